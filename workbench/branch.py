@@ -1,0 +1,264 @@
+"""``Branch``: a handle for appending to and reading one branch of a journal.
+
+A handle remembers the head it last wrote or read. Appends go to ``head + 1``; if another
+writer advanced the branch meanwhile, the unique ``(branch, seq)`` key refuses the write and
+``BranchConflict`` says to take a fresh handle.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from . import events as ev
+from .errors import InvalidValue
+from .storage import BranchRow, now_ms
+
+if TYPE_CHECKING:
+    from .journal import Journal
+
+T = TypeVar("T")
+_UNSET: Any = object()
+
+
+class Branch:
+    """One branch of a journal: apply deltas, run journaled effects, observe, fork, read."""
+
+    def __init__(self, journal: Journal, row: BranchRow, head: tuple[int, bytes] | None = None) -> None:
+        self._j = journal
+        self.id: int = row[0]
+        self.name: str | None = row[1]
+        self.parent: int | None = row[2]
+        self.fork_seq: int = row[3]
+        self._segments = journal.segments(self.id)
+        if head is None:
+            head = journal._db().head(self.id) or (
+                self.fork_seq,
+                journal.hash_at(self.parent, self.fork_seq) if self.parent is not None else ev.ZERO_HASH,
+            )
+        self._head, self._head_hash = head
+        self._state: Any = _UNSET
+        self._snap_seq = 0
+
+    def __repr__(self) -> str:
+        name = f" {self.name!r}" if self.name else ""
+        return f"<Branch {self.id}{name} head={self._head}>"
+
+    # -- identity -------------------------------------------------------------------------
+
+    @property
+    def journal(self) -> Journal:
+        """The journal this branch belongs to."""
+        return self._j
+
+    @property
+    def head(self) -> int:
+        """The seq this handle last wrote or read (fork_seq for a fork with no events)."""
+        return self._head
+
+    @property
+    def head_hash(self) -> str:
+        """Hex hash of the head event: names the whole history up to it."""
+        return self._head_hash.hex()
+
+    @property
+    def info(self) -> ev.BranchInfo:
+        """This branch's row with the journal's current head."""
+        return self._j.info(self.id)
+
+    @property
+    def params(self) -> dict[str, Any]:
+        """This branch's own params (the matrix merges ancestors' params under them)."""
+        return json.loads(self._j._row(self.id)[4])
+
+    # -- writing --------------------------------------------------------------------------
+
+    def _append(
+        self,
+        kind: str,
+        payload: str,
+        buffered: bool,
+        key_hash: bytes | None = None,
+        metric: str | None = None,
+        value: float | None = None,
+    ) -> int:
+        seq = self._head + 1
+        h = ev.event_hash(self._head_hash, kind, payload)
+        row = (self.id, seq, kind, h, self._head_hash, now_ms(), payload, key_hash, metric, value)
+        self._j._write(row, buffered)
+        self._head, self._head_hash = seq, h
+        return seq
+
+    def apply(self, delta: Any) -> int:
+        """Apply a JSON-safe delta to the state and journal it; returns the new event's seq."""
+        text = ev.canonical(delta, "delta")
+        state = self._live()
+        try:
+            # Apply the decoded delta, exactly what a replay will apply.
+            self._state = self._j._apply(state, json.loads(text))
+            seq = self._append("delta", text, buffered=True)
+        except BaseException:
+            self._state = _UNSET  # rebuilt from the journal on next use
+            raise
+        if seq - self._snap_seq >= self._j.snapshot_every:
+            self._write_snapshot()
+        return seq
+
+    def observe(self, name: str, value: float) -> int:
+        """Record a measurement (a row of the results matrix); returns its seq."""
+        if not isinstance(name, str) or not name:
+            raise InvalidValue(f"an observation name is a non-empty str, not {name!r}")
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise InvalidValue(f"observation {name!r} needs a finite number, not {value!r}", name=name)
+        v = float(value)
+        text = ev.canonical({"name": name, "value": v}, "observation")
+        return self._append("observe", text, buffered=True, metric=name, value=v)
+
+    def _lookup(self, key: str) -> tuple[bool, Any, bytes]:
+        if not isinstance(key, str) or not key:
+            raise InvalidValue(f"an effect key is a non-empty str, not {key!r}")
+        kh = ev.key_hash(key)
+        self._j.flush()
+        hit = self._j._db().find_effect(kh, self._segments)
+        if hit is not None:
+            return True, json.loads(hit[1])["result"], kh
+        self._j._db().put_intent(self.id, kh, key)
+        return False, None, kh
+
+    def _commit(self, key: str, kh: bytes, result: Any) -> Any:
+        text = ev.canonical(result, "result")  # an unsafe result raises; its intent stays
+        payload = '{"key":' + json.dumps(key, ensure_ascii=False) + ',"key_hash":"' + kh.hex()
+        payload += '","result":' + text + "}"
+        self._append("effect", payload, buffered=False, key_hash=kh)
+        return json.loads(text)
+
+    def effect(self, key: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """Return the journaled result for ``key``, or call ``fn`` once and journal its result.
+
+        The result is committed before this returns; after a crash or in a fork, the committed
+        result is returned without calling ``fn``. If ``fn`` raises, nothing is committed.
+        """
+        found, value, kh = self._lookup(key)
+        if found:
+            return value  # type: ignore[no-any-return]
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException:
+            self._j._db().clear_intent(self.id, kh)
+            raise
+        return self._commit(key, kh, result)  # type: ignore[no-any-return]
+
+    async def aeffect(
+        self, key: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+    ) -> T:
+        """``effect`` for a coroutine function."""
+        found, value, kh = self._lookup(key)
+        if found:
+            return value  # type: ignore[no-any-return]
+        try:
+            result = await fn(*args, **kwargs)
+        except BaseException:
+            self._j._db().clear_intent(self.id, kh)
+            raise
+        return self._commit(key, kh, result)  # type: ignore[no-any-return]
+
+    def unknown_outcomes(self) -> list[str]:
+        """Effect keys started on this branch whose result was never committed."""
+        self._j.flush()
+        return self._j._db().intents(self.id)
+
+    def compact(self, compactor: Callable[[Branch, Any], Any]) -> int:
+        """Replace the state with ``compactor(branch, state)``; returns the compact event's seq.
+
+        The compactor may call ``branch.effect``. ``at(seq - 1)`` stays the state before.
+        """
+        new = compactor(self, self._live())
+        if new is None:
+            raise InvalidValue("the compactor returned None; it must return the new state")
+        text = ev.canonical(ev.encode_state(new), "state")
+        seq = self._append("compact", '{"state":' + text + "}", buffered=False)
+        self._j._db().put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text))
+        self._state = ev.decode_state(self._j.state_class, json.loads(text))
+        self._snap_seq = seq
+        return seq
+
+    def snapshot(self) -> int:
+        """Store the state at the head so ``at`` replays from here; returns the head seq."""
+        self._live()
+        self._j.flush()
+        self._write_snapshot()
+        return self._head
+
+    def _write_snapshot(self) -> None:
+        self._j.flush()
+        text = ev.canonical(ev.encode_state(self._state), "state")
+        owner, seq = self._j._owner(self.id, self._head)
+        self._j._db().put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text))
+        self._snap_seq = seq
+
+    # -- reading --------------------------------------------------------------------------
+
+    def _live(self) -> Any:
+        if self._state is _UNSET:
+            self._state, self._snap_seq = self._j._state_at(self.id, self._head)
+        return self._state
+
+    def state(self) -> Any:
+        """The live state at this handle's head (do not mutate it; apply deltas instead)."""
+        return self._live()
+
+    def _sync(self) -> None:
+        """Catch up with events other writers appended to this branch."""
+        self._j.flush()
+        head = self._j._db().head(self.id)
+        if head is not None and head[0] > self._head:
+            self._head, self._head_hash = head
+            self._state = _UNSET
+
+    def _check_seq(self, seq: int, what: str) -> None:
+        if isinstance(seq, bool) or not isinstance(seq, int):
+            raise InvalidValue(f"{what}: seq must be an int, not {seq!r}")
+        if seq > self._head:
+            self._sync()
+        if not 0 <= seq <= self._head:
+            raise InvalidValue(
+                f"{what} {seq}: branch {self.id} has seqs 0..{self._head}; pick one in that range",
+                seq=seq,
+                head=self._head,
+            )
+
+    def _hash_at(self, seq: int) -> bytes:
+        return self._head_hash if seq == self._head else self._j.hash_at(self.id, seq)
+
+    def at(self, seq: int) -> Any:
+        """The state as of event ``seq`` (0 is the initial state), rebuilt from the journal."""
+        self._check_seq(seq, "at")
+        self._j.flush()
+        return self._j._state_at(self.id, seq)[0]
+
+    def history(self, lo: int = 1, hi: int | None = None) -> list[ev.Record]:
+        """Events lo..hi (inclusive) of the resolved history, inherited ones included."""
+        from .journal import record_of
+
+        if hi is None:
+            self._sync()
+            hi = self._head
+        self._check_seq(hi, "history to")
+        if isinstance(lo, bool) or not isinstance(lo, int) or lo < 0:
+            raise InvalidValue(f"history from: lo must be an int >= 0, not {lo!r}")
+        self._j.flush()
+        return [record_of(r) for r in self._j._db().events(self._segments, lo, hi)]
+
+    # -- forking --------------------------------------------------------------------------
+
+    def fork(self, name: str | None = None, params: Mapping[str, Any] | None = None) -> Branch:
+        """A new branch from this handle's head: one row, nothing copied."""
+        return self.fork_at(self._head, name, params)
+
+    def fork_at(
+        self, seq: int, name: str | None = None, params: Mapping[str, Any] | None = None
+    ) -> Branch:
+        """A new branch from event ``seq``; it inherits the prefix's state and effects."""
+        return self._j._fork_rows(self, seq, [(name, params)])[0]

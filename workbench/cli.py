@@ -1,0 +1,142 @@
+"""The ``lithify`` command: a thin layer over the library (parse, call, format).
+
+Global options come before the command: ``lithify [--db PATH] [--json] COMMAND``. With
+``--json`` every command prints exactly one JSON document on stdout. Exit codes: 0 ok,
+1 not found / damaged / failed, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+
+from . import __version__
+from .errors import InvalidValue, WorkbenchError
+
+app = typer.Typer(
+    name="lithify",
+    help="lithify workbench: journaled, forkable, crash-safe agent runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+DEFAULT_DB = "auditor.db"
+
+
+@dataclass
+class Ctx:
+    """Global options shared by every command."""
+
+    db: str
+    json: bool
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"lithify {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    db: str = typer.Option(
+        None, "--db", help="Journal file (default: $LITHIFY_DB or auditor.db).", show_default=False
+    ),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
+) -> None:
+    """lithify workbench: journaled, forkable, crash-safe agent runs."""
+    ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or DEFAULT_DB, json=as_json)
+
+
+def options(ctx: typer.Context) -> Ctx:
+    """The global options of the running command."""
+    obj = ctx.find_root().obj
+    assert isinstance(obj, Ctx)
+    return obj
+
+
+def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True) -> Any:
+    """Open the --db journal; a missing file is an error unless the command creates one."""
+    from .journal import Journal
+    from .errors import NotFound
+
+    if must_exist and not os.path.exists(opts.db):
+        raise NotFound(
+            f"no journal at {opts.db}; pass --db PATH (or set LITHIFY_DB), or create one with "
+            "`lithify run`",
+            path=opts.db,
+        )
+    return Journal.open(opts.db, state)
+
+
+def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
+    """Print ``data`` as JSON with --json, else call ``human`` to print for people."""
+    if opts.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    else:
+        human()
+
+
+def console() -> Any:
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+@app.command()
+def verify(ctx: typer.Context) -> None:
+    """Recompute every hash and snapshot seal; exit 1 if the journal is damaged."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        report = j.verify()
+
+    def human() -> None:
+        out = console()
+        if report.ok:
+            out.print(
+                f"[green]ok[/green] {opts.db}: {report.events} events on {report.branches} "
+                f"branches, {report.snapshots} snapshots verified"
+            )
+        else:
+            out.print(f"[red]damaged[/red] {opts.db}: {len(report.problems)} problem(s)")
+            for b, s, what in report.problems:
+                out.print(f"  branch {b} seq {s}: {what}")
+
+    emit(opts, report.to_json(), human)
+    if not report.ok:
+        raise typer.Exit(1)
+
+
+def _exit_code(err: WorkbenchError) -> int:
+    return 2 if isinstance(err, InvalidValue) else 1
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of the ``lithify`` console script."""
+    _register_commands()
+    try:
+        # Standalone mode handles usage errors (exit 2) and --help; ours arrive here.
+        app(args=argv, prog_name="lithify")
+    except WorkbenchError as e:
+        typer.echo(f"error: {e}", err=True)
+        sys.exit(_exit_code(e))
+
+
+def _register_commands() -> None:
+    """Import the modules that add commands to ``app`` (kept out of import time)."""
+    for mod in _COMMAND_MODULES:
+        __import__(mod)
+
+
+_COMMAND_MODULES: list[str] = []

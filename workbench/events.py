@@ -1,0 +1,390 @@
+"""Event kinds, records, canonical JSON (RFC 8785), hashing, and codecs for states and deltas.
+
+The hash of an event is ``blake3(parent_hash || canonical({"kind": kind, "payload": payload}))``
+where ``canonical`` is RFC 8785 (JCS): sorted keys (by UTF-16 code units), no whitespace,
+ECMAScript number formatting. Payloads are stored as that canonical text, so a stored byte
+that changes changes the hash.
+
+JSON-safe values are: ``None``, ``bool``, ``str`` (no lone surrogates), ``int`` within
+±(2**53 - 1) (larger integers lose precision in JSON parsers; store them as strings),
+finite ``float``, ``list`` and ``tuple`` (stored as lists), ``dict`` with ``str`` keys, and
+dataclass instances (stored as dicts of their fields). Anything else is refused with an
+error naming the path inside the value.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, ClassVar, Literal
+
+import blake3
+
+from .errors import InvalidValue
+
+Kind = Literal["delta", "effect", "compact", "observe"]
+KINDS: tuple[str, ...] = ("delta", "effect", "compact", "observe")
+ZERO_HASH = bytes(32)
+MAX_SAFE_INT = 2**53 - 1
+
+# -- canonical JSON -------------------------------------------------------------------------
+
+_OK, _FIX, _CONVERT, _BAD = 0, 1, 2, 4
+_ASTRAL = re.compile("[\U00010000-\U0010ffff]")
+_dumps = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+).encode
+
+
+def _scan(v: Any) -> int:
+    """Classify a value: plain (json.dumps output is already canonical), needs the slow
+    encoder (_FIX), needs conversion to plain types (_CONVERT), or not JSON-safe (_BAD)."""
+    t = type(v)
+    if t is str or v is None or t is bool:
+        return _OK
+    if t is int:
+        return _OK if -MAX_SAFE_INT <= v <= MAX_SAFE_INT else _BAD
+    if t is float:
+        if not math.isfinite(v):
+            return _BAD
+        a = abs(v)
+        # In this range Python's repr and ECMAScript agree digit for digit.
+        return _OK if 1e-4 <= a < 1e16 and not v.is_integer() else _FIX
+    if t is list:
+        flags = _OK
+        for x in v:
+            flags |= _scan(x)
+            if flags & _BAD:
+                return flags
+        return flags
+    if t is dict:
+        flags = _OK
+        for k, x in v.items():
+            if type(k) is not str:
+                return _BAD
+            if not k.isascii() and _ASTRAL.search(k):
+                flags |= _FIX
+            flags |= _scan(x)
+            if flags & _BAD:
+                return flags
+        return flags
+    if t is tuple or dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return _CONVERT
+    if isinstance(v, (str, int, float, list, dict)):
+        return _CONVERT
+    return _BAD
+
+
+def to_plain(v: Any, path: str = "value") -> Any:
+    """The value as plain JSON types (tuples to lists, dataclasses to dicts, subclasses to
+    their base); raises InvalidValue naming the path of the first unsafe part."""
+    t = type(v)
+    if v is None or t is bool or t is str:
+        return v
+    if isinstance(v, bool):
+        return bool(v)
+    if isinstance(v, int):
+        if not -MAX_SAFE_INT <= v <= MAX_SAFE_INT:
+            raise InvalidValue(
+                f"{path} is the integer {v}, outside ±(2**53-1) where JSON numbers stay exact; "
+                "store it as a string",
+                path=path,
+            )
+        return int(v)
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            raise InvalidValue(
+                f"{path} is {v!r}; JSON has no NaN or infinity: use None or a finite number",
+                path=path,
+            )
+        return float(v)
+    if isinstance(v, str):
+        return str(v)
+    if isinstance(v, (list, tuple)):
+        return [to_plain(x, f"{path}[{i}]") for i, x in enumerate(v)]
+    if isinstance(v, dict):
+        out: dict[str, Any] = {}
+        for k, x in v.items():
+            if not isinstance(k, str):
+                raise InvalidValue(
+                    f"{path} has the key {k!r} of type {type(k).__name__}; JSON object keys "
+                    "must be str: convert the key to a string",
+                    path=path,
+                )
+            out[str(k)] = to_plain(x, f"{path}[{k!r}]")
+        return out
+    if dataclasses.is_dataclass(v) and not isinstance(v, type):
+        return {
+            f.name: to_plain(getattr(v, f.name), f"{path}.{f.name}")
+            for f in dataclasses.fields(v)
+        }
+    raise InvalidValue(
+        f"{path} is a {type(v).__name__}, which is not JSON-safe; use None, bool, int, float, "
+        "str, list, dict (str keys) or a dataclass of those",
+        path=path,
+    )
+
+
+def _es_number(f: float) -> str:
+    """ECMAScript Number::toString for a finite float (RFC 8785 section 3.2.2.3)."""
+    if f == 0:
+        return "0"
+    if f.is_integer() and abs(f) < 1e21:
+        return str(int(f))
+    sign = "-" if f < 0 else ""
+    d = Decimal(repr(abs(f))).normalize()
+    _, digits_t, exp = d.as_tuple()
+    digits = "".join(map(str, digits_t))
+    k = len(digits)
+    n = int(exp) + k  # value = 0.digits * 10**n
+    if k <= n <= 21:
+        return sign + digits + "0" * (n - k)
+    if 0 < n <= 21:
+        return sign + digits[:n] + "." + digits[n:]
+    if -6 < n <= 0:
+        return sign + "0." + "0" * (-n) + digits
+    mant = digits[0] + ("." + digits[1:] if k > 1 else "")
+    e = n - 1
+    return f"{sign}{mant}e{'+' if e > 0 else '-'}{abs(e)}"
+
+
+def _utf16_key(s: str) -> bytes:
+    return s.encode("utf-16-be", "surrogatepass")
+
+
+def _jcs(v: Any) -> str:
+    """The slow, general RFC 8785 encoder for plain values."""
+    if v is None:
+        return "null"
+    if v is True:
+        return "true"
+    if v is False:
+        return "false"
+    t = type(v)
+    if t is int:
+        return str(v)
+    if t is float:
+        return _es_number(v)
+    if t is str:
+        return _dumps(v)
+    if t is list:
+        return "[" + ",".join(_jcs(x) for x in v) + "]"
+    items = sorted(v.items(), key=lambda kv: _utf16_key(kv[0]))
+    return "{" + ",".join(_dumps(k) + ":" + _jcs(x) for k, x in items) + "}"
+
+
+def canonical(value: Any, path: str = "value") -> str:
+    """RFC 8785 text of a JSON-safe value; raises InvalidValue naming the path inside it."""
+    flags = _scan(value)
+    if flags & (_BAD | _CONVERT):
+        value = to_plain(value, path)
+        flags = _scan(value)
+    text = _jcs(value) if flags & _FIX else _dumps(value)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            _find_surrogate(value, path)
+    return text
+
+
+def _find_surrogate(v: Any, path: str) -> None:
+    if isinstance(v, str):
+        try:
+            v.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidValue(
+                f"{path} holds a lone surrogate ({e.object[e.start]!r}) that UTF-8 cannot "
+                "encode; decode your bytes with errors='replace' first",
+                path=path,
+            ) from None
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            _find_surrogate(x, f"{path}[{i}]")
+    elif isinstance(v, dict):
+        for k, x in v.items():
+            _find_surrogate(k, f"{path} key")
+            _find_surrogate(x, f"{path}[{k!r}]")
+
+
+def plain_roundtrip(text: str) -> Any:
+    """Decode canonical text: what every replay of the value returns."""
+    return json.loads(text)
+
+
+# -- hashing --------------------------------------------------------------------------------
+
+
+def event_hash(parent_hash: bytes, kind: str, payload_text: str) -> bytes:
+    """blake3(parent_hash || canonical({"kind": kind, "payload": payload})) over stored text."""
+    h = blake3.blake3(parent_hash)
+    h.update(b'{"kind":"')
+    h.update(kind.encode())
+    h.update(b'","payload":')
+    h.update(payload_text.encode("utf-8"))
+    h.update(b"}")
+    return h.digest()
+
+
+def key_hash(key: str) -> bytes:
+    """The effect index key: blake3 of the effect key's UTF-8 bytes."""
+    return blake3.blake3(key.encode("utf-8")).digest()
+
+
+def snapshot_digest(event_hash_at_seq: bytes, state_text: str) -> bytes:
+    """Seals a snapshot to the history it summarises, so a changed byte is detected."""
+    return blake3.blake3(event_hash_at_seq + state_text.encode("utf-8")).digest()
+
+
+# -- values ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One event as stored; for an inherited event ``branch`` is the branch that wrote it."""
+
+    branch: int
+    seq: int
+    kind: str
+    hash: str
+    parent_hash: str
+    ts: int
+    payload: Any
+    position: int
+
+    def summary(self, width: int = 80) -> str:
+        """A one-line description of the event for tables and logs."""
+        p = self.payload
+        if self.kind == "effect":
+            text = f"{p.get('key')} -> {_short(json.dumps(p.get('result'), ensure_ascii=False))}"
+        elif self.kind == "observe":
+            text = f"{p.get('name')} = {p.get('value')}"
+        elif self.kind == "compact":
+            text = f"state replaced ({len(json.dumps(p.get('state')))} chars)"
+        else:
+            text = _short(json.dumps(p, ensure_ascii=False, sort_keys=True))
+        text = " ".join(text.split())
+        return text if len(text) <= width else text[: width - 1] + "…"
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as a JSON object (for ``--json`` output and REST handlers)."""
+        return {
+            "branch": self.branch,
+            "seq": self.seq,
+            "kind": self.kind,
+            "hash": self.hash,
+            "parent_hash": self.parent_hash,
+            "ts": self.ts,
+            "position": self.position,
+            "payload": self.payload,
+        }
+
+
+def _short(s: str, n: int = 120) -> str:
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+@dataclass(frozen=True, slots=True)
+class BranchInfo:
+    """A branch's row: where it forked, its own params, and its current head."""
+
+    id: int
+    name: str | None
+    parent: int | None
+    fork_seq: int
+    head: int
+    head_hash: str
+    params: dict[str, Any] = field(default_factory=dict)
+    created: int = 0
+    sweep: int | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        """The branch as a JSON object."""
+        return dataclasses.asdict(self)
+
+
+# -- states ---------------------------------------------------------------------------------
+
+
+class State:
+    """Optional base class for agent state.
+
+    Subclasses define ``apply(self, delta)`` (mutate in place, or return a new state) and may
+    define ``size(self) -> int``. Dataclass subclasses encode as their fields; override
+    ``to_json``/``from_json`` for other shapes. Set ``state_name`` to let
+    ``Journal.open(path)`` without a class find this class for journals created with it.
+    """
+
+    state_name: ClassVar[str | None] = None
+    _registry: ClassVar[dict[str, type[State]]] = {}
+
+    def __init_subclass__(cls, **kw: Any) -> None:
+        super().__init_subclass__(**kw)
+        name = cls.__dict__.get("state_name")
+        if name:
+            State._registry[name] = cls
+
+    def to_json(self) -> Any:
+        """The JSON form of this state (dataclass fields by default)."""
+        if dataclasses.is_dataclass(self):
+            return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        return dict(vars(self))
+
+    @classmethod
+    def from_json(cls, data: Any) -> State:
+        """Rebuild a state from its JSON form."""
+        return cls(**data)
+
+    def size(self) -> int:
+        """Characters in the canonical JSON form; override with a token count."""
+        return len(canonical(encode_state(self), "state"))
+
+
+def registered_state(name: str | None) -> type[State] | None:
+    """The State class registered under ``state_name``, if this process defined one."""
+    return State._registry.get(name) if name else None
+
+
+def encode_state(state: Any) -> Any:
+    """The JSON form of a state object (State, dataclass, pydantic model, or plain value)."""
+    to_json = getattr(state, "to_json", None)
+    if callable(to_json):
+        return to_json()
+    dump = getattr(state, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    if dataclasses.is_dataclass(state) and not isinstance(state, type):
+        return {f.name: getattr(state, f.name) for f in dataclasses.fields(state)}
+    return state
+
+
+def decode_state(cls: type | None, data: Any) -> Any:
+    """Rebuild a state of class ``cls`` from its JSON form (plain JSON when cls is None)."""
+    if cls is None:
+        return data
+    from_json = getattr(cls, "from_json", None)
+    if callable(from_json):
+        return from_json(data)
+    validate = getattr(cls, "model_validate", None)
+    if callable(validate):
+        return validate(data)
+    if dataclasses.is_dataclass(cls):
+        return cls(**data)
+    return cls(data)
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """RFC 7386 JSON merge patch: how deltas apply to a class-less (plain JSON) state."""
+    if not isinstance(patch, dict):
+        return patch
+    out = dict(target) if isinstance(target, dict) else {}
+    for k, v in patch.items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = merge_patch(out.get(k), v)
+    return out

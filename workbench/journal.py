@@ -1,0 +1,495 @@
+"""``Journal``: one append-only, content-addressed event log in SQLite, with branches.
+
+A journal owns one SQLite connection. Many processes may open the same file; each branch has
+one writer at a time (a stale handle is refused, never interleaved).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import events as ev
+from .branch import Branch
+from .errors import Conflict, InvalidValue, NotFound, WorkbenchError
+from .storage import BranchRow, EventRow, Segment, Storage, StoredEvent
+
+if TYPE_CHECKING:
+    import polars as pl
+
+DURABILITY = ("process", "fsync", "lazy")
+LAZY_BUFFER = 512
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """Result of ``Journal.verify``: ok, and problems as (branch, seq, what), first bad first."""
+
+    ok: bool
+    problems: list[tuple[int, int, str]] = field(default_factory=list)
+    events: int = 0
+    branches: int = 0
+    snapshots: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        """The report as a JSON object."""
+        return {
+            "ok": self.ok,
+            "events": self.events,
+            "branches": self.branches,
+            "snapshots": self.snapshots,
+            "problems": [{"branch": b, "seq": s, "what": w} for b, s, w in self.problems],
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class SweepInfo:
+    """A recorded sweep: forks of ``base`` at ``at``, one per parameter set."""
+
+    id: int
+    base: int
+    at: int
+    spec: dict[str, Any]
+    created: int
+    branches: list[int]
+
+
+def record_of(row: StoredEvent) -> ev.Record:
+    """Decode a stored event row into a Record."""
+    position, branch, seq, kind, h, ph, ts, payload = row
+    return ev.Record(branch, seq, kind, h.hex(), ph.hex(), ts, json.loads(payload), position)
+
+
+class Journal:
+    """An append-only journal of events on branches; see ``Journal.open``."""
+
+    def __init__(
+        self, storage: Storage, state: type | None, snapshot_every: int, durability: str
+    ) -> None:
+        self._storage = storage
+        self.state_class = state
+        self.snapshot_every = snapshot_every
+        self.durability = durability
+        self._rows: dict[int, BranchRow] = {}
+        self._segments: dict[int, list[Segment]] = {}
+        self._pending: dict[int, list[EventRow]] = {}
+        self._npending = 0
+        self._closed = False
+
+    # -- opening --------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        path: str | os.PathLike[str],
+        state: type | None = None,
+        *,
+        durability: str = "process",
+        snapshot_every: int = 128,
+    ) -> Journal:
+        """Open (or create) the journal at ``path``.
+
+        ``state`` is the State class deltas are applied to; without one, a class registered
+        under the journal's ``state_name`` is used, else states are plain JSON values that
+        deltas update as RFC 7386 merge patches. ``durability``: "process" (survives kill -9),
+        "fsync" (also power loss) or "lazy" (buffers deltas and observations).
+        """
+        path = os.fspath(path)
+        if path == ":memory:":
+            return cls.in_memory(state, snapshot_every=snapshot_every)
+        if os.path.isdir(path):
+            raise InvalidValue(f"{path} is a directory; pass the path of a journal file", path=path)
+        parent = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(parent):
+            raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
+        return cls._make(path, state, durability, snapshot_every)
+
+    @classmethod
+    def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128) -> Journal:
+        """A journal in memory: the same code path as a file, gone when closed."""
+        return cls._make(":memory:", state, "process", snapshot_every)
+
+    @classmethod
+    def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int) -> Journal:
+        if durability not in DURABILITY:
+            raise InvalidValue(
+                f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
+                durability=durability,
+            )
+        if not isinstance(snapshot_every, int) or snapshot_every < 1:
+            raise InvalidValue(f"snapshot_every must be a positive int, not {snapshot_every!r}")
+        if state is not None and not callable(getattr(state, "apply", None)):
+            raise InvalidValue(
+                f"{getattr(state, '__name__', state)!r} has no apply(self, delta) method; a "
+                "State class must define how a delta changes it",
+            )
+        initial_text = digest = None
+        if state is not None:
+            initial_text = ev.canonical(ev.encode_state(state()), "state")
+            digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
+        storage = Storage(path, durability)
+        try:
+            name = getattr(state, "state_name", None) if state is not None else None
+            storage.ensure_schema(name, initial_text, digest or b"")
+        except BaseException:
+            storage.close()
+            raise
+        if state is None:
+            state = ev.registered_state(storage.meta.get("state_name"))
+        return cls(storage, state, snapshot_every, durability)
+
+    @property
+    def path(self) -> str:
+        """The journal file's path (":memory:" for an in-memory journal)."""
+        return self._storage.path
+
+    def close(self) -> None:
+        """Flush buffered events and close the connection; safe to call twice."""
+        if self._closed:
+            return
+        try:
+            self.flush()
+        finally:
+            self._closed = True
+            self._storage.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Journal({self.path!r}, durability={self.durability!r})"
+
+    def _db(self) -> Storage:
+        if self._closed:
+            raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+        return self._storage
+
+    # -- writing (used by Branch) -----------------------------------------------------------
+
+    def _write(self, row: EventRow, buffered: bool) -> None:
+        """Append one event: buffered in lazy mode for deltas and observations."""
+        if buffered and self.durability == "lazy":
+            self._pending.setdefault(row[0], []).append(row)
+            self._npending += 1
+            if self._npending >= LAZY_BUFFER:
+                self.flush()
+            return
+        if self._npending:
+            self.flush()
+        self._db().append(row)
+
+    def flush(self) -> None:
+        """Write buffered ("lazy") events now; a stale branch's buffer raises BranchConflict."""
+        if not self._npending:
+            return
+        pending, self._pending, self._npending = self._pending, {}, 0
+        first_error: WorkbenchError | None = None
+        for rows in pending.values():
+            try:
+                self._db().append_many(rows)
+            except WorkbenchError as e:
+                first_error = first_error or e
+        if first_error is not None:
+            raise first_error
+
+    # -- branches -------------------------------------------------------------------------
+
+    def _row(self, branch_id: int) -> BranchRow:
+        row = self._rows.get(branch_id)
+        if row is None:
+            row = self._db().branch_row(branch_id)
+            if row is None:
+                raise NotFound(
+                    f"there is no branch {branch_id} in {self.path}; list them with "
+                    "journal.branches() or `lithify branches`",
+                    branch=branch_id,
+                )
+            self._rows[branch_id] = row
+        return row
+
+    def segments(self, branch_id: int) -> list[Segment]:
+        """The resolved history of a branch as (branch, first_seq, last_seq) pieces, root first."""
+        segs = self._segments.get(branch_id)
+        if segs is None:
+            segs = []
+            row = self._row(branch_id)
+            last: int | None = None
+            while True:
+                bid, _, parent, fork_seq = row[0], row[1], row[2], row[3]
+                segs.append((bid, 0 if parent is None else fork_seq + 1, last))
+                if parent is None:
+                    break
+                last = fork_seq
+                row = self._row(parent)
+            segs.reverse()
+            self._segments[branch_id] = segs
+        return segs
+
+    def _resolve(self, ref: int | str | Branch) -> int:
+        if isinstance(ref, Branch):
+            return ref.id
+        if isinstance(ref, bool) or not isinstance(ref, (int, str)):
+            raise InvalidValue(f"a branch is named by its id (int) or name (str), not {ref!r}")
+        if isinstance(ref, int):
+            return self._row(ref)[0]
+        row = self._db().branch_by_name(ref)
+        if row is None:
+            if ref.isdigit():
+                return self._row(int(ref))[0]
+            raise NotFound(
+                f"there is no branch named {ref!r} in {self.path}; list them with "
+                "journal.branches() or `lithify branches`",
+                name=ref,
+            )
+        self._rows[row[0]] = row
+        return row[0]
+
+    def branch(self, ref: int | str) -> Branch:
+        """A fresh handle on a branch, by id or name, at the branch's current head."""
+        self.flush()
+        return Branch(self, self._row(self._resolve(ref)))
+
+    def root(self) -> Branch:
+        """Branch 0, named "main", created with the journal."""
+        return self.branch(0)
+
+    def hash_at(self, branch_id: int, seq: int) -> bytes:
+        """The hash of the event at seq in a branch's resolved history (zeros at seq 0)."""
+        if seq == 0:
+            return ev.ZERO_HASH
+        row = self._db().event_at(*self._owner(branch_id, seq))
+        if row is None:
+            raise NotFound(f"branch {branch_id} has no event at seq {seq}", branch=branch_id, seq=seq)
+        return row[4]
+
+    def _info(self, row: BranchRow, heads: Mapping[int, tuple[int, bytes]]) -> ev.BranchInfo:
+        bid, name, parent, fork_seq, params, created, sweep = row
+        if bid in heads:
+            head, h = heads[bid]
+        else:
+            head, h = fork_seq, (self.hash_at(parent, fork_seq) if parent is not None else ev.ZERO_HASH)
+        return ev.BranchInfo(bid, name, parent, fork_seq, head, h.hex(), json.loads(params), created, sweep)
+
+    def info(self, ref: int | str) -> ev.BranchInfo:
+        """The BranchInfo of one branch, with its current head."""
+        self.flush()
+        row = self._row(self._resolve(ref))
+        head = self._db().head(row[0])
+        return self._info(row, {row[0]: head} if head else {})
+
+    def branches(self) -> list[ev.BranchInfo]:
+        """Every branch with its current head, by id."""
+        self.flush()
+        db = self._db()
+        rows = db.branch_rows()
+        for r in rows:
+            self._rows.setdefault(r[0], r)
+        heads = db.heads()
+        return [self._info(r, heads) for r in rows]
+
+    def children(self, ref: int | str) -> list[ev.BranchInfo]:
+        """The direct forks of a branch, by id."""
+        self.flush()
+        bid = self._resolve(ref)
+        db = self._db()
+        rows = db.branch_rows(parent=bid)
+        heads = db.heads() if rows else {}
+        return [self._info(r, heads) for r in rows]
+
+    def _fork_rows(
+        self,
+        base: Branch,
+        at: int,
+        specs: Sequence[tuple[str | None, Mapping[str, Any] | None]],
+        sweep: int | None = None,
+    ) -> list[Branch]:
+        base._check_seq(at, "fork at")
+        rows = []
+        for name, params in specs:
+            if name is not None and (not isinstance(name, str) or not name or name.isdigit()):
+                raise InvalidValue(f"a branch name is a non-empty, non-numeric str, not {name!r}")
+            p = {} if params is None else params
+            if not isinstance(p, Mapping):
+                raise InvalidValue(f"params must be a dict of JSON-safe values, not {type(p).__name__}")
+            rows.append((name, base.id, at, ev.canonical(dict(p), "params"), sweep))
+        self.flush()
+        ids = self._db().insert_branches(rows)
+        at_hash = base._hash_at(at)
+        out = []
+        for bid, (name, parent, fork_seq, params, sw) in zip(ids, rows):
+            row: BranchRow = (bid, name, parent, fork_seq, params, 0, sw)
+            self._rows[bid] = row
+            out.append(Branch(self, row, head=(fork_seq, at_hash)))
+        return out
+
+    def sweep(
+        self, base: Branch | int | str, at: int, params: Iterable[Mapping[str, Any]],
+        spec: Mapping[str, Any] | None = None,
+    ) -> list[Branch]:
+        """Fork ``base`` at ``at`` once per parameter set (rows only) and record the sweep."""
+        b = base if isinstance(base, Branch) else self.branch(base)
+        plist = [dict(p) for p in params]
+        if not plist:
+            raise InvalidValue("a sweep needs at least one parameter set")
+        b._check_seq(at, "sweep at")
+        doc = {"params": plist, **(dict(spec) if spec else {})}
+        text = ev.canonical(doc, "sweep")
+        with self._db().atomic():
+            sweep_id = self._db().insert_sweep(b.id, at, text)
+            return self._fork_rows(b, at, [(None, p) for p in plist], sweep=sweep_id)
+
+    def sweeps(self) -> list[SweepInfo]:
+        """Every recorded sweep with the ids of its forks."""
+        self.flush()
+        by_sweep: dict[int, list[int]] = {}
+        for r in self._db().branch_rows():
+            if r[6] is not None:
+                by_sweep.setdefault(r[6], []).append(r[0])
+        return [
+            SweepInfo(i, base, at, json.loads(spec), created, by_sweep.get(i, []))
+            for i, base, at, spec, created in self._db().sweep_rows()
+        ]
+
+    # -- reading --------------------------------------------------------------------------
+
+    def _state_at(self, branch_id: int, seq: int) -> tuple[Any, int]:
+        """(state, seq of the snapshot used) as of seq in a branch's resolved history."""
+        segs = self.segments(branch_id)
+        db = self._db()
+        cls = self.state_class
+        snap = db.nearest_snapshot(segs, seq)
+        if snap is not None:
+            base = snap[1]
+            state = ev.decode_state(cls, json.loads(snap[2]))
+        else:
+            base = 0
+            state = cls() if cls is not None else {}
+        for row in db.events(segs, base + 1, seq, state_only=True):
+            payload = json.loads(row[7])
+            if row[3] == "compact":
+                state = ev.decode_state(cls, payload["state"])
+            else:
+                state = self._apply(state, payload)
+        return state, base
+
+    def _apply(self, state: Any, delta: Any) -> Any:
+        if self.state_class is None:
+            return ev.merge_patch(state, delta)
+        out = state.apply(delta)
+        return state if out is None else out
+
+    def lookup_hash(self, prefix: str) -> tuple[int, int]:
+        """(branch, seq) of the earliest event whose hash starts with a hex prefix (>= 8)."""
+        p = prefix.lower() if isinstance(prefix, str) else ""
+        if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
+            raise InvalidValue(
+                f"{prefix!r} is not a hash prefix: give 8 to 64 hex characters", prefix=prefix
+            )
+        self.flush()
+        lo = bytes.fromhex((p + "0" * 64)[:64])
+        top = int(p, 16) + 1
+        hi = None if top >= 16 ** len(p) else bytes.fromhex((f"{top:0{len(p)}x}" + "0" * 64)[:64])
+        rows = self._db().by_hash_prefix(lo, hi)
+        hashes = list(dict.fromkeys(r[0] for r in rows))
+        if not hashes:
+            raise NotFound(f"no event hash starts with {p}", prefix=p)
+        if len(hashes) > 1:
+            raise Conflict(
+                f"the prefix {p} is ambiguous; it matches {', '.join(h.hex()[:16] for h in hashes[:8])}"
+                "; give more characters",
+                prefix=p,
+                candidates=[h.hex() for h in hashes],
+            )
+        return rows[0][1], rows[0][2]
+
+    def tail(self, cursor: int = 0, limit: int | None = None) -> tuple[list[ev.Record], int]:
+        """Events committed after a global position, and the cursor to pass next time."""
+        if not isinstance(cursor, int) or cursor < 0:
+            raise InvalidValue(f"cursor must be an int >= 0, not {cursor!r}")
+        self.flush()
+        rows = self._db().tail(cursor, limit)
+        return [record_of(r) for r in rows], (rows[-1][0] if rows else cursor)
+
+    def matrix(self, **options: Any) -> pl.DataFrame:
+        """Observations joined to each branch's merged params (see workbench.matrix)."""
+        from .matrix import build_matrix
+
+        return build_matrix(self, **options)
+
+    # -- integrity ------------------------------------------------------------------------
+
+    def verify(self) -> VerifyReport:
+        """Recompute every hash, chain link and snapshot seal; report the first bad seq per branch."""
+        self.flush()
+        db = self._db()
+        problems: list[tuple[int, int, str]] = []
+        rows = db.branch_rows()
+        for r in rows:
+            self._rows.setdefault(r[0], r)
+        snaps = db.snapshots()
+        # Keep only the hashes something else chains to: fork points and snapshot seqs.
+        needed = {self._owner(r[2], r[3]) for r in rows if r[2] is not None and r[3] > 0}
+        needed.update((b, s) for b, s, _, _ in snaps)
+        hashes: dict[tuple[int, int], bytes] = {}
+        n_events = 0
+        for bid, _, parent, fork_seq, _, _, _ in rows:
+            if parent is None or fork_seq == 0:
+                prev: bytes | None = ev.ZERO_HASH
+            else:
+                prev = hashes.get(self._owner(parent, fork_seq))
+            expect_seq = fork_seq + 1
+            for _, _, seq, kind, h, ph, _, payload, kh, metric, value in db.own_events(bid):
+                n_events += 1
+                what = None
+                if seq != expect_seq:
+                    what = f"seq {seq} follows {expect_seq - 1}: events are missing"
+                elif kind not in ev.KINDS:
+                    what = f"unknown kind {kind!r}"
+                elif prev is not None and ph != prev:
+                    what = "parent hash does not match the previous event's hash"
+                elif ev.event_hash(ph, kind, payload) != h:
+                    what = "hash does not match the stored payload (payload changed)"
+                else:
+                    what = _check_columns(kind, payload, kh, metric, value)
+                if what is not None:
+                    problems.append((bid, seq, what))
+                    break
+                if (bid, seq) in needed:
+                    hashes[(bid, seq)] = h
+                prev = h
+                expect_seq = seq + 1
+        for bid, seq, state, digest in snaps:
+            at = ev.ZERO_HASH if seq == 0 else hashes.get((bid, seq))
+            if at is None or ev.snapshot_digest(at, state) != digest:
+                problems.append((bid, seq, "snapshot does not match its seal (state changed)"))
+        problems.sort()
+        return VerifyReport(not problems, problems, n_events, len(rows), len(snaps))
+
+    def _owner(self, branch: int, seq: int) -> tuple[int, int]:
+        """(branch that wrote seq, seq) in a branch's resolved history."""
+        for bid, first, last in reversed(self.segments(branch)):
+            if first <= seq and (last is None or seq <= last):
+                return bid, seq
+        return branch, seq
+
+
+def _check_columns(
+    kind: str, payload: str, kh: bytes | None, metric: str | None, value: float | None
+) -> str | None:
+    """The derived columns (effect key hash, metric, value) must agree with the payload."""
+    if kind == "effect":
+        if kh != ev.key_hash(json.loads(payload).get("key", "")):
+            return "effect key index does not match the payload"
+    elif kind == "observe":
+        p = json.loads(payload)
+        if metric != p.get("name") or value != float(p.get("value", "nan")):
+            return "observation columns do not match the payload"
+    elif kh is not None or metric is not None:
+        return "derived columns set on an event that has none"
+    return None

@@ -1,0 +1,499 @@
+"""The SQLite layer: schema, pragmas, transactions and every SQL statement of the package.
+
+No other module imports ``sqlite3``. Invariants the database can hold, it holds: a unique
+``(branch, seq)`` key refuses a stale writer, triggers refuse UPDATE and DELETE on events,
+and committing an effect clears its intent in the same statement.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from .errors import BranchConflict, Conflict, NotAJournal, WorkbenchError
+
+SCHEMA_VERSION = 1
+APPLICATION = "lithify-journal"
+
+# (branch, first_seq, last_seq or None): one piece of a resolved history, seqs inclusive.
+Segment = tuple[int, int, int | None]
+# branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric, value
+EventRow = tuple[int, int, str, bytes, bytes, int, str, bytes | None, str | None, float | None]
+# position, branch, seq, kind, hash, parent_hash, ts, payload
+StoredEvent = tuple[int, int, int, str, bytes, bytes, int, str]
+# id, name, parent, fork_seq, params, created, sweep
+BranchRow = tuple[int, str | None, int | None, int, str, int, int | None]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS branches (
+    id INTEGER PRIMARY KEY,
+    name TEXT UNIQUE,
+    parent INTEGER REFERENCES branches(id),
+    fork_seq INTEGER NOT NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    created INTEGER NOT NULL,
+    sweep INTEGER
+);
+CREATE INDEX IF NOT EXISTS branches_parent ON branches(parent);
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY,
+    branch INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    hash BLOB NOT NULL,
+    parent_hash BLOB NOT NULL,
+    ts INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    key_hash BLOB,
+    metric TEXT,
+    value REAL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
+CREATE INDEX IF NOT EXISTS events_hash ON events(hash);
+CREATE INDEX IF NOT EXISTS events_effects ON events(key_hash, branch, seq)
+    WHERE key_hash IS NOT NULL;
+CREATE TABLE IF NOT EXISTS intents (
+    branch INTEGER NOT NULL,
+    key_hash BLOB NOT NULL,
+    key TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    PRIMARY KEY (branch, key_hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS snapshots (
+    branch INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    PRIMARY KEY (branch, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY,
+    base INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    spec TEXT NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS effects_clear_intent AFTER INSERT ON events
+WHEN NEW.key_hash IS NOT NULL
+BEGIN DELETE FROM intents WHERE branch = NEW.branch AND key_hash = NEW.key_hash; END;
+"""
+
+SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
+
+_INSERT_EVENT = (
+    "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric,"
+    " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
+_BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
+
+
+def _statements(script: str) -> list[str]:
+    # executescript() would COMMIT the open BEGIN IMMEDIATE, so run statements one by one.
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return out
+
+
+def now_ms() -> int:
+    """Wall-clock unix time in milliseconds (event and branch timestamps)."""
+    return time.time_ns() // 1_000_000
+
+
+def quote_identifier(name: str) -> str:
+    """Quote an SQL identifier (the one place identifiers are spliced into SQL)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+class Storage:
+    """Owns one SQLite connection to a journal file (or memory) and all SQL against it."""
+
+    def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000) -> None:
+        self.path = path
+        self.durability = durability
+        self._lock = threading.RLock()
+        self._in_tx = False
+        try:
+            self.conn = sqlite3.connect(
+                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
+            )
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            if path != ":memory:":
+                self._set_wal()
+            self.conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[durability]}")
+        except sqlite3.DatabaseError as e:
+            raise NotAJournal(
+                f"{path} is not a lithify journal (SQLite says: {e}); pass the path of a "
+                "journal, or a new path to create one",
+                path=path,
+            ) from None
+
+    def _set_wal(self) -> None:
+        # Changing the journal mode needs a moment with no other connection mid-transaction;
+        # the busy timeout does not cover it, so retry briefly when many processes open at once.
+        for attempt in range(200):
+            try:
+                mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+                if mode.lower() == "wal":
+                    return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) and "busy" not in str(e):
+                    raise
+            time.sleep(0.005 * (1 + attempt % 10))
+        raise WorkbenchError(f"could not switch {self.path} to WAL mode; is it on a network share?")
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self._lock:
+            if self.conn is not None:
+                self.conn.close()
+                self.conn = None  # type: ignore[assignment]
+
+    # -- transactions ---------------------------------------------------------------------
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One write transaction (BEGIN IMMEDIATE); nested calls join the outer one."""
+        with self._lock:
+            if self._in_tx:
+                yield
+                return
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._in_tx = True
+            try:
+                yield
+            except BaseException:
+                self._in_tx = False
+                self.conn.execute("ROLLBACK")
+                raise
+            self._in_tx = False
+            self.conn.execute("COMMIT")
+
+    # -- schema ---------------------------------------------------------------------------
+
+    def ensure_schema(self, state_name: str | None, initial_state: str | None, digest: bytes) -> None:
+        """Create the schema and the root branch on first open; check the version after."""
+        with self._lock:
+            try:
+                tables = {
+                    r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
+                }
+            except sqlite3.DatabaseError as e:
+                raise NotAJournal(
+                    f"{self.path} is not a lithify journal (SQLite says: {e})", path=self.path
+                ) from None
+            if tables and "meta" not in tables:
+                raise NotAJournal(
+                    f"{self.path} is an SQLite database but not a lithify journal (it has tables "
+                    f"{sorted(tables)[:5]} and no lithify metadata); choose another path",
+                    path=self.path,
+                )
+            if "meta" in tables:
+                self._check_meta()
+                return
+            with self.atomic():
+                for statement in _statements(_SCHEMA):
+                    self.conn.execute(statement)
+                have = self.conn.execute("SELECT value FROM meta WHERE key='application'").fetchone()
+                if have is None:
+                    meta = {
+                        "application": APPLICATION,
+                        "schema_version": str(SCHEMA_VERSION),
+                        "state_name": state_name or "",
+                        "created": str(now_ms()),
+                    }
+                    self.conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+                    self.conn.execute(
+                        f"INSERT INTO branches ({_BRANCH_COLS}) VALUES (0, 'main', NULL, 0, '{{}}', ?, NULL)",
+                        (now_ms(),),
+                    )
+                    if initial_state is not None:
+                        self.conn.execute(
+                            "INSERT INTO snapshots VALUES (0, 0, ?, ?)", (initial_state, digest)
+                        )
+            self._check_meta()
+
+    def _check_meta(self) -> None:
+        meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("application") != APPLICATION:
+            raise NotAJournal(f"{self.path} is not a lithify journal", path=self.path)
+        version = int(meta.get("schema_version", "0"))
+        if version > SCHEMA_VERSION:
+            raise NotAJournal(
+                f"{self.path} was written by a newer lithify-workbench (schema {version}; this "
+                f"one reads up to {SCHEMA_VERSION}); upgrade lithify-workbench to open it",
+                path=self.path,
+                version=version,
+            )
+        self.meta = meta
+
+    # -- events ---------------------------------------------------------------------------
+
+    def append(self, row: EventRow) -> int:
+        """Insert one event (committed on return unless inside atomic()); returns its position."""
+        with self._lock:
+            try:
+                cur = self.conn.execute(_INSERT_EVENT, row)
+            except sqlite3.IntegrityError as e:
+                raise self._conflict(row[0], row[1] - 1, e) from None
+            return cur.lastrowid  # type: ignore[return-value]
+
+    def append_many(self, rows: Sequence[EventRow]) -> None:
+        """Insert several events of one branch in one transaction (all or nothing)."""
+        with self._lock:
+            try:
+                with self.atomic():
+                    self.conn.executemany(_INSERT_EVENT, rows)
+            except sqlite3.IntegrityError as e:
+                raise self._conflict(rows[0][0], rows[0][1] - 1, e) from None
+
+    def _conflict(self, branch: int, expected: int, err: Exception) -> WorkbenchError:
+        if "UNIQUE" not in str(err):
+            return WorkbenchError(f"could not append to branch {branch}: {err}", branch=branch)
+        actual = self.head(branch)
+        actual_seq = actual[0] if actual else expected
+        return BranchConflict(
+            f"branch {branch} moved: this handle expected head {expected} but the journal's "
+            f"head is {actual_seq} (another writer appended); take a fresh handle with "
+            f"journal.branch({branch}) and decide again",
+            branch=branch,
+            expected=expected,
+            actual=actual_seq,
+        )
+
+    def head(self, branch: int) -> tuple[int, bytes] | None:
+        """(seq, hash) of the branch's own last event, or None if it has none."""
+        with self._lock:
+            return self.conn.execute(
+                "SELECT seq, hash FROM events WHERE branch = ? ORDER BY seq DESC LIMIT 1", (branch,)
+            ).fetchone()
+
+    def heads(self) -> dict[int, tuple[int, bytes]]:
+        """Every branch's own last (seq, hash), in one query."""
+        with self._lock:
+            rows = self.conn.execute(
+                "SELECT e.branch, e.seq, e.hash FROM events e JOIN "
+                "(SELECT branch, max(seq) AS m FROM events GROUP BY branch) h "
+                "ON e.branch = h.branch AND e.seq = h.m"
+            ).fetchall()
+        return {b: (s, h) for b, s, h in rows}
+
+    def event_at(self, branch: int, seq: int) -> StoredEvent | None:
+        """The event a branch wrote at seq itself (not inherited)."""
+        with self._lock:
+            return self.conn.execute(
+                f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
+            ).fetchone()
+
+    def events(
+        self, segments: Sequence[Segment], lo: int, hi: int, state_only: bool = False
+    ) -> list[StoredEvent]:
+        """Events of a resolved history with lo <= seq <= hi, in seq order."""
+        out: list[StoredEvent] = []
+        kinds = " AND kind IN ('delta', 'compact')" if state_only else ""
+        with self._lock:
+            for branch, first, last in segments:
+                a = max(lo, first)
+                b = hi if last is None else min(hi, last)
+                if a > b:
+                    continue
+                out.extend(
+                    self.conn.execute(
+                        f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ?"
+                        f"{kinds} ORDER BY seq",
+                        (branch, a, b),
+                    ).fetchall()
+                )
+        return out
+
+    def own_events(self, branch: int) -> Iterator[tuple[Any, ...]]:
+        """A branch's own events in seq order with their derived columns, streamed (verify)."""
+        with self._lock:
+            return self.conn.execute(
+                f"SELECT {_EVENT_COLS}, key_hash, metric, value FROM events WHERE branch = ? "
+                "ORDER BY seq",
+                (branch,),
+            )
+
+    def find_effect(self, key_hash: bytes, segments: Sequence[Segment]) -> tuple[int, str] | None:
+        """(seq, payload) of the effect with this key in a resolved history, newest first."""
+        where = " OR ".join(
+            "(branch = ? AND seq >= ?" + ("" if last is None else " AND seq <= ?") + ")"
+            for _, _, last in segments
+        )
+        args: list[Any] = [key_hash]
+        for branch, first, last in segments:
+            args += [branch, first] if last is None else [branch, first, last]
+        with self._lock:
+            return self.conn.execute(
+                "SELECT seq, payload FROM events WHERE key_hash = ? AND (" + where + ") "
+                "ORDER BY seq DESC LIMIT 1",
+                args,
+            ).fetchone()
+
+    def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[tuple[bytes, int, int]]:
+        """(hash, branch, seq) of events whose hash lies in [lo, hi), earliest first."""
+        with self._lock:
+            if hi is None:
+                q, args = "hash >= ?", (lo,)
+            else:
+                q, args = "hash >= ? AND hash < ?", (lo, hi)  # type: ignore[assignment]
+            return self.conn.execute(
+                f"SELECT hash, branch, seq FROM events WHERE {q} ORDER BY position LIMIT {int(limit)}",
+                args,
+            ).fetchall()
+
+    def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
+        """Events with position > cursor, in position (commit) order."""
+        with self._lock:
+            sql = f"SELECT {_EVENT_COLS} FROM events WHERE position > ? ORDER BY position"
+            if limit is not None:
+                sql += f" LIMIT {int(limit)}"
+            return self.conn.execute(sql, (cursor,)).fetchall()
+
+    def observations(self, since: int = 0) -> list[tuple[int, int, int, str, float, int]]:
+        """(position, branch, seq, metric, value, ts) of observe events after a position."""
+        with self._lock:
+            return self.conn.execute(
+                "SELECT position, branch, seq, metric, value, ts FROM events "
+                "WHERE position > ? AND metric IS NOT NULL ORDER BY position",
+                (since,),
+            ).fetchall()
+
+    def count_events(self) -> int:
+        with self._lock:
+            return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
+
+    # -- intents --------------------------------------------------------------------------
+
+    def put_intent(self, branch: int, key_hash: bytes, key: str) -> None:
+        """Record that an effect is about to run (committed before the call is made)."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?)", (branch, key_hash, key, now_ms())
+            )
+
+    def clear_intent(self, branch: int, key_hash: bytes) -> None:
+        with self._lock:
+            self.conn.execute(
+                "DELETE FROM intents WHERE branch = ? AND key_hash = ?", (branch, key_hash)
+            )
+
+    def intents(self, branch: int) -> list[str]:
+        """Effect keys started on a branch and never committed, oldest first."""
+        with self._lock:
+            return [
+                r[0]
+                for r in self.conn.execute(
+                    "SELECT key FROM intents WHERE branch = ? ORDER BY started, key", (branch,)
+                )
+            ]
+
+    # -- snapshots ------------------------------------------------------------------------
+
+    def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes) -> None:
+        with self._lock:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)", (branch, seq, state, digest)
+            )
+
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> tuple[int, int, str] | None:
+        """(branch, seq, state) of the latest snapshot at or before seq in a resolved history."""
+        best: tuple[int, int, str] | None = None
+        with self._lock:
+            for branch, first, last in reversed(segments):
+                b = seq if last is None else min(seq, last)
+                if b < first:
+                    continue
+                row = self.conn.execute(
+                    "SELECT branch, seq, state FROM snapshots WHERE branch = ? AND seq BETWEEN ? AND ?"
+                    " ORDER BY seq DESC LIMIT 1",
+                    (branch, first, b),
+                ).fetchone()
+                if row is not None:
+                    best = row
+                    break
+        return best
+
+    def snapshots(self) -> list[tuple[int, int, str, bytes]]:
+        with self._lock:
+            return self.conn.execute(
+                "SELECT branch, seq, state, digest FROM snapshots ORDER BY branch, seq"
+            ).fetchall()
+
+    # -- branches -------------------------------------------------------------------------
+
+    def branch_row(self, branch_id: int) -> BranchRow | None:
+        with self._lock:
+            return self.conn.execute(
+                f"SELECT {_BRANCH_COLS} FROM branches WHERE id = ?", (branch_id,)
+            ).fetchone()
+
+    def branch_by_name(self, name: str) -> BranchRow | None:
+        with self._lock:
+            return self.conn.execute(
+                f"SELECT {_BRANCH_COLS} FROM branches WHERE name = ?", (name,)
+            ).fetchone()
+
+    def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
+        with self._lock:
+            if parent is None:
+                return self.conn.execute(
+                    f"SELECT {_BRANCH_COLS} FROM branches WHERE id > ? ORDER BY id", (since_id,)
+                ).fetchall()
+            return self.conn.execute(
+                f"SELECT {_BRANCH_COLS} FROM branches WHERE parent = ? ORDER BY id", (parent,)
+            ).fetchall()
+
+    def insert_branches(
+        self, rows: Sequence[tuple[str | None, int, int, str, int | None]]
+    ) -> list[int]:
+        """Insert forks (name, parent, fork_seq, params, sweep); returns their ids."""
+        ids: list[int] = []
+        created = now_ms()
+        with self._lock:
+            try:
+                with self.atomic():
+                    for name, parent, fork_seq, params, sweep in rows:
+                        cur = self.conn.execute(
+                            "INSERT INTO branches (name, parent, fork_seq, params, created, sweep) "
+                            "VALUES (?, ?, ?, ?, ?, ?)",
+                            (name, parent, fork_seq, params, created, sweep),
+                        )
+                        ids.append(cur.lastrowid)  # type: ignore[arg-type]
+            except sqlite3.IntegrityError:
+                taken = [r[0] for r in rows if r[0] is not None]
+                raise Conflict(
+                    f"a branch named {taken[0]!r} already exists; choose another name or open it "
+                    f"with journal.branch({taken[0]!r})",
+                    name=taken[0],
+                ) from None
+        return ids
+
+    def insert_sweep(self, base: int, at: int, spec: str) -> int:
+        with self._lock:
+            cur = self.conn.execute(
+                "INSERT INTO sweeps (base, at, spec, created) VALUES (?, ?, ?, ?)",
+                (base, at, spec, now_ms()),
+            )
+            return cur.lastrowid  # type: ignore[return-value]
+
+    def sweep_rows(self) -> list[tuple[int, int, int, str, int]]:
+        with self._lock:
+            return self.conn.execute(
+                "SELECT id, base, at, spec, created FROM sweeps ORDER BY id"
+            ).fetchall()
