@@ -94,15 +94,25 @@ class Branch:
     def apply(self, delta: Any) -> int:
         """Apply a JSON-safe delta to the state and journal it; returns the new event's seq."""
         text = ev.canonical(delta, "delta")
-        state = self._live()
+        j = self._j
+        state = self._state if self._state is not _UNSET else self._live()
         try:
             # Apply the decoded delta, exactly what a replay will apply.
-            self._state = self._j._apply(state, json.loads(text))
-            seq = self._append("delta", text, buffered=True)
+            decoded = json.loads(text)
+            if j.state_class is None:
+                self._state = ev.merge_patch(state, decoded)
+            else:
+                out = state.apply(decoded)
+                if out is not None:
+                    self._state = out
+            seq = self._head + 1
+            h = ev.event_hash(self._head_hash, "delta", text)
+            j._write((self.id, seq, "delta", h, self._head_hash, now_ms(), text, None, None, None), True)
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
-        if seq - self._snap_seq >= self._j.snapshot_every:
+        self._head, self._head_hash = seq, h
+        if seq - self._snap_seq >= j.snapshot_every:
             self._write_snapshot()
         return seq
 

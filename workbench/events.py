@@ -133,7 +133,7 @@ def _es_number(f: float) -> str:
     """ECMAScript Number::toString for a finite float (RFC 8785 section 3.2.2.3)."""
     if f == 0:
         return "0"
-    if f.is_integer() and abs(f) < 1e21:
+    if f.is_integer() and abs(f) < 2**53:
         return str(int(f))
     sign = "-" if f < 0 else ""
     d = Decimal(repr(abs(f))).normalize()
@@ -219,15 +219,13 @@ def plain_roundtrip(text: str) -> Any:
 # -- hashing --------------------------------------------------------------------------------
 
 
+_KIND_PREFIX = {k: b'{"kind":"' + k.encode() + b'","payload":' for k in KINDS}
+
+
 def event_hash(parent_hash: bytes, kind: str, payload_text: str) -> bytes:
     """blake3(parent_hash || canonical({"kind": kind, "payload": payload})) over stored text."""
-    h = blake3.blake3(parent_hash)
-    h.update(b'{"kind":"')
-    h.update(kind.encode())
-    h.update(b'","payload":')
-    h.update(payload_text.encode("utf-8"))
-    h.update(b"}")
-    return h.digest()
+    prefix = _KIND_PREFIX.get(kind) or b'{"kind":' + json.dumps(kind).encode() + b',"payload":'
+    return blake3.blake3(parent_hash + prefix + payload_text.encode("utf-8") + b"}").digest()
 
 
 def key_hash(key: str) -> bytes:

@@ -78,6 +78,7 @@ class Journal:
         self._pending: dict[int, list[EventRow]] = {}
         self._npending = 0
         self._closed = False
+        self._lazy = durability == "lazy"
 
     # -- opening --------------------------------------------------------------------------
 
@@ -174,7 +175,7 @@ class Journal:
 
     def _write(self, row: EventRow, buffered: bool) -> None:
         """Append one event: buffered in lazy mode for deltas and observations."""
-        if buffered and self.durability == "lazy":
+        if buffered and self._lazy:
             self._pending.setdefault(row[0], []).append(row)
             self._npending += 1
             if self._npending >= LAZY_BUFFER:
@@ -225,7 +226,8 @@ class Journal:
                 segs.append((bid, 0 if parent is None else fork_seq + 1, last))
                 if parent is None:
                     break
-                last = fork_seq
+                # An ancestor is visible only up to the lowest fork point below it.
+                last = fork_seq if last is None else min(last, fork_seq)
                 row = self._row(parent)
             segs.reverse()
             self._segments[branch_id] = segs

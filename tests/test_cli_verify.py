@@ -1,0 +1,68 @@
+"""`lithify verify` and `lithify --version` as a user runs them: a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+
+from conftest import Ctx
+from workbench import Journal, __version__
+
+
+def lithify(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env
+    )
+
+
+def test_version():
+    r = lithify("--version")
+    assert r.returncode == 0 and r.stdout.strip() == f"lithify {__version__}"
+
+
+def test_verify_ok_and_json(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        j.root().apply({"x": 1})
+    r = lithify("--db", str(db_path), "verify")
+    assert r.returncode == 0 and "ok" in r.stdout
+    r = lithify("--db", str(db_path), "--json", "verify")
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is True and doc["events"] == 1 and doc["problems"] == []
+
+
+def test_verify_damaged_exits_1_with_the_bad_seq(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        for x in range(5):
+            j.root().apply({"x": x})
+    con = sqlite3.connect(db_path)
+    con.execute("drop trigger events_append_only_update")
+    con.execute("update events set payload = '{\"x\":7}' where seq = 3")
+    con.commit()
+    con.close()
+    r = lithify("--db", str(db_path), "--json", "verify")
+    assert r.returncode == 1
+    doc = json.loads(r.stdout)
+    assert doc["ok"] is False and doc["problems"][0]["seq"] == 3 and doc["problems"][0]["branch"] == 0
+
+
+def test_missing_and_foreign_files_are_clear_errors(tmp_path):
+    r = lithify("--db", str(tmp_path / "nope.db"), "verify")
+    assert r.returncode == 1 and "no journal at" in r.stderr and "Traceback" not in r.stderr
+    junk = tmp_path / "junk.db"
+    junk.write_text("hello")
+    r = lithify("--db", str(junk), "verify")
+    assert r.returncode == 1 and "not a lithify journal" in r.stderr
+
+
+def test_usage_error_exits_2():
+    assert lithify("--no-such-flag").returncode == 2
+
+
+def test_every_command_has_help():
+    from workbench.cli import _register_commands, app
+
+    _register_commands()
+    for cmd in app.registered_commands:
+        assert (cmd.help or (cmd.callback and cmd.callback.__doc__)), cmd.name

@@ -1,0 +1,112 @@
+"""Canonical JSON (RFC 8785), hashing and the JSON-safe value contract."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+
+import blake3
+import pytest
+import rfc8785
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from workbench import InvalidValue, canonical
+from workbench.events import MAX_SAFE_INT, _es_number, event_hash, merge_patch
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-MAX_SAFE_INT, MAX_SAFE_INT)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=400)
+@given(json_values)
+def test_canonical_matches_rfc8785_reference(value):
+    assert canonical(value).encode("utf-8") == rfc8785.dumps(value)
+
+
+@settings(max_examples=400)
+@given(st.floats(allow_nan=False, allow_infinity=False))
+def test_float_formatting_matches_ecmascript_reference(f):
+    assert _es_number(f) == rfc8785.dumps(f).decode()
+    assert float(_es_number(f)) == f
+
+
+@pytest.mark.parametrize(
+    "f, text",
+    [(1.0, "1"), (-0.0, "0"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (1e-7, "1e-7"),
+     (1.5e-6, "0.0000015"), (123.456, "123.456"), (5e-324, "5e-324")],
+)
+def test_ecmascript_number_examples(f, text):
+    assert _es_number(f) == text
+
+
+def test_keys_sort_by_utf16_code_units():
+    # U+10000 is D800 DC00 in UTF-16, so it sorts before U+E000 although its code point is larger.
+    value = {"\ue000": 1, "\U00010000": 2}
+    assert canonical(value) == rfc8785.dumps(value).decode()
+    assert canonical(value).index("\U00010000") < canonical(value).index("\ue000")
+
+
+@dataclass
+class Point:
+    x: int
+    y: tuple[int, int]
+
+
+def test_tuples_and_dataclasses_encode_as_plain_json():
+    assert canonical(Point(1, (2, 3))) == '{"x":1,"y":[2,3]}'
+
+
+@pytest.mark.parametrize(
+    "value, path",
+    [
+        ({"items": [1, 2, 3, {4}]}, "delta['items'][3]"),
+        ({"a": float("nan")}, "delta['a']"),
+        ({"a": [math.inf]}, "delta['a'][0]"),
+        ({1: "x"}, "delta"),
+        ({"big": 2**60}, "delta['big']"),
+        ({"s": "\ud800"}, "delta['s']"),
+        ({"obj": object()}, "delta['obj']"),
+    ],
+)
+def test_unsafe_values_name_the_path(value, path):
+    with pytest.raises(InvalidValue) as err:
+        canonical(value, "delta")
+    assert err.value.path == path
+    assert path in str(err.value)
+
+
+def test_event_hash_is_blake3_of_parent_and_canonical_event():
+    parent = bytes(range(32))
+    payload = {"b": 1.0, "a": "é"}
+    text = canonical(payload)
+    expected = blake3.blake3(parent + rfc8785.dumps({"kind": "delta", "payload": payload})).digest()
+    assert event_hash(parent, "delta", text) == expected
+
+
+def test_merge_patch_follows_rfc7386():
+    assert merge_patch({"a": 1, "b": {"c": 2, "d": 3}}, {"b": {"c": None, "e": 4}, "f": [1]}) == {
+        "a": 1,
+        "b": {"d": 3, "e": 4},
+        "f": [1],
+    }
+    assert merge_patch({"a": 1}, [1, 2]) == [1, 2]
+
+
+def test_error_survives_pickle_roundtrip_fields():
+    import pickle
+
+    try:
+        canonical({"x": {1, 2}}, "delta")
+    except InvalidValue as e:
+        again = pickle.loads(pickle.dumps(e))
+        assert isinstance(again, InvalidValue) and again.path == "delta['x']" and str(again) == str(e)
+    assert json.loads(canonical({"x": [1]})) == {"x": [1]}

@@ -1,0 +1,481 @@
+"""Journal and branch semantics; each test runs on the in-memory and the on-disk journal."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from conftest import Ctx
+from workbench import (
+    BranchConflict,
+    Conflict,
+    InvalidValue,
+    Journal,
+    NotAJournal,
+    NotFound,
+    WorkbenchError,
+)
+from workbench.events import ZERO_HASH, canonical, event_hash
+
+
+def fill(branch, n, start=1):
+    for x in range(start, start + n):
+        branch.apply({"x": x})
+
+
+def test_root_is_branch_zero_named_main(journal):
+    root = journal.root()
+    assert (root.id, root.name, root.head) == (0, "main", 0)
+    assert journal.branch("main").id == 0
+    assert root.head_hash == "00" * 32
+
+
+def test_apply_returns_seq_and_state_follows(journal):
+    root = journal.root()
+    assert root.apply({"x": 5}) == 1
+    assert root.apply({"x": 7}) == 2
+    assert root.state() == Ctx(items=[5, 7], total=12)
+    assert root.at(0) == Ctx()
+    assert root.at(1) == Ctx(items=[5], total=5)
+
+
+def test_hash_chain_matches_the_definition(journal):
+    root = journal.root()
+    root.apply({"x": 1})
+    root.observe("m", 2.0)
+    h1 = event_hash(ZERO_HASH, "delta", canonical({"x": 1}))
+    h2 = event_hash(h1, "observe", canonical({"name": "m", "value": 2.0}))
+    recs = root.history()
+    assert [r.hash for r in recs] == [h1.hex(), h2.hex()]
+    assert recs[1].parent_hash == h1.hex()
+    assert root.head_hash == h2.hex()
+
+
+def test_fork_continues_seq_numbering_and_chains_to_parent_hash(journal):
+    root = journal.root()
+    fill(root, 5)
+    child = root.fork_at(3, params={"budget": 10})
+    assert child.head == 3
+    assert child.head_hash == root.history(3, 3)[0].hash
+    assert child.apply({"x": 100}) == 4
+    assert child.history(4, 4)[0].parent_hash == root.history(3, 3)[0].hash
+    assert child.state() == Ctx(items=[1, 2, 3, 100], total=106)
+    assert root.state().items == [1, 2, 3, 4, 5]
+    hist = child.history()
+    assert [(r.branch, r.seq) for r in hist] == [(0, 1), (0, 2), (0, 3), (child.id, 4)]
+
+
+def test_identical_histories_share_hashes_and_lookup_returns_earliest(journal, tmp_path):
+    root = journal.root()
+    fill(root, 2)
+    a = root.fork_at(1)
+    b = root.fork_at(1)
+    a.apply({"x": 9})
+    b.apply({"x": 9})
+    assert a.head_hash == b.head_hash
+    assert journal.lookup_hash(a.head_hash[:8]) == (a.id, 2)
+    other = Journal.in_memory(Ctx)
+    fill(other.root(), 2)
+    assert other.root().head_hash == root.head_hash
+    other.close()
+
+
+def test_lookup_hash_errors(journal):
+    root = journal.root()
+    fill(root, 300)
+    with pytest.raises(InvalidValue):
+        journal.lookup_hash("abc")
+    with pytest.raises(InvalidValue):
+        journal.lookup_hash("zzzzzzzzzz")
+    hashes = [r.hash for r in root.history()]
+    # Find two hashes sharing a first hex char to make a short ambiguous prefix impossible to
+    # construct at 8 chars; instead check unknown and full-length behaviour.
+    unknown = next(p for p in ("0" * 8, "f" * 8, "12345678") if not any(h.startswith(p) for h in hashes))
+    with pytest.raises(NotFound):
+        journal.lookup_hash(unknown)
+    assert journal.lookup_hash(hashes[41].upper()) == (0, 42)
+
+
+def test_lookup_hash_ambiguous_prefix_lists_candidates(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        fill(j.root(), 1)
+    # Two stored hashes sharing 8 hex chars (a 1-in-4-billion event, so forge the rows).
+    con = sqlite3.connect(db_path)
+    for seq, tail in ((2, "00"), (3, "11")):
+        h = bytes.fromhex("aaaaaaaa" + tail * 28)
+        con.execute(
+            "insert into events (branch, seq, kind, hash, parent_hash, ts, payload) "
+            "values (0, ?, 'delta', ?, ?, 0, '{\"x\":1}')",
+            (seq, h, h),
+        )
+    con.commit()
+    con.close()
+    with Journal.open(db_path, Ctx) as j:
+        with pytest.raises(Conflict) as err:
+            j.lookup_hash("aaaaaaaa")
+        assert len(err.value.candidates) == 2 and "ambiguous" in str(err.value)
+        assert j.lookup_hash("aaaaaaaa11")[1] == 3
+
+
+def test_effect_runs_once_and_replays_json_roundtrip(journal):
+    root = journal.root()
+    calls = []
+
+    def call(x):
+        calls.append(x)
+        return {"answer": (x, x * 2)}
+
+    first = root.effect("tool:1", call, 21)
+    again = root.effect("tool:1", call, 99)
+    assert first == again == {"answer": [21, 42]}
+    assert calls == [21]
+    assert root.unknown_outcomes() == []
+
+
+def test_effect_inherited_by_forks_but_not_after_fork_point(journal):
+    root = journal.root()
+    calls = []
+
+    def f(tag):
+        calls.append(tag)
+        return tag
+
+    root.effect("a", f, "root-a")
+    child = root.fork()
+    root.effect("b", f, "root-b")  # after the fork point: invisible to the child
+    assert child.effect("a", f, "child-a") == "root-a"
+    assert child.effect("b", f, "child-b") == "child-b"
+    grandchild = child.fork()
+    assert grandchild.effect("b", f, "gc-b") == "child-b"
+    assert calls == ["root-a", "root-b", "child-b"]
+
+
+def test_effect_that_raises_commits_nothing_and_clears_intent(journal):
+    root = journal.root()
+
+    def boom():
+        raise RuntimeError("model down")
+
+    with pytest.raises(RuntimeError):
+        root.effect("llm", boom)
+    assert root.head == 0
+    assert root.unknown_outcomes() == []
+    assert root.effect("llm", lambda: "ok") == "ok"
+
+
+def test_unsafe_effect_result_names_path_and_keeps_intent(journal):
+    root = journal.root()
+    with pytest.raises(InvalidValue) as err:
+        root.effect("tool", lambda: {"rows": [1, {2, 3}]})
+    assert "result['rows'][1]" in str(err.value)
+    assert root.unknown_outcomes() == ["tool"]
+    assert root.head == 0
+    root.effect("tool", lambda: [1])
+    assert root.unknown_outcomes() == []
+
+
+def test_aeffect(journal):
+    root = journal.root()
+    calls = []
+
+    async def fetch(x):
+        calls.append(x)
+        await asyncio.sleep(0)
+        return x + 1
+
+    assert asyncio.run(root.aeffect("net", fetch, 1)) == 2
+    assert asyncio.run(root.aeffect("net", fetch, 5)) == 2
+    assert calls == [1]
+
+
+def test_compaction_replaces_state_and_keeps_before(journal):
+    root = journal.root()
+    fill(root, 4)
+
+    def squash(branch, state):
+        note = branch.effect("summarize", lambda: sum(state.items))
+        return Ctx(items=[note], total=state.total)
+
+    seq = root.compact(squash)
+    assert seq == 6  # 4 deltas, the summarize effect, the compact event
+    assert root.state() == Ctx(items=[10], total=10)
+    assert root.at(seq) == root.state()
+    assert root.at(seq - 1) == Ctx(items=[1, 2, 3, 4], total=10)
+    root.apply({"x": 5})
+    assert root.at(7) == Ctx(items=[10, 5], total=15)
+    assert root.history(seq, seq)[0].kind == "compact"
+
+
+def test_snapshot_returns_head_and_at_is_unchanged(journal):
+    root = journal.root()
+    fill(root, 10)
+    assert root.snapshot() == 10
+    fill(root, 3, start=11)
+    for s in range(14):
+        assert root.at(s) == Ctx(items=list(range(1, s + 1)), total=sum(range(1, s + 1)))
+
+
+def test_fork_never_uses_ancestor_snapshot_past_fork_point(tmp_path):
+    j = Journal.open(tmp_path / "s.db", Ctx, snapshot_every=2)
+    root = j.root()
+    fill(root, 3)
+    child = root.fork_at(3)
+    fill(root, 10, start=100)  # parent snapshots after the fork point
+    child.apply({"x": -1})
+    assert child.at(4) == Ctx(items=[1, 2, 3, -1], total=5)
+    assert j.branch(child.id).state() == Ctx(items=[1, 2, 3, -1], total=5)
+    j.close()
+
+
+def test_observations_form_the_matrix_with_merged_params(journal):
+    root = journal.root()
+    root.observe("recall", 0.25)
+    a = root.fork(params={"budget": 300, "model": "mock"})
+    b = a.fork(params={"budget": 600, "seq": "x"})
+    a.observe("recall", 0.5)
+    b.observe("recall", 1)
+    m = journal.matrix()
+    assert m.columns[:6] == ["branch", "branch_name", "seq", "metric", "value", "ts"]
+    rows = {r["branch"]: r for r in m.to_dicts()}
+    assert len(m) == 3  # forks do not repeat their ancestors' observations
+    assert rows[a.id]["budget"] == 300 and rows[b.id]["budget"] == 600
+    assert rows[b.id]["model"] == "mock"
+    assert rows[b.id]["param_seq"] == "x"
+    assert rows[b.id]["value"] == 1.0
+    assert rows[0]["branch_name"] == "main"
+
+
+def test_branches_children_and_info(journal):
+    root = journal.root()
+    fill(root, 3)
+    a = root.fork_at(2, name="a", params={"k": 1})
+    a.apply({"x": 9})
+    root.fork_at(1)
+    infos = journal.branches()
+    assert [i.id for i in infos] == [0, 1, 2]
+    assert infos[1].name == "a" and infos[1].parent == 0 and infos[1].fork_seq == 2
+    assert infos[1].head == 3 and infos[1].head_hash == a.head_hash
+    assert infos[2].head == 1 and infos[2].head_hash == root.history(1, 1)[0].hash
+    assert [c.id for c in journal.children(0)] == [1, 2]
+    assert journal.children("a") == []
+    assert a.info.params == {"k": 1}
+
+
+def test_sweep_creates_one_fork_per_param_set(journal):
+    root = journal.root()
+    fill(root, 5)
+    forks = journal.sweep(root, 3, [{"budget": b} for b in (300, 600, 1200)])
+    assert [f.head for f in forks] == [3, 3, 3]
+    assert [f.params for f in forks] == [{"budget": 300}, {"budget": 600}, {"budget": 1200}]
+    (sw,) = journal.sweeps()
+    assert sw.base == 0 and sw.at == 3 and sw.branches == [f.id for f in forks]
+    assert journal.sweep(0, 1, [{}])[0].head == 1
+
+
+def test_tail_streams_events_after_a_cursor(journal):
+    root = journal.root()
+    fill(root, 3)
+    recs, cur = journal.tail(0)
+    assert [r.seq for r in recs] == [1, 2, 3]
+    root.observe("m", 1.0)
+    recs, cur2 = journal.tail(cur)
+    assert [r.kind for r in recs] == ["observe"] and cur2 > cur
+    assert journal.tail(cur2) == ([], cur2)
+    recs, _ = journal.tail(0, limit=2)
+    assert len(recs) == 2
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda b: b.at(99),
+        lambda b: b.at(-1),
+        lambda b: b.fork_at(99),
+        lambda b: b.fork_at(-1),
+        lambda b: b.apply({"x": {1}}),
+        lambda b: b.observe("m", float("nan")),
+        lambda b: b.observe("", 1.0),
+        lambda b: b.fork(params={"a": object()}),
+        lambda b: b.effect("", lambda: 1),
+        lambda b: b.journal.tail(-1),
+    ],
+)
+def test_bad_input_is_refused_before_anything_is_written(journal, call):
+    root = journal.root()
+    fill(root, 2)
+    before = (journal.tail(0)[1], len(journal.branches()))
+    with pytest.raises(InvalidValue):
+        call(root)
+    assert (journal.tail(0)[1], len(journal.branches())) == before
+
+
+def test_unknown_branches_are_not_found(journal):
+    with pytest.raises(NotFound):
+        journal.branch(7)
+    with pytest.raises(NotFound):
+        journal.branch("nope")
+
+
+def test_branch_names_are_unique(journal):
+    journal.root().fork(name="exp")
+    with pytest.raises(Conflict):
+        journal.root().fork(name="exp")
+
+
+def test_stale_handle_is_refused_with_expected_and_actual_head(journal):
+    a = journal.root()
+    b = journal.branch(0)
+    a.apply({"x": 1})
+    a.apply({"x": 2})
+    with pytest.raises(BranchConflict) as err:
+        b.apply({"x": 3})
+    e = err.value
+    assert (e.branch, e.expected, e.actual) == (0, 0, 2)
+    assert "journal.branch(0)" in str(e)
+    assert journal.branch(0).state().items == [1, 2]
+
+
+def test_reopen_resumes_and_effects_are_not_rerun(db_path):
+    calls = []
+    with Journal.open(db_path, Ctx) as j:
+        j.root().effect("k", lambda: calls.append(1) or 1)
+        fill(j.root(), 3)
+    with Journal.open(db_path, Ctx) as j:
+        root = j.root()
+        assert root.head == 4 and root.state().items == [1, 2, 3]
+        assert root.effect("k", lambda: calls.append(2) or 2) == 1
+    assert calls == [1]
+
+
+def test_classless_open_uses_registered_state_or_plain_json(db_path, tmp_path):
+    with Journal.open(db_path, Ctx) as j:
+        fill(j.root(), 2)
+    with Journal.open(db_path) as j:  # Ctx registered itself under its state_name
+        assert j.root().state() == Ctx(items=[1, 2], total=3)
+    plain = tmp_path / "plain.db"
+    with Journal.open(plain) as j:
+        j.root().apply({"a": 1, "b": {"c": 2}})
+        j.root().apply({"b": {"c": None}})
+        assert j.root().state() == {"a": 1, "b": {}}
+
+
+def test_context_manager_and_idempotent_close(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        fill(j.root(), 1)
+    j.close()
+    with pytest.raises(WorkbenchError):
+        j.root()
+
+
+def test_lazy_durability_buffers_until_effect_and_close(db_path):
+    j = Journal.open(db_path, Ctx, durability="lazy")
+    root = j.root()
+    fill(root, 3)
+    root.observe("m", 1.0)
+    peek = sqlite3.connect(db_path)
+    assert peek.execute("select count(*) from events").fetchone()[0] == 0
+    root.effect("k", lambda: 1)
+    assert peek.execute("select count(*) from events").fetchone()[0] == 5
+    fill(root, 2, start=10)
+    j.close()
+    assert peek.execute("select count(*) from events").fetchone()[0] == 7
+    peek.close()
+    with Journal.open(db_path, Ctx) as j2:
+        assert j2.root().state().items == [1, 2, 3, 10, 11]
+        assert j2.verify().ok
+
+
+def test_fsync_durability_writes_and_reads(db_path):
+    with Journal.open(db_path, Ctx, durability="fsync") as j:
+        fill(j.root(), 3)
+    with Journal.open(db_path, Ctx) as j:
+        assert j.root().state().total == 6
+
+
+def test_bad_open_arguments(db_path, tmp_path):
+    with pytest.raises(InvalidValue):
+        Journal.open(db_path, Ctx, durability="sometimes")
+    with pytest.raises(InvalidValue):
+        Journal.open(db_path, Ctx, snapshot_every=0)
+    with pytest.raises(InvalidValue):
+        Journal.open(db_path, dict)
+    with pytest.raises(NotFound):
+        Journal.open(tmp_path / "missing" / "x.db", Ctx)
+    assert not db_path.exists()
+
+
+def test_file_that_is_not_a_journal(tmp_path):
+    junk = tmp_path / "junk.db"
+    junk.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(NotAJournal):
+        Journal.open(junk, Ctx)
+    other = tmp_path / "other.db"
+    con = sqlite3.connect(other)
+    con.execute("create table people (name text)")
+    con.commit()
+    con.close()
+    with pytest.raises(NotAJournal) as err:
+        Journal.open(other, Ctx)
+    assert "not a lithify journal" in str(err.value)
+
+
+def test_journal_from_a_newer_schema_is_refused(db_path):
+    with Journal.open(db_path, Ctx):
+        pass
+    con = sqlite3.connect(db_path)
+    con.execute("update meta set value = '999' where key = 'schema_version'")
+    con.commit()
+    con.close()
+    with pytest.raises(NotAJournal) as err:
+        Journal.open(db_path, Ctx)
+    assert "newer" in str(err.value) and "upgrade" in str(err.value)
+
+
+def test_events_table_refuses_update_and_delete(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        fill(j.root(), 2)
+    con = sqlite3.connect(db_path)
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        con.execute("update events set payload = '{}'")
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        con.execute("delete from events")
+    con.close()
+
+
+def _tamper(db_path: Path, sql: str, args=()):
+    con = sqlite3.connect(db_path)
+    con.execute("drop trigger events_append_only_update")
+    con.execute(sql, args)
+    con.commit()
+    con.close()
+
+
+def test_verify_finds_a_flipped_byte_at_its_seq(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        fill(j.root(), 20)
+        child = j.root().fork_at(10)
+        fill(child, 5, start=50)
+        assert j.verify().ok
+    _tamper(db_path, "update events set payload = replace(payload, '13', '14') where branch = 0 and seq = 13")
+    with Journal.open(db_path, Ctx) as j:
+        report = j.verify()
+    assert not report.ok
+    assert report.problems[0][:2] == (0, 13)
+
+
+def test_verify_finds_tampered_snapshot_and_observation_columns(db_path):
+    with Journal.open(db_path, Ctx, snapshot_every=5) as j:
+        fill(j.root(), 12)
+        j.root().observe("recall", 0.5)
+    con = sqlite3.connect(db_path)
+    con.execute("update snapshots set state = replace(state, '3', '4') where seq = 5")
+    con.commit()
+    con.close()
+    _tamper(db_path, "update events set value = 0.9 where metric = 'recall'")
+    with Journal.open(db_path, Ctx) as j:
+        problems = j.verify().problems
+    assert (0, 5) in [p[:2] for p in problems]
+    assert (0, 13) in [p[:2] for p in problems]

@@ -1,0 +1,5 @@
+"""`python -m workbench` runs the lithify command."""
+
+from .cli import main
+
+main()
