@@ -139,4 +139,4 @@ def _register_commands() -> None:
         __import__(mod)
 
 
-_COMMAND_MODULES: list[str] = []
+_COMMAND_MODULES: list[str] = ["workbench.agents.auditor.commands"]

@@ -1,8 +1,17 @@
-"""The results matrix: observations from every branch joined to each branch's merged params."""
+"""The results matrix: observations from every branch joined to each branch's merged params.
+
+``Journal.matrix()`` is the long form (one row per observation); ``wide=True`` gives one row
+per branch with a column per metric. ``aggregate`` reduces over seeds with honest error bars
+(Student-t 95% intervals; none for n = 1), ``export`` writes CSV or Parquet for papers, and
+``LiveMatrix`` folds in new observations incrementally from ``Journal.tail``.
+"""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -11,61 +20,374 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 FIXED_COLUMNS = ("branch", "branch_name", "seq", "metric", "value", "ts")
+LINEAGE_COLUMNS = ("parent", "fork_seq", "depth", "sweep")
+SUMMARIES = ("last", "first", "max", "min", "mean", "count")
+SEED_LIKE = ("seed", "seeds", "rep", "replicate", "repeat", "trial", "run")
+
+
+# -- branches and params --------------------------------------------------------------------
+
+
+class _Branches:
+    """Every branch row with merged params and lineage, from one query."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.names: dict[int, str | None] = {}
+        self.params: dict[int, dict[str, Any]] = {}
+        self.lineage: dict[int, tuple[int | None, int, int, int | None]] = {}
+        self.extend(journal._db().branch_rows())
+
+    def extend(self, rows: Iterable[tuple[Any, ...]]) -> None:
+        for bid, name, parent, fork_seq, params, _, sweep in rows:
+            own = json.loads(params)
+            up = self.params.get(parent, {}) if parent is not None else {}
+            self.params[bid] = {**up, **own}
+            depth = self.lineage[parent][2] + 1 if parent in self.lineage else 0
+            self.names[bid] = name
+            self.lineage[bid] = (parent, fork_seq, depth, sweep)
+
+    @property
+    def last_id(self) -> int:
+        return max(self.names) if self.names else -1
 
 
 def merged_params(journal: Journal) -> dict[int, dict[str, Any]]:
     """Every branch's params merged from the root down (a child overrides its ancestors)."""
-    merged: dict[int, dict[str, Any]] = {}
-    for bid, _, parent, _, params, _, _ in journal._db().branch_rows():
-        own = json.loads(params)
-        merged[bid] = {**merged[parent], **own} if parent is not None and parent in merged else own
-    return merged
+    return _Branches(journal).params
 
 
-def _column(values: list[Any]) -> list[Any]:
-    # Nested values become JSON text so every parameter column has one scalar dtype.
+def _param_column(values: list[Any]) -> list[Any]:
+    # Nested values become JSON text and mixed types strings, so a column has one dtype.
     if any(isinstance(v, (dict, list)) for v in values):
         return [None if v is None else json.dumps(v, sort_keys=True) for v in values]
     kinds = {type(v) for v in values if v is not None}
     if len(kinds) > 1 and not kinds <= {int, float}:
         return [None if v is None else str(v) for v in values]
+    if kinds == {int, float}:
+        return [None if v is None else float(v) for v in values]
     return values
 
 
-def build_matrix(journal: Journal) -> pl.DataFrame:
-    """One row per observation: branch, branch_name, seq, metric, value, ts, then params."""
+def _branch_frame(br: _Branches, ids: Sequence[int], lineage: bool) -> pl.DataFrame:
     import polars as pl
 
-    journal.flush()
-    db = journal._db()
-    obs = db.observations()
-    names = {r[0]: r[1] for r in db.branch_rows()}
-    params = merged_params(journal)
-    keys = sorted({k for p in params.values() for k in p})
-    cols = {f"param_{k}" if k in FIXED_COLUMNS else k: k for k in keys}
-    frame = pl.DataFrame(
-        {
-            "branch": [r[1] for r in obs],
-            "branch_name": [names.get(r[1]) for r in obs],
-            "seq": [r[2] for r in obs],
-            "metric": [r[3] for r in obs],
-            "value": [r[4] for r in obs],
-            "ts": [r[5] for r in obs],
-        },
-        schema={
-            "branch": pl.Int64,
-            "branch_name": pl.Utf8,
-            "seq": pl.Int64,
-            "metric": pl.Utf8,
-            "value": pl.Float64,
-            "ts": pl.Int64,
-        },
+    keys = sorted({k for i in ids for k in br.params[i]})
+    cols: dict[str, Any] = {"branch": pl.Series("branch", list(ids), dtype=pl.Int64)}
+    cols["branch_name"] = pl.Series("branch_name", [br.names[i] for i in ids], dtype=pl.Utf8)
+    for k in keys:
+        name = f"param_{k}" if k in FIXED_COLUMNS or k in LINEAGE_COLUMNS else k
+        cols[name] = pl.Series(name, _param_column([br.params[i].get(k) for i in ids]), strict=False)
+    if lineage:
+        for pos, name in enumerate(LINEAGE_COLUMNS):
+            cols[name] = pl.Series(name, [br.lineage[i][pos] for i in ids], dtype=pl.Int64)
+    return pl.DataFrame(cols)
+
+
+def param_columns(df: pl.DataFrame) -> list[str]:
+    """The parameter columns of a matrix (everything that is not fixed, lineage or a metric)."""
+    skip = set(FIXED_COLUMNS) | set(LINEAGE_COLUMNS)
+    return [c for c in df.columns if c not in skip and not c.startswith("_")]
+
+
+# -- building -------------------------------------------------------------------------------
+
+
+def _observations(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+    import polars as pl
+
+    return pl.DataFrame(
+        rows,
+        schema={"position": pl.Int64, "branch": pl.Int64, "seq": pl.Int64, "metric": pl.Utf8,
+                "value": pl.Float64, "ts": pl.Int64},
+        orient="row",
     )
-    if not keys:
-        return frame
-    ids = sorted(params)
-    pframe = pl.DataFrame(
-        {"branch": ids, **{c: _column([params[i].get(k) for i in ids]) for c, k in cols.items()}},
-        strict=False,
-    ).with_columns(pl.col("branch").cast(pl.Int64))
-    return frame.join(pframe, on="branch", how="left")
+
+
+def _select_branches(
+    br: _Branches, journal: Journal, branches: Iterable[int] | None, sweep: int | None,
+    params: Mapping[str, Any] | None,
+) -> list[int] | None:
+    ids: set[int] | None = None
+    if branches is not None:
+        ids = {int(b) for b in branches}
+    if sweep is not None:
+        members = {b for b, lin in br.lineage.items() if lin[3] == sweep}
+        if not members and sweep not in {s.id for s in journal.sweeps()}:
+            from .errors import NotFound
+
+            raise NotFound(f"there is no sweep {sweep}; list them with journal.sweeps()")
+        ids = members if ids is None else ids & members
+    if params:
+        wanted = {k: (list(v) if isinstance(v, (list, tuple, set)) else [v]) for k, v in params.items()}
+        match = {b for b, p in br.params.items() if all(p.get(k) in vs for k, vs in wanted.items())}
+        ids = match if ids is None else ids & match
+    return None if ids is None else sorted(ids)
+
+
+def build_matrix(
+    journal: Journal,
+    *,
+    wide: bool = False,
+    summary: str = "last",
+    branches: Iterable[int] | None = None,
+    sweep: int | None = None,
+    metrics: Iterable[str] | None = None,
+    params: Mapping[str, Any] | None = None,
+    lineage: bool = False,
+) -> pl.DataFrame:
+    """The results matrix.
+
+    Long (default): one row per observation with branch, branch_name, seq, metric, value, ts,
+    then one column per parameter. ``wide=True``: one row per branch, one column per metric
+    reduced by ``summary`` (last, first, max, min, mean, count). Filters: branch ids, a sweep
+    id, metric names, parameter values (a value or a list of accepted values). ``lineage``
+    adds parent, fork_seq, depth and sweep columns.
+    """
+    import polars as pl
+
+    if summary not in SUMMARIES:
+        from .errors import InvalidValue
+
+        raise InvalidValue(f"summary must be one of {', '.join(SUMMARIES)}, not {summary!r}")
+    journal.flush()
+    br = _Branches(journal)
+    ids = _select_branches(br, journal, branches, sweep, params)
+    obs = _observations(journal._db().observations())
+    if ids is not None:
+        obs = obs.filter(pl.col("branch").is_in(ids))
+    if metrics is not None:
+        obs = obs.filter(pl.col("metric").is_in(list(metrics)))
+    frame_ids = sorted(br.names) if ids is None else ids
+    if wide:
+        return _wide(obs, _branch_frame(br, frame_ids, lineage), summary)
+    bf = _branch_frame(br, sorted(set(obs["branch"].unique().to_list())), lineage)
+    long = obs.drop("position").join(bf, on="branch", how="left")
+    order = ["branch", "branch_name", "seq", "metric", "value", "ts"]
+    return long.select(order + [c for c in long.columns if c not in order])
+
+
+_REDUCE = {
+    "last": lambda c: pl_col(c).last(),
+    "first": lambda c: pl_col(c).first(),
+    "max": lambda c: pl_col(c).max(),
+    "min": lambda c: pl_col(c).min(),
+    "mean": lambda c: pl_col(c).mean(),
+    "count": lambda c: pl_col(c).count().cast(_float()),
+}
+
+
+def pl_col(name: str) -> Any:
+    import polars as pl
+
+    return pl.col(name)
+
+
+def _float() -> Any:
+    import polars as pl
+
+    return pl.Float64
+
+
+def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFrame:
+    import polars as pl
+
+    names = sorted(obs["metric"].unique().to_list())
+    reduced = (
+        obs.sort("position")
+        .group_by("branch", "metric", maintain_order=True)
+        .agg(_REDUCE[summary]("value").alias("value"))
+    )
+    if names:
+        table = reduced.pivot(on="metric", index="branch", values="value").select(["branch", *names])
+    else:
+        table = pl.DataFrame({"branch": pl.Series([], dtype=pl.Int64)})
+    clash = [n for n in names if n in branches.columns]
+    if clash:
+        table = table.rename({n: f"metric_{n}" for n in clash})
+    out = branches.join(table, on="branch", how="left")
+    return out.filter(pl.col("branch").is_in(obs["branch"].unique().to_list())) if len(obs) else out.head(0)
+
+
+# -- aggregation ----------------------------------------------------------------------------
+
+
+def _betacf(a: float, b: float, x: float) -> float:
+    # Continued fraction for the incomplete beta function (modified Lentz).
+    tiny = 1e-300
+    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
+    d = 1.0 / (d if abs(d) > tiny else tiny)
+    h = d
+    for m in range(1, 300):
+        m2 = 2 * m
+        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                    -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+            d = 1.0 + num * d
+            d = 1.0 / (d if abs(d) > tiny else tiny)
+            c = 1.0 + num / c
+            c = c if abs(c) > tiny else tiny
+            h *= d * c
+        if abs(d * c - 1.0) < 1e-15:
+            break
+    return h
+
+
+def _inc_beta(a: float, b: float, x: float) -> float:
+    if x <= 0:
+        return 0.0
+    if x >= 1:
+        return 1.0
+    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    if x < (a + 1) / (a + b + 2):
+        return front * _betacf(a, b, x) / a
+    return 1.0 - front * _betacf(b, a, 1 - x) / b
+
+
+def t_cdf(t: float, df: float) -> float:
+    """P(T <= t) for Student's t with ``df`` degrees of freedom."""
+    tail = 0.5 * _inc_beta(df / 2, 0.5, df / (df + t * t))
+    return 1 - tail if t > 0 else tail
+
+
+def t_critical(df: int, confidence: float = 0.95) -> float:
+    """Two-sided critical value: t with P(|T| <= t) = confidence."""
+    target = 1 - (1 - confidence) / 2
+    lo, hi = 0.0, 1e3
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        if t_cdf(mid, df) < target:
+            lo = mid
+        else:
+            hi = mid
+    return (lo + hi) / 2
+
+
+def aggregate(
+    df: pl.DataFrame,
+    metric: str,
+    by: Sequence[str] | None = None,
+    over: str | Sequence[str] = SEED_LIKE,
+    confidence: float = 0.95,
+) -> pl.DataFrame:
+    """Mean, std, standard error and a Student-t confidence interval of ``metric`` per group.
+
+    ``df`` is a long or wide matrix. Groups are the ``by`` columns, or by default every
+    parameter column except the seed-like ones named in ``over``. One value per branch (its
+    last observation) enters the statistics. Groups with n = 1 get no interval (null), never a
+    zero-width one.
+    """
+    import polars as pl
+
+    if "metric" in df.columns and "value" in df.columns:
+        per_branch = (
+            df.filter(pl.col("metric") == metric)
+            .sort("seq")
+            .group_by("branch", maintain_order=True)
+            .agg(pl.all().last())
+            .rename({"value": "_y"})
+        )
+    elif metric in df.columns:
+        per_branch = df.rename({metric: "_y"})
+    else:
+        from .errors import InvalidValue
+
+        raise InvalidValue(f"the matrix has no metric {metric!r}; metrics are in the metric column or columns")
+    skip = {over} if isinstance(over, str) else set(over)
+    groups = list(by) if by is not None else [c for c in param_columns(df) if c not in skip and c != metric]
+    per_branch = per_branch.filter(pl.col("_y").is_not_null())
+    agg = per_branch.group_by(groups or pl.lit(0).alias("_all"), maintain_order=True).agg(
+        pl.len().alias("n"),
+        pl.col("_y").mean().alias("mean"),
+        pl.col("_y").std(ddof=1).alias("std"),
+    )
+    crit = {n: t_critical(n - 1, confidence) for n in set(agg["n"].to_list()) if n > 1}
+    agg = agg.with_columns(
+        pl.when(pl.col("n") > 1).then(pl.col("std") / pl.col("n").cast(pl.Float64).sqrt()).alias("sem"),
+        pl.col("n").replace_strict(crit, default=None, return_dtype=pl.Float64).alias("_t"),
+    ).with_columns(
+        pl.when(pl.col("n") > 1).then(pl.col("std")).alias("std"),
+        (pl.col("mean") - pl.col("_t") * pl.col("sem")).alias("ci_low"),
+        (pl.col("mean") + pl.col("_t") * pl.col("sem")).alias("ci_high"),
+    )
+    cols = [*groups, "n", "mean", "std", "sem", "ci_low", "ci_high"]
+    return agg.select(cols).sort(groups) if groups else agg.select(cols)
+
+
+# -- export ---------------------------------------------------------------------------------
+
+
+def export(df: pl.DataFrame, path: str | Path) -> Path:
+    """Write a matrix to .csv or .parquet (chosen by suffix); returns the path."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".csv":
+        df.write_csv(p)
+    elif suffix == ".parquet":
+        df.write_parquet(p)
+    elif suffix == ".json":
+        p.write_text(json.dumps(df.to_dicts(), default=str) + "\n")
+    else:
+        from .errors import InvalidValue
+
+        raise InvalidValue(f"cannot tell the format of {p.name}: use a .csv, .parquet or .json suffix")
+    return p
+
+
+def read(path: str | Path) -> pl.DataFrame:
+    """Read an exported matrix back (CSV with the matrix's dtypes, or Parquet)."""
+    import polars as pl
+
+    p = Path(path)
+    if p.suffix.lower() == ".parquet":
+        return pl.read_parquet(p)
+    return pl.read_csv(p, schema_overrides={"branch_name": pl.Utf8}, infer_schema_length=None)
+
+
+# -- live -----------------------------------------------------------------------------------
+
+
+class LiveMatrix:
+    """A long matrix kept up to date from ``Journal.tail``: ``refresh()`` folds in only the
+    observations appended since the last call (from any process writing the file)."""
+
+    def __init__(self, journal: Journal) -> None:
+        self.journal = journal
+        self._branches = _Branches(journal)
+        self._parts: list[pl.DataFrame] = []
+        self._frame: pl.DataFrame | None = None
+        self.cursor = 0
+        self.refresh()
+
+    def refresh(self) -> int:
+        """Fold in new observations; returns how many rows arrived."""
+        import polars as pl
+
+        db = self.journal._db()
+        rows = db.observations(self.cursor)
+        if not rows:
+            return 0
+        self.cursor = rows[-1][0]
+        new = [r for r in db.branch_rows(since_id=self._branches.last_id)]
+        if new:
+            self._branches.extend(new)
+        obs = _observations(rows)
+        bf = _branch_frame(self._branches, sorted(set(obs["branch"].unique().to_list())), False)
+        part = obs.drop("position").join(bf, on="branch", how="left")
+        self._parts.append(part)
+        self._frame = None
+        return len(rows)
+
+    @property
+    def frame(self) -> pl.DataFrame:
+        """The matrix so far (long form)."""
+        import polars as pl
+
+        if self._frame is None:
+            if not self._parts:
+                self._frame = build_matrix(self.journal).head(0)
+            else:
+                self._frame = pl.concat(self._parts, how="diagonal_relaxed")
+                self._parts = [self._frame]
+        return self._frame
+
+    def __len__(self) -> int:
+        return len(self.frame)

@@ -1,0 +1,83 @@
+// generated fixture for the lithify auditor demo
+if err != nil { return err }
+defer mu.Unlock()
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+defer mu.Unlock()
+if err != nil { return err }
+buf := make([]byte, 64)
+buf := make([]byte, 64)
+if err != nil { return err }
+buf := make([]byte, 64)
+if err != nil { return err }
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+func helper(a int) int { return a + 1 }
+total := len(items)
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+defer mu.Unlock()
+defer mu.Unlock()
+v := opt.unwrap()
+for _, x := range xs { sum += x }
+buf := make([]byte, 64)
+if err != nil { return err }
+defer mu.Unlock()
+total := len(items)
+for _, x := range xs { sum += x }
+total := len(items)
+buf := make([]byte, 64)
+buf := make([]byte, 64)
+buf := make([]byte, 64)
+func helper(a int) int { return a + 1 }
+// TODO limit retries
+for _, x := range xs { sum += x }
+total := len(items)
+for _, x := range xs { sum += x }
+// TODO: propagate context
+defer mu.Unlock()
+for _, x := range xs { sum += x }
+if err != nil { return err }
+defer mu.Unlock()
+if err != nil { return err }
+if err != nil { return err }
+total := len(items)
+buf := make([]byte, 64)
+defer mu.Unlock()
+for _, x := range xs { sum += x }
+defer mu.Unlock()
+if err != nil { return err }
+total := len(items)
+if err != nil { return err }
+for _, x := range xs { sum += x }
+// TODO: propagate context
+if err != nil { return err }
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+buf := make([]byte, 64)
+buf := make([]byte, 64)
+total := len(items)
+defer mu.Unlock()
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+for _, x := range xs { sum += x }
+for _, x := range xs { sum += x }
+defer mu.Unlock()
+v := opt.unwrap()
+for _, x := range xs { sum += x }
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+v := opt.unwrap()
+if err != nil { return err }
+func helper(a int) int { return a + 1 }
+func helper(a int) int { return a + 1 }
+buf := make([]byte, 64)
+buf := make([]byte, 64)
+defer mu.Unlock()
+defer mu.Unlock()
+if err != nil { return err }
+if err != nil { return err }
+for _, x := range xs { sum += x }
+func helper(a int) int { return a + 1 }
+for _, x := range xs { sum += x }
+v := opt.unwrap()

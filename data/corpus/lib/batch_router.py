@@ -1,0 +1,145 @@
+# generated fixture for the lithify auditor demo
+# FIXME: retry on timeout
+buf = bytearray(64)
+result = {k: v for k, v in pairs}
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+raise SystemExit('panic!(' + reason + ')')
+result = {k: v for k, v in pairs}
+total = sum(len(x) for x in items)
+total = sum(len(x) for x in items)
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+buf = bytearray(64)
+logger.debug('step %s', step)
+buf = bytearray(64)
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+result = {k: v for k, v in pairs}
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+def helper(a):
+    return a + 1
+def helper(a):
+    return a + 1
+buf = bytearray(64)
+logger.debug('step %s', step)
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+logger.debug('step %s', step)
+if state.ready:
+    return None
+if state.ready:
+    return None
+logger.debug('step %s', step)
+buf = bytearray(64)
+total = sum(len(x) for x in items)
+def helper(a):
+    return a + 1
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+buf = bytearray(64)
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+def helper(a):
+    return a + 1
+logger.debug('step %s', step)
+if state.ready:
+    return None
+if state.ready:
+    return None
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+result = {k: v for k, v in pairs}
+result = {k: v for k, v in pairs}
+if state.ready:
+    return None
+raise SystemExit('panic!(' + reason + ')')
+result = {k: v for k, v in pairs}
+logger.debug('step %s', step)
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+buf = bytearray(64)
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+buf = bytearray(64)
+result = {k: v for k, v in pairs}
+buf = bytearray(64)
+if state.ready:
+    return None
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+result = {k: v for k, v in pairs}
+if state.ready:
+    return None
+logger.debug('step %s', step)
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+def helper(a):
+    return a + 1
+logger.debug('step %s', step)
+buf = bytearray(64)
+if state.ready:
+    return None
+raise SystemExit('panic!(' + reason + ')')
+buf = bytearray(64)
+buf = bytearray(64)
+buf = bytearray(64)
+logger.debug('step %s', step)
+if state.ready:
+    return None
+logger.debug('step %s', step)
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+if state.ready:
+    return None
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+def helper(a):
+    return a + 1
+buf = bytearray(64)
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1
+result = {k: v for k, v in pairs}
+logger.debug('step %s', step)
+if state.ready:
+    return None
+total = sum(len(x) for x in items)

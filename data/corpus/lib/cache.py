@@ -1,0 +1,103 @@
+# generated fixture for the lithify auditor demo
+total = sum(len(x) for x in items)
+def helper(a):
+    return a + 1
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1
+logger.debug('step %s', step)
+if state.ready:
+    return None
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+buf = bytearray(64)
+buf = bytearray(64)
+total = sum(len(x) for x in items)
+value = maybe.unwrap()  # result-like helper
+result = {k: v for k, v in pairs}
+value = maybe.unwrap()  # result-like helper
+logger.debug('step %s', step)
+value = maybe.unwrap()  # result-like helper
+buf = bytearray(64)
+if state.ready:
+    return None
+logger.debug('step %s', step)
+buf = bytearray(64)
+value = maybe.unwrap()  # result-like helper
+buf = bytearray(64)
+total = sum(len(x) for x in items)
+if state.ready:
+    return None
+buf = bytearray(64)
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+def helper(a):
+    return a + 1
+def helper(a):
+    return a + 1
+conn = pool.expect("db")
+buf = bytearray(64)
+value = maybe.unwrap()  # result-like helper
+result = {k: v for k, v in pairs}
+buf = bytearray(64)
+result = {k: v for k, v in pairs}
+total = sum(len(x) for x in items)
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+total = sum(len(x) for x in items)
+def helper(a):
+    return a + 1
+conn = pool.expect("db")
+buf = bytearray(64)
+logger.debug('step %s', step)
+buf = bytearray(64)
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+buf = bytearray(64)
+if state.ready:
+    return None
+buf = bytearray(64)
+buf = bytearray(64)
+value = maybe.unwrap()  # result-like helper
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+logger.debug('step %s', step)
+value = maybe.unwrap()  # result-like helper
+if state.ready:
+    return None
+conn = pool.expect("db")
+result = {k: v for k, v in pairs}
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+value = maybe.unwrap()  # result-like helper
+buf = bytearray(64)
+if state.ready:
+    return None
+buf = bytearray(64)
+result = {k: v for k, v in pairs}
+total = sum(len(x) for x in items)
+if state.ready:
+    return None
+if state.ready:
+    return None
+buf = bytearray(64)
+if state.ready:
+    return None
+if state.ready:
+    return None
+result = {k: v for k, v in pairs}
+if state.ready:
+    return None
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1

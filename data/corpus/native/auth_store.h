@@ -1,0 +1,170 @@
+// generated fixture for the lithify auditor demo
+#define BUF_SIZE 64
+extern int verbose;
+int helper(int a);
+extern int verbose;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+int helper(int a);
+extern int verbose;
+int helper(int a);
+#define BUF_SIZE 64
+extern int verbose;
+extern int verbose;
+/* FIXME: not thread safe */
+extern int verbose;
+typedef struct { int retries; } config_t;
+extern int verbose;
+typedef struct { int retries; } config_t;
+#define UNWRAP(x) (x).unwrap()
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+#define BUF_SIZE 64
+extern int verbose;
+extern int verbose;
+#define BUF_SIZE 64
+extern int verbose;
+int helper(int a);
+int helper(int a);
+#define UNWRAP(x) (x).unwrap()
+int helper(int a);
+int helper(int a);
+extern int verbose;
+int helper(int a);
+extern int verbose;
+typedef struct { int retries; } config_t;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+#define BUF_SIZE 64
+#define UNWRAP(x) (x).unwrap()
+extern int verbose;
+typedef struct { int retries; } config_t;
+int helper(int a);
+int helper(int a);
+int helper(int a);
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+int helper(int a);
+extern int verbose;
+extern int verbose;
+typedef struct { int retries; } config_t;
+int helper(int a);
+int helper(int a);
+int helper(int a);
+extern int verbose;
+int helper(int a);
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+int helper(int a);
+int helper(int a);
+extern int verbose;
+#define UNWRAP(x) (x).unwrap()
+extern int verbose;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+int helper(int a);
+#define BUF_SIZE 64
+#define UNWRAP(x) (x).unwrap()
+extern int verbose;
+typedef struct { int retries; } config_t;
+extern int verbose;
+extern int verbose;
+extern int verbose;
+#define BUF_SIZE 64
+extern int verbose;
+int helper(int a);
+int helper(int a);
+int helper(int a);
+#define BUF_SIZE 64
+int helper(int a);
+typedef struct { int retries; } config_t;
+extern int verbose;
+int helper(int a);
+int helper(int a);
+extern int verbose;
+extern int verbose;
+typedef struct { int retries; } config_t;
+#define UNWRAP(x) (x).unwrap()
+#define BUF_SIZE 64
+int helper(int a);
+#define BUF_SIZE 64
+extern int verbose;
+extern int verbose;
+extern int verbose;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+extern int verbose;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+/* FIXME: not thread safe */
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+extern int verbose;
+#define BUF_SIZE 64
+int helper(int a);
+#define BUF_SIZE 64
+extern int verbose;
+#define BUF_SIZE 64
+int helper(int a);
+#define BUF_SIZE 64
+extern int verbose;
+typedef struct { int retries; } config_t;
+int helper(int a);
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+#define UNWRAP(x) (x).unwrap()
+typedef struct { int retries; } config_t;
+extern int verbose;
+/* FIXME: not thread safe */
+int helper(int a);
+#define BUF_SIZE 64
+extern int verbose;
+extern int verbose;
+typedef struct { int retries; } config_t;
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+int helper(int a);
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+int helper(int a);
+extern int verbose;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+extern int verbose;
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+extern int verbose;
+extern int verbose;
+typedef struct { int retries; } config_t;
+#define BUF_SIZE 64
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+#define BUG() die("panic!(bug)")
+typedef struct { int retries; } config_t;
+int helper(int a);
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+int helper(int a);
+typedef struct { int retries; } config_t;
+extern int verbose;
+#define BUF_SIZE 64
+typedef struct { int retries; } config_t;
+typedef struct { int retries; } config_t;
+extern int verbose;
+typedef struct { int retries; } config_t;
+int helper(int a);
+extern int verbose;
+int helper(int a);
+extern int verbose;
+typedef struct { int retries; } config_t;

@@ -1,0 +1,1 @@
+# TODO a dot-only name has no extension

@@ -1,0 +1,61 @@
+# generated fixture for the lithify auditor demo
+def helper(a):
+    return a + 1
+result = {k: v for k, v in pairs}
+buf = bytearray(64)
+def helper(a):
+    return a + 1
+total = sum(len(x) for x in items)
+logger.debug('step %s', step)
+logger.debug('step %s', step)
+result = {k: v for k, v in pairs}
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1
+buf = bytearray(64)
+buf = bytearray(64)
+conn = pool.expect("db")
+result = {k: v for k, v in pairs}
+logger.debug('step %s', step)
+result = {k: v for k, v in pairs}
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+def helper(a):
+    return a + 1
+result = {k: v for k, v in pairs}
+result = {k: v for k, v in pairs}
+buf = bytearray(64)
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+logger.debug('step %s', step)
+if state.ready:
+    return None
+result = {k: v for k, v in pairs}
+total = sum(len(x) for x in items)
+conn = pool.expect("db")
+total = sum(len(x) for x in items)
+if state.ready:
+    return None
+result = {k: v for k, v in pairs}
+logger.debug('step %s', step)
+def helper(a):
+    return a + 1
+result = {k: v for k, v in pairs}
+buf = bytearray(64)
+def helper(a):
+    return a + 1
+if state.ready:
+    return None
+conn = pool.expect("db")
+if state.ready:
+    return None
+buf = bytearray(64)
+if state.ready:
+    return None
+if state.ready:
+    return None
+logger.debug('step %s', step)
+result = {k: v for k, v in pairs}

@@ -1,0 +1,165 @@
+// generated fixture for the lithify auditor demo
+match msg { _ => {} }
+fn helper(a: u32) -> u32 { a + 1 }
+let mut buf = Vec::with_capacity(64);
+match msg { _ => {} }
+let mut buf = Vec::with_capacity(64);
+if state.ready { return Ok(()); }
+// TODO(perf): avoid the clone
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+if state.ready { return Ok(()); }
+if state.ready { return Ok(()); }
+// FIXME: this races with the flusher
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+if state.ready { return Ok(()); }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+impl Drop for Guard { fn drop(&mut self) {} }
+let mut buf = Vec::with_capacity(64);
+fn helper(a: u32) -> u32 { a + 1 }
+impl Drop for Guard { fn drop(&mut self) {} }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+if state.ready { return Ok(()); }
+pub struct Config { pub retries: u8 }
+match msg { _ => {} }
+pub struct Config { pub retries: u8 }
+let mut buf = Vec::with_capacity(64);
+impl Drop for Guard { fn drop(&mut self) {} }
+let mut buf = Vec::with_capacity(64);
+impl Drop for Guard { fn drop(&mut self) {} }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+match msg { _ => {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+impl Drop for Guard { fn drop(&mut self) {} }
+if state.ready { return Ok(()); }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+match msg { _ => {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+// TODO: make this configurable
+match msg { _ => {} }
+// FIXME: this races with the flusher
+fn helper(a: u32) -> u32 { a + 1 }
+let mut buf = Vec::with_capacity(64);
+// TODO: make this configurable
+if state.ready { return Ok(()); }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+impl Drop for Guard { fn drop(&mut self) {} }
+let mut buf = Vec::with_capacity(64);
+pub struct Config { pub retries: u8 }
+match msg { _ => {} }
+match msg { _ => {} }
+fn helper(a: u32) -> u32 { a + 1 }
+match msg { _ => {} }
+match msg { _ => {} }
+// FIXME handle partial writes
+fn helper(a: u32) -> u32 { a + 1 }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+// TODO: make this configurable
+impl Drop for Guard { fn drop(&mut self) {} }
+fn helper(a: u32) -> u32 { a + 1 }
+fn helper(a: u32) -> u32 { a + 1 }
+let mut buf = Vec::with_capacity(64);
+if state.ready { return Ok(()); }
+if state.ready { return Ok(()); }
+impl Drop for Guard { fn drop(&mut self) {} }
+fn helper(a: u32) -> u32 { a + 1 }
+fn helper(a: u32) -> u32 { a + 1 }
+let mut buf = Vec::with_capacity(64);
+pub struct Config { pub retries: u8 }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+match msg { _ => {} }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+fn helper(a: u32) -> u32 { a + 1 }
+// TODO: make this configurable
+if state.ready { return Ok(()); }
+if state.ready { return Ok(()); }
+if state.ready { return Ok(()); }
+impl Drop for Guard { fn drop(&mut self) {} }
+match msg { _ => {} }
+fn helper(a: u32) -> u32 { a + 1 }
+impl Drop for Guard { fn drop(&mut self) {} }
+if state.ready { return Ok(()); }
+let mut buf = Vec::with_capacity(64);
+impl Drop for Guard { fn drop(&mut self) {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+fn helper(a: u32) -> u32 { a + 1 }
+let mut buf = Vec::with_capacity(64);
+let mut buf = Vec::with_capacity(64);
+let mut buf = Vec::with_capacity(64);
+let mut buf = Vec::with_capacity(64);
+impl Drop for Guard { fn drop(&mut self) {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+match msg { _ => {} }
+if state.ready { return Ok(()); }
+pub struct Config { pub retries: u8 }
+match msg { _ => {} }
+match msg { _ => {} }
+match msg { _ => {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let mut buf = Vec::with_capacity(64);
+if state.ready { return Ok(()); }
+pub struct Config { pub retries: u8 }
+if state.ready { return Ok(()); }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+impl Drop for Guard { fn drop(&mut self) {} }
+fn helper(a: u32) -> u32 { a + 1 }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+match msg { _ => {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+match msg { _ => {} }
+fn helper(a: u32) -> u32 { a + 1 }
+if state.ready { return Ok(()); }
+match msg { _ => {} }
+match msg { _ => {} }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+if state.ready { return Ok(()); }
+let mut buf = Vec::with_capacity(64);
+let mut buf = Vec::with_capacity(64);
+fn helper(a: u32) -> u32 { a + 1 }
+pub struct Config { pub retries: u8 }
+let mut buf = Vec::with_capacity(64);
+impl Drop for Guard { fn drop(&mut self) {} }
+impl Drop for Guard { fn drop(&mut self) {} }
+let mut buf = Vec::with_capacity(64);
+pub struct Config { pub retries: u8 }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+impl Drop for Guard { fn drop(&mut self) {} }
+if state.ready { return Ok(()); }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+pub struct Config { pub retries: u8 }
+match msg { _ => {} }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+match msg { _ => {} }
+let total = items.iter().map(|x| x.len()).sum::<usize>();
+let mut buf = Vec::with_capacity(64);
+if state.ready { return Ok(()); }
+if state.ready { return Ok(()); }
+let mut buf = Vec::with_capacity(64);
+let mut buf = Vec::with_capacity(64);
+if state.ready { return Ok(()); }
+fn helper(a: u32) -> u32 { a + 1 }
+pub struct Config { pub retries: u8 }
+let mut buf = Vec::with_capacity(64);
+if state.ready { return Ok(()); }
+if state.ready { return Ok(()); }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+pub struct Config { pub retries: u8 }
+fn helper(a: u32) -> u32 { a + 1 }
+fn helper(a: u32) -> u32 { a + 1 }
+match msg { _ => {} }
+fn helper(a: u32) -> u32 { a + 1 }
+let mut buf = Vec::with_capacity(64);
+match msg { _ => {} }

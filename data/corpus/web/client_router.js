@@ -1,0 +1,29 @@
+// generated fixture for the lithify auditor demo
+const total = items.reduce((a, b) => a + b, 0);
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+if (!state.ready) return;
+export default handler;
+if (!state.ready) return;
+export default handler;
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const t = token.expect("ident");
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+export default handler;
+function helper(a) { return a + 1; }
+export default handler;
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+export default handler;

@@ -1,0 +1,106 @@
+// generated fixture for the lithify auditor demo
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+export default handler;
+if (!state.ready) return;
+// FIXME: double render on resize
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+if (!state.ready) return;
+export default handler;
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+const total = items.reduce((a, b) => a + b, 0);
+// FIXME: double render on resize
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+// TODO i18n
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+export default handler;
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+export default handler;
+if (!state.ready) return;
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+// TODO: debounce input
+if (!state.ready) return;
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+export default handler;
+if (!state.ready) return;
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+export default handler;
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+export default handler;
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+const total = items.reduce((a, b) => a + b, 0);
+// FIXME: double render on resize
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+export default handler;
+export default handler;
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }

@@ -1,0 +1,18 @@
+// generated fixture for the lithify auditor demo
+export default handler;
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+export default handler;
+const buf = new Uint8Array(64);
+export default handler;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+export default handler;
+export default handler;

@@ -1,0 +1,117 @@
+// generated fixture for the lithify auditor demo
+const total = items.reduce((a, b) => a + b, 0);
+function helper(a) { return a + 1; }
+export default handler;
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+export default handler;
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+throw new Error("panic!(" + msg + ")");
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const v = result.unwrap();
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+const t = token.expect("ident");
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+export default handler;
+export default handler;
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+const t = token.expect("ident");
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+export default handler;
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+throw new Error("panic!(" + msg + ")");
+const v = result.unwrap();
+export default handler;
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+if (!state.ready) return;
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+throw new Error("panic!(" + msg + ")");
+const total = items.reduce((a, b) => a + b, 0);
+const v = result.unwrap();
+const buf = new Uint8Array(64);
+const total = items.reduce((a, b) => a + b, 0);
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+const total = items.reduce((a, b) => a + b, 0);
+export default handler;
+export default handler;
+export default handler;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+const total = items.reduce((a, b) => a + b, 0);
+function helper(a) { return a + 1; }
+export default handler;
+export default handler;
+function helper(a) { return a + 1; }
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+const t = token.expect("ident");
+const buf = new Uint8Array(64);
+const v = result.unwrap();
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+function helper(a) { return a + 1; }
+export default handler;
+export default handler;
+export default handler;
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }
+const buf = new Uint8Array(64);
+if (!state.ready) return;
+export default handler;
+export default handler;
+if (!state.ready) return;
+function helper(a) { return a + 1; }
+function helper(a) { return a + 1; }

@@ -1,0 +1,1 @@
+"""Agents bundled with the workbench."""

@@ -1,0 +1,173 @@
+"""The auditor loop on a journal branch: every call an effect, every note a delta.
+
+Run it, kill it, run it again: committed calls are read back from the journal, so the agent
+resumes at the exact step. Fork it at any event and give the fork another budget: the fork
+inherits every call made before the fork point.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ...branch import Branch
+from ...errors import InvalidValue
+from . import logic
+from .models import Calls
+
+METRICS = ("recall", "precision", "compactions", "model_calls", "tokens_in", "files", "budget", "wall_ms")
+MODEL_KEYS = ("plan:", "analyze:", "summarize:", "report")
+TOOL_KEYS = ("read:", "count:")
+
+
+def bundled_corpus() -> Path:
+    """The demo source tree shipped in the repository (data/corpus)."""
+    here = Path(__file__).resolve()
+    for base in (here.parents[3], Path.cwd()):
+        candidate = base / "data" / "corpus"
+        if candidate.is_dir():
+            return candidate
+    raise InvalidValue("the bundled corpus (data/corpus) is not here; pass --repo DIR")
+
+
+def start(branch: Branch, repo: str | os.PathLike[str] | None = None, budget: int | None = None,
+          max_files: int = logic.DEFAULT_MAX_FILES) -> logic.AuditState:
+    """Begin an audit on a fresh branch (or check the budget of a started one)."""
+    state: logic.AuditState = branch.state()
+    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+        raise InvalidValue(f"the budget is a positive number of tokens, not {budget!r}")
+    if not state.root:
+        if max_files < 1:
+            raise InvalidValue(f"--max-files must be at least 1, not {max_files}")
+        root = os.path.abspath(repo if repo is not None else bundled_corpus())
+        files = logic.select_files(root, max_files)
+        branch.apply({"type": "start", "root": root, "budget": budget or logic.DEFAULT_BUDGET,
+                      "pending": files})
+    elif budget is not None and budget != state.budget:
+        if state.report is not None:
+            raise InvalidValue(
+                f"branch {branch.id} already finished with budget {state.budget}; fork it to try "
+                f"another budget (lithify fork --at SEQ --budget {budget})"
+            )
+        branch.apply({"type": "budget", "budget": budget})
+    return branch.state()
+
+
+def _compactor(calls: Calls):
+    def compact(branch: Branch, state: logic.AuditState) -> logic.AuditState:
+        key = f"summarize:{len(state.notes)}:{len(state.done)}"
+        summary = branch.effect(key, calls.summarize, state.notes, state.budget, key)
+        return state.compacted(summary)
+
+    return compact
+
+
+def step(branch: Branch, calls: Calls, path: str) -> None:
+    """One ReAct step on one file: read, plan, count each category, analyze, note."""
+    root = branch.state().root
+    text = branch.effect(f"read:{path}", calls.read, root, path)
+    key = f"plan:{path}"
+    cats = branch.effect(key, calls.plan, path, text, key)
+    counts = {c: branch.effect(f"count:{path}:{c}", calls.count, path, text, c) for c in cats}
+    key = f"analyze:{path}"
+    note = branch.effect(key, calls.analyze, path, text, counts, key)
+    branch.apply({"type": "step", "path": path, "note": note, "tokens": logic.tokens(text)})
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A finished audit: its metrics (observed on the branch) and where it ran."""
+
+    branch: int
+    metrics: dict[str, float]
+    findings: int
+    state: logic.AuditState
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {k: _num(v) for k, v in self.metrics.items()}
+        out["findings"] = self.findings
+        out["branch"] = self.branch
+        return out
+
+
+def _num(v: float) -> float | int:
+    return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
+
+
+def run(branch: Branch, calls: Calls) -> RunResult:
+    """Drive a started branch to its report and observe its metrics; resumes where it stopped."""
+    t0 = time.perf_counter()
+    state: logic.AuditState = branch.state()
+    if not state.root:
+        raise InvalidValue(f"branch {branch.id} has no audit yet; start it with a repo first")
+    compact = _compactor(calls)
+    while state.pending:
+        if state.size() > state.budget:
+            branch.compact(compact)
+        step(branch, calls, branch.state().pending[0])
+        state = branch.state()
+    if state.report is None:
+        text = branch.effect("report", calls.report, state.notes, "report")
+        branch.apply({"type": "report", "report": text})
+        state = branch.state()
+    truth: set[logic.Finding] = set()
+    for path in state.done:  # ground truth from the journaled reads: no disk access needed
+        text = branch.effect(f"read:{path}", calls.read, state.root, path)
+        truth |= {(path, c, n) for c in logic.CATEGORIES if (n := logic.count(text, c)) > 0}
+    recall, precision, findings = logic.score(truth, state.report or "")
+    wall_ms = (time.perf_counter() - t0) * 1000
+    metrics = {
+        "recall": recall,
+        "precision": precision,
+        "compactions": float(state.compactions),
+        "model_calls": float(state.model_calls),
+        "tokens_in": float(state.tokens_in),
+        "files": float(len(state.done)),
+        "budget": float(state.budget),
+        "wall_ms": round(wall_ms, 3),
+    }
+    for name in METRICS:
+        if name not in _observed_since_report(branch):
+            branch.observe(name, metrics[name])
+    return RunResult(branch.id, metrics, findings, state)
+
+
+def _observed_since_report(branch: Branch) -> set[str]:
+    """Metric names already observed after the report (a resumed finish observes the rest)."""
+    names: set[str] = set()
+    for rec in reversed(branch.history(max(1, branch.head - 2 * len(METRICS)))):
+        if rec.kind == "delta" and rec.payload.get("type") == "report":
+            break
+        if rec.kind == "observe":
+            names.add(rec.payload["name"])
+    return names
+
+
+def rerun_counts(branch: Branch, trace_text: str) -> dict[str, int]:
+    """Calls that ran more than once: trace lines minus committed effects, model and tool."""
+    lines = [line for line in trace_text.splitlines() if line.strip()]
+    model_lines = sum(line.startswith("model ") for line in lines)
+    tool_lines = sum(line.startswith("tool ") for line in lines)
+    keys = [r.payload["key"] for r in branch.history() if r.kind == "effect"]
+    model_fx = sum(k.startswith(MODEL_KEYS) for k in keys)
+    tool_fx = sum(k.startswith(TOOL_KEYS) for k in keys)
+    return {
+        "model_calls": model_lines,
+        "tool_calls": tool_lines,
+        "model_calls_rerun": model_lines - model_fx,
+        "tool_calls_rerun": tool_lines - tool_fx,
+    }
+
+
+def fork_seq_after_files(branch: Branch, files: int) -> int:
+    """The seq of the delta that finished the ``files``-th file (e.g. "nineteen files in")."""
+    n = 0
+    for rec in branch.history():
+        if rec.kind == "delta" and rec.payload.get("type") == "step":
+            n += 1
+            if n == files:
+                return rec.seq
+    raise InvalidValue(f"branch {branch.id} has audited fewer than {files} files")

@@ -1,0 +1,119 @@
+"""Altair charts over a results matrix: a metric against a parameter, mean with a 95% band.
+
+Data is reduced in polars first (one value per branch, then group statistics), so charts stay
+small whatever the size of the journal. ``save`` writes PNG/SVG (vl-convert), HTML or JSON.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidValue
+
+if TYPE_CHECKING:
+    import altair as alt
+    import polars as pl
+
+    from .journal import Journal
+
+
+def _per_branch(df: pl.DataFrame, y: str) -> pl.DataFrame:
+    import polars as pl
+
+    if "metric" in df.columns and "value" in df.columns:
+        return (
+            df.filter(pl.col("metric") == y)
+            .sort("seq")
+            .group_by("branch", maintain_order=True)
+            .agg(pl.all().last())
+            .drop("metric")
+            .rename({"value": y})
+        )
+    if y not in df.columns:
+        raise InvalidValue(f"the matrix has no metric {y!r}")
+    return df
+
+
+def metric_vs_param(
+    df: pl.DataFrame,
+    x: str = "budget",
+    y: str = "recall",
+    color: str | None = None,
+    facet: str | None = None,
+    *,
+    log_x: bool = False,
+    points: bool = True,
+    title: str | None = None,
+    width: int = 420,
+    height: int = 280,
+) -> alt.Chart:
+    """Mean of ``y`` per ``x`` (and color/facet group) with a shaded 95% CI band across seeds;
+    the individual branches as faint points (``points=False`` hides them); n in the tooltip."""
+    import altair as alt
+    import polars as pl
+
+    from .matrix import aggregate
+
+    data = _per_branch(df, y)
+    for col in (x, color, facet):
+        if col is not None and col not in data.columns:
+            raise InvalidValue(f"the matrix has no column {col!r}; its columns are {', '.join(data.columns)}")
+    data = data.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
+    groups = [c for c in (x, color, facet) if c is not None]
+    stats = aggregate(data, y, by=groups)
+    xs = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    x_enc = alt.X(f"{x}:Q", scale=xs, title=x)
+    tooltip = [alt.Tooltip(f"{c}") for c in groups] + [
+        alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("n:Q"),
+        alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f"),
+    ]
+    base = alt.Chart(stats)
+    enc: dict[str, Any] = {"x": x_enc}
+    if color is not None:
+        enc["color"] = alt.Color(f"{color}:N", title=color)
+    band = base.mark_area(opacity=0.2).encode(
+        y=alt.Y("ci_low:Q", title=y), y2="ci_high:Q", **enc
+    ).transform_filter("isValid(datum.ci_low)")
+    line = base.mark_line(point=True).encode(y=alt.Y("mean:Q", title=y), tooltip=tooltip, **enc)
+    layers: list[Any] = [band, line]
+    if points:
+        keep = [c for c in {*groups, y, "branch"} if c in data.columns]
+        faint = alt.Chart(data.select(keep)).mark_circle(opacity=0.35, size=28).encode(
+            x=x_enc, y=alt.Y(f"{y}:Q"), tooltip=[alt.Tooltip(c) for c in keep],
+            **({"color": alt.Color(f"{color}:N")} if color else {}),
+        )
+        layers.append(faint)
+    chart = alt.layer(*layers).properties(width=width, height=height)
+    if facet is not None:
+        chart = chart.facet(column=alt.Column(f"{facet}:N", title=facet))
+    return chart.properties(title=title or f"{y} vs {x}")
+
+
+def recall_vs_budget(journal: Journal, sweep: int | None = None, **kw: Any) -> alt.Chart:
+    """The auditor's sweep in one line: recall against budget (log scale), mean ± 95% CI."""
+    df = journal.matrix(sweep=sweep, metrics=["recall"])
+    if "budget" not in df.columns or df.is_empty():
+        raise InvalidValue("no recall observations with a budget parameter yet; run a sweep first")
+    import polars as pl
+
+    df = df.filter(pl.col("budget").is_not_null())
+    kw.setdefault("log_x", True)
+    return metric_vs_param(df, x="budget", y="recall", **kw)
+
+
+def save(chart: alt.TopLevelMixin, path: str | Path, scale_factor: float = 2.0) -> Path:
+    """Write a chart as .png, .svg (no browser needed), .html (self-contained) or .json."""
+    p = Path(path)
+    suffix = p.suffix.lower()
+    if suffix == ".png":
+        chart.save(str(p), scale_factor=scale_factor)
+    elif suffix == ".svg":
+        chart.save(str(p))
+    elif suffix == ".html":
+        chart.save(str(p), inline=True)
+    elif suffix == ".json":
+        chart.save(str(p))
+    else:
+        raise InvalidValue(f"cannot tell the image format of {p.name}: use .png, .svg, .html or .json")
+    return p
