@@ -62,26 +62,31 @@ def metric_vs_param(
     data = data.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
     groups = [c for c in (x, color, facet) if c is not None]
     stats = aggregate(data, y, by=groups)
-    xs = alt.Scale(type="log") if log_x else alt.Scale(zero=False)
+    xs = alt.Scale(type="log", nice=False, padding=24) if log_x else alt.Scale(zero=False, padding=24)
     x_enc = alt.X(f"{x}:Q", scale=xs, title=x)
     tooltip = [alt.Tooltip(f"{c}") for c in groups] + [
         alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("n:Q"),
         alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f"),
     ]
-    base = alt.Chart(stats)
+    # One dataset for every layer (facets need it): group rows and branch rows, told apart by
+    # the "_layer" column.
+    keep = [c for c in dict.fromkeys([*groups, y, "branch"]) if c in data.columns]
+    rows = [stats.with_columns(pl.lit("group").alias("_layer"))]
+    if points:
+        rows.append(data.select(keep).with_columns(pl.lit("branch").alias("_layer")))
+    base = alt.Chart(pl.concat(rows, how="diagonal_relaxed"))
+    group_rows = base.transform_filter("datum._layer === 'group'")
     enc: dict[str, Any] = {"x": x_enc}
     if color is not None:
         enc["color"] = alt.Color(f"{color}:N", title=color)
-    band = base.mark_area(opacity=0.2).encode(
+    band = group_rows.transform_filter("isValid(datum.ci_low)").mark_area(opacity=0.2).encode(
         y=alt.Y("ci_low:Q", title=y), y2="ci_high:Q", **enc
-    ).transform_filter("isValid(datum.ci_low)")
-    line = base.mark_line(point=True).encode(y=alt.Y("mean:Q", title=y), tooltip=tooltip, **enc)
+    )
+    line = group_rows.mark_line(point=True).encode(y=alt.Y("mean:Q", title=y), tooltip=tooltip, **enc)
     layers: list[Any] = [band, line]
     if points:
-        keep = [c for c in {*groups, y, "branch"} if c in data.columns]
-        faint = alt.Chart(data.select(keep)).mark_circle(opacity=0.35, size=28).encode(
-            x=x_enc, y=alt.Y(f"{y}:Q"), tooltip=[alt.Tooltip(c) for c in keep],
-            **({"color": alt.Color(f"{color}:N")} if color else {}),
+        faint = base.transform_filter("datum._layer === 'branch'").mark_circle(opacity=0.35, size=28).encode(
+            y=alt.Y(f"{y}:Q"), tooltip=[alt.Tooltip(c) for c in keep], **enc,
         )
         layers.append(faint)
     chart = alt.layer(*layers).properties(width=width, height=height)

@@ -12,12 +12,13 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import typer
 
 from . import __version__
-from .errors import InvalidValue, WorkbenchError
+from .errors import InvalidValue, NotFound, WorkbenchError
 
 app = typer.Typer(
     name="lithify",
@@ -69,7 +70,6 @@ def options(ctx: typer.Context) -> Ctx:
 def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True) -> Any:
     """Open the --db journal; a missing file is an error unless the command creates one."""
     from .journal import Journal
-    from .errors import NotFound
 
     if must_exist and not os.path.exists(opts.db):
         raise NotFound(
@@ -116,6 +116,64 @@ def verify(ctx: typer.Context) -> None:
     emit(opts, report.to_json(), human)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def matrix_rows(df: Any) -> list[dict[str, Any]]:
+    """A polars frame as JSON-ready row dicts."""
+    return [dict(r) for r in df.iter_rows(named=True)]
+
+
+@app.command()
+def matrix(
+    ctx: typer.Context,
+    fmt: str = typer.Option("csv", "--format", help="csv, parquet or json."),
+    wide: bool = typer.Option(False, "--wide", help="One row per branch, one column per metric."),
+    summary: str = typer.Option("last", "--summary", help="With --wide: last, first, max, min, mean or count."),
+    sweep: int = typer.Option(None, "--sweep", help="Only the forks of this sweep."),
+    output: Path = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
+) -> None:
+    """The results matrix: every observation joined to its branch's merged parameters."""
+    from .matrix import export
+
+    opts = options(ctx)
+    if fmt not in ("csv", "parquet", "json"):
+        raise InvalidValue(f"--format must be csv, parquet or json, not {fmt!r}")
+    if fmt == "parquet" and output is None:
+        raise InvalidValue("parquet is binary: pass -o FILE.parquet")
+    with open_journal(opts) as j:
+        df = j.matrix(wide=wide, summary=summary, sweep=sweep)
+    if output is not None:
+        export(df, output.with_suffix(f".{fmt}") if output.suffix.lower() != f".{fmt}" else output)
+        if opts.json:
+            emit(opts, {"path": str(output), "rows": len(df), "columns": df.columns}, lambda: None)
+    elif opts.json or fmt == "json":
+        sys.stdout.write(json.dumps(matrix_rows(df), default=str) + "\n")
+    else:
+        sys.stdout.write(df.write_csv())
+
+
+@app.command()
+def chart(
+    ctx: typer.Context,
+    x: str = typer.Option("budget", "--x", help="Parameter on the x axis."),
+    y: str = typer.Option("recall", "--y", help="Metric on the y axis."),
+    color: str = typer.Option(None, "--color", help="Parameter that colors separate lines."),
+    facet: str = typer.Option(None, "--facet", help="Parameter that splits the chart into columns."),
+    log_x: bool = typer.Option(False, "--log-x", help="Log scale on the x axis."),
+    sweep: int = typer.Option(None, "--sweep", help="Only the forks of this sweep."),
+    output: Path = typer.Option(..., "-o", "--output", help="Image to write: .png, .svg, .html or .json."),
+) -> None:
+    """Plot a metric against a parameter (mean and 95% CI across seeds) to an image file."""
+    from . import charts
+
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        df = j.matrix(sweep=sweep, metrics=[y])
+    if df.is_empty():
+        raise NotFound(f"no observations of {y!r} in {opts.db}")
+    charts.save(charts.metric_vs_param(df, x=x, y=y, color=color, facet=facet, log_x=log_x), output)
+    emit(opts, {"path": str(output), "branches": df["branch"].n_unique()},
+         lambda: console().print(f"wrote {output}"))
 
 
 def _exit_code(err: WorkbenchError) -> int:

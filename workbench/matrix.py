@@ -160,10 +160,19 @@ def build_matrix(
     frame_ids = sorted(br.names) if ids is None else ids
     if wide:
         return _wide(obs, _branch_frame(br, frame_ids, lineage), summary)
+    return _long(obs, br, lineage)
+
+
+def _long(obs: pl.DataFrame, br: _Branches, lineage: bool) -> pl.DataFrame:
+    """Observations joined to their branches' names, params (and lineage), columns ordered."""
     bf = _branch_frame(br, sorted(set(obs["branch"].unique().to_list())), lineage)
-    long = obs.drop("position").join(bf, on="branch", how="left")
-    order = ["branch", "branch_name", "seq", "metric", "value", "ts"]
-    return long.select(order + [c for c in long.columns if c not in order])
+    return _ordered(obs.drop("position").join(bf, on="branch", how="left"))
+
+
+def _ordered(df: pl.DataFrame) -> pl.DataFrame:
+    rest = [c for c in df.columns if c not in FIXED_COLUMNS]
+    lin = [c for c in LINEAGE_COLUMNS if c in rest]
+    return df.select([*FIXED_COLUMNS, *sorted(c for c in rest if c not in lin), *lin])
 
 
 _REDUCE = {
@@ -369,10 +378,7 @@ class LiveMatrix:
         new = [r for r in db.branch_rows(since_id=self._branches.last_id)]
         if new:
             self._branches.extend(new)
-        obs = _observations(rows)
-        bf = _branch_frame(self._branches, sorted(set(obs["branch"].unique().to_list())), False)
-        part = obs.drop("position").join(bf, on="branch", how="left")
-        self._parts.append(part)
+        self._parts.append(_long(_observations(rows), self._branches, False))
         self._frame = None
         return len(rows)
 
@@ -385,7 +391,7 @@ class LiveMatrix:
             if not self._parts:
                 self._frame = build_matrix(self.journal).head(0)
             else:
-                self._frame = pl.concat(self._parts, how="diagonal_relaxed")
+                self._frame = _ordered(pl.concat(self._parts, how="diagonal_relaxed"))
                 self._parts = [self._frame]
         return self._frame
 

@@ -3,7 +3,6 @@ crash-demo and demo. Thin: parse options, call the library, format."""
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import signal
@@ -15,7 +14,7 @@ from typing import Any
 
 import typer
 
-from ...cli import app, console, emit, open_journal, options
+from ...cli import app, console, emit, matrix_rows, open_journal, options
 from ...errors import InvalidValue, NotFound
 from . import agent, logic
 from .models import Calls, make_model
@@ -199,10 +198,6 @@ def fork(
     emit(opts, doc, lambda: _print_run(result, f"fork of branch {base.id} at seq {seq}"))
 
 
-def _matrix_rows(df: Any) -> list[dict[str, Any]]:
-    return [dict(r) for r in df.iter_rows(named=True)]
-
-
 @app.command()
 def sweep(
     ctx: typer.Context,
@@ -226,7 +221,7 @@ def sweep(
             df = df.filter(df["branch"].is_in(list(ids)))
     finally:
         calls.close()
-    rows = _matrix_rows(df)
+    rows = matrix_rows(df)
 
     def human() -> None:
         out = console()
@@ -237,36 +232,6 @@ def sweep(
                       f"compactions {int(m['compactions'])}  model calls {int(m['model_calls'])}")
 
     emit(opts, rows, human)
-
-
-@app.command()
-def matrix(
-    ctx: typer.Context,
-    fmt: str = typer.Option("csv", "--format", help="csv, parquet or json."),
-    wide: bool = typer.Option(False, "--wide", help="One row per branch, one column per metric."),
-    output: Path = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
-) -> None:
-    """The results matrix: every observation joined to its branch's parameters."""
-    opts = options(ctx)
-    if fmt not in ("csv", "parquet", "json"):
-        raise InvalidValue(f"--format must be csv, parquet or json, not {fmt!r}")
-    with open_journal(opts) as j:
-        df = j.matrix(wide=wide)
-    if opts.json or fmt == "json":
-        doc = _matrix_rows(df)
-        if output:
-            output.write_text(json.dumps(doc, default=str) + "\n")
-        else:
-            sys.stdout.write(json.dumps(doc, default=str) + "\n")
-        return
-    if fmt == "parquet":
-        if output is None:
-            raise InvalidValue("parquet is binary: pass -o FILE.parquet")
-        df.write_parquet(output)
-    elif output:
-        df.write_csv(output)
-    else:
-        sys.stdout.write(df.write_csv())
 
 
 @app.command()
