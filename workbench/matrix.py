@@ -152,7 +152,7 @@ def build_matrix(
     journal.flush()
     br = _Branches(journal)
     ids = _select_branches(br, journal, branches, sweep, params)
-    obs = _observations(journal._db().observations())
+    obs = journal._db().observations_frame()
     if ids is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     if metrics is not None:

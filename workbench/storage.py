@@ -7,6 +7,7 @@ and committing an effect clears its intent in the same statement.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 import time
@@ -132,6 +133,7 @@ class Storage:
         self.durability = durability
         self._lock = threading.RLock()
         self._in_tx = False
+        self._adbc_conn: Any = None
         try:
             self.conn = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
@@ -167,6 +169,9 @@ class Storage:
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:
+            if self._adbc_conn is not None:
+                self._adbc_conn.close()
+                self._adbc_conn = None
             if self.conn is not None:
                 self.conn.close()
                 self.conn = None  # type: ignore[assignment]
@@ -403,6 +408,50 @@ class Storage:
                 "WHERE position > ? AND metric IS NOT NULL ORDER BY position",
                 (since,),
             ).fetchall()
+
+    def observations_frame(self) -> Any:
+        """All observations as a polars frame (position, branch, seq, metric, value, ts).
+
+        Files are read through the ADBC SQLite driver, which hands rows to polars as Arrow
+        columns (about twice as fast as sqlite3 plus a frame build at 10^6 rows); in-memory
+        journals, or machines without the driver, take the sqlite3 path.
+        """
+        import polars as pl
+
+        sql = (
+            "SELECT position, branch, seq, metric, value, ts FROM events "
+            "WHERE metric IS NOT NULL ORDER BY position"
+        )
+        schema = {"position": pl.Int64, "branch": pl.Int64, "seq": pl.Int64, "metric": pl.Utf8,
+                  "value": pl.Float64, "ts": pl.Int64}
+        with self._lock:
+            adbc = self._adbc()
+            if adbc is not None:
+                cur = adbc.cursor()
+                try:
+                    cur.execute(sql)
+                    frame = pl.DataFrame(cur.fetch_arrow())
+                finally:
+                    cur.close()
+                if frame.width == len(schema):
+                    return frame.cast(schema)  # type: ignore[arg-type]
+                return pl.DataFrame(schema=schema)
+            rows = self.conn.execute(sql).fetchall()
+        return pl.DataFrame(rows, schema=schema, orient="row")
+
+    def _adbc(self) -> Any:
+        if self.path == ":memory:":
+            return None
+        if self._adbc_conn is None:
+            try:
+                import adbc_driver_sqlite.dbapi as adbc
+            except ImportError:
+                return None
+            from urllib.parse import quote
+
+            uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro"
+            self._adbc_conn = adbc.connect(uri, autocommit=True)
+        return self._adbc_conn
 
     def count_events(self) -> int:
         with self._lock:
