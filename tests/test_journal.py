@@ -479,3 +479,31 @@ def test_verify_finds_tampered_snapshot_and_observation_columns(db_path):
         problems = j.verify().problems
     assert (0, 5) in [p[:2] for p in problems]
     assert (0, 13) in [p[:2] for p in problems]
+
+
+def test_intent_log_compaction_keeps_only_unresolved(db_path, monkeypatch):
+    from workbench.storage import IntentLog
+
+    monkeypatch.setattr(IntentLog, "COMPACT_BYTES", 200)
+    j = Journal.open(db_path, Ctx)
+    root = j.root()
+    for i in range(20):
+        root.effect(f"done:{i}", lambda i=i: i)
+    with pytest.raises(InvalidValue):
+        root.effect("in-flight", lambda: {1})  # called, result refused: stays unknown
+    log = Path(str(db_path) + "-intents")
+    assert log.stat().st_size > 200
+    j.close()
+    assert log.read_text().count("\n") == 1 and "in-flight" in log.read_text()
+    with Journal.open(db_path, Ctx) as j2:
+        assert j2.root().unknown_outcomes() == ["in-flight"]
+
+
+def test_intent_log_tolerates_a_torn_last_line(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        with pytest.raises(InvalidValue):
+            j.root().effect("a", lambda: {1})
+    with open(str(db_path) + "-intents", "a") as f:
+        f.write("+ 0 abc")  # a crash mid-write
+    with Journal.open(db_path, Ctx) as j:
+        assert j.root().unknown_outcomes() == ["a"]

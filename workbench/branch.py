@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 _UNSET: Any = object()
+_IMMUTABLE = (str, int, float, bool, type(None))
+_quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 class Branch:
@@ -131,18 +133,20 @@ class Branch:
             raise InvalidValue(f"an effect key is a non-empty str, not {key!r}")
         kh = ev.key_hash(key)
         self._j.flush()
-        hit = self._j._db().find_effect(kh, self._segments)
+        db = self._j._db()
+        hit = db.find_effect(kh, self._segments)
         if hit is not None:
             return True, json.loads(hit[1])["result"], kh
-        self._j._db().put_intent(self.id, kh, key)
+        db.intents.announce(self.id, kh, key)
         return False, None, kh
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
-        text = ev.canonical(result, "result")  # an unsafe result raises; its intent stays
-        payload = '{"key":' + json.dumps(key, ensure_ascii=False) + ',"key_hash":"' + kh.hex()
+        text, plain = ev.canonical_plain(result, "result")  # unsafe raises; the intent stays
+        payload = '{"key":' + _quote(key) + ',"key_hash":"' + kh.hex()
         payload += '","result":' + text + "}"
         self._append("effect", payload, buffered=False, key_hash=kh)
-        return json.loads(text)
+        # Return what every replay returns: the JSON round trip (the value itself when equal).
+        return result if plain and type(result) in _IMMUTABLE else json.loads(text)
 
     def effect(self, key: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Return the journaled result for ``key``, or call ``fn`` once and journal its result.
@@ -156,7 +160,7 @@ class Branch:
         try:
             result = fn(*args, **kwargs)
         except BaseException:
-            self._j._db().clear_intent(self.id, kh)
+            self._j._db().intents.withdraw(self.id, kh)
             raise
         return self._commit(key, kh, result)  # type: ignore[no-any-return]
 
@@ -170,14 +174,14 @@ class Branch:
         try:
             result = await fn(*args, **kwargs)
         except BaseException:
-            self._j._db().clear_intent(self.id, kh)
+            self._j._db().intents.withdraw(self.id, kh)
             raise
         return self._commit(key, kh, result)  # type: ignore[no-any-return]
 
     def unknown_outcomes(self) -> list[str]:
         """Effect keys started on this branch whose result was never committed."""
         self._j.flush()
-        return self._j._db().intents(self.id)
+        return self._j._unknown_outcomes(self.id)
 
     def compact(self, compactor: Callable[[Branch, Any], Any]) -> int:
         """Replace the state with ``compactor(branch, state)``; returns the compact event's seq.

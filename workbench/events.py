@@ -179,7 +179,13 @@ def _jcs(v: Any) -> str:
 
 def canonical(value: Any, path: str = "value") -> str:
     """RFC 8785 text of a JSON-safe value; raises InvalidValue naming the path inside it."""
+    return canonical_plain(value, path)[0]
+
+
+def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
+    """(canonical text, whether ``value`` already equals its JSON round trip exactly)."""
     flags = _scan(value)
+    plain = flags == _OK
     if flags & (_BAD | _CONVERT):
         value = to_plain(value, path)
         flags = _scan(value)
@@ -189,7 +195,7 @@ def canonical(value: Any, path: str = "value") -> str:
             text.encode("utf-8")
         except UnicodeEncodeError:
             _find_surrogate(value, path)
-    return text
+    return text, plain
 
 
 def _find_surrogate(v: Any, path: str) -> None:

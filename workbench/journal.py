@@ -153,6 +153,7 @@ class Journal:
             return
         try:
             self.flush()
+            self._compact_intents()
         finally:
             self._closed = True
             self._storage.close()
@@ -357,6 +358,29 @@ class Journal:
             SweepInfo(i, base, at, json.loads(spec), created, by_sweep.get(i, []))
             for i, base, at, spec, created in self._db().sweep_rows()
         ]
+
+    def _unknown_outcomes(self, branch_id: int) -> list[str]:
+        db = self._db()
+        announced = db.intents.pending(branch_id)
+        if not announced:
+            return []
+        done = db.committed_keys(branch_id, [kh for _, kh in announced])
+        return [key for (_, kh), key in announced.items() if kh not in done]
+
+    def _compact_intents(self) -> None:
+        """Drop resolved lines from the intent log once it has grown large."""
+        db = self._db()
+        if db.intents.size() < db.intents.COMPACT_BYTES:
+            return
+
+        def still_open(announced: dict[tuple[int, bytes], str]) -> dict[tuple[int, bytes], str]:
+            by_branch: dict[int, list[bytes]] = {}
+            for b, kh in announced:
+                by_branch.setdefault(b, []).append(kh)
+            done = {(b, kh) for b, khs in by_branch.items() for kh in db.committed_keys(b, khs)}
+            return {k: v for k, v in announced.items() if k not in done}
+
+        db.intents.compact(still_open)
 
     # -- reading --------------------------------------------------------------------------
 

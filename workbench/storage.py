@@ -2,16 +2,19 @@
 
 No other module imports ``sqlite3``. Invariants the database can hold, it holds: a unique
 ``(branch, seq)`` key refuses a stale writer, triggers refuse UPDATE and DELETE on events,
-and committing an effect clears its intent in the same statement.
+and effect intents go to an append-only sidecar log (``IntentLog``) so that announcing a call
+costs one write() rather than a second commit.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -57,13 +60,6 @@ CREATE TABLE IF NOT EXISTS events (
 CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
 CREATE INDEX IF NOT EXISTS events_effects ON events(key_hash, branch, seq)
     WHERE key_hash IS NOT NULL;
-CREATE TABLE IF NOT EXISTS intents (
-    branch INTEGER NOT NULL,
-    key_hash BLOB NOT NULL,
-    key TEXT NOT NULL,
-    started INTEGER NOT NULL,
-    PRIMARY KEY (branch, key_hash)
-) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS snapshots (
     branch INTEGER NOT NULL,
     seq INTEGER NOT NULL,
@@ -87,9 +83,6 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
-CREATE TRIGGER IF NOT EXISTS effects_clear_intent AFTER INSERT ON events
-WHEN NEW.key_hash IS NOT NULL
-BEGIN DELETE FROM intents WHERE branch = NEW.branch AND key_hash = NEW.key_hash; END;
 """
 
 WAL_AUTOCHECKPOINT = 8192  # pages
@@ -120,6 +113,121 @@ def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
 
+class IntentLog:
+    """Append-only log of effects announced before they run: ``<db>-intents`` beside a file.
+
+    A line ``+ BRANCH KEYHASH KEY`` is written (one write(), so it survives kill -9; fsynced
+    at the "fsync" level) before an effect's function is called, and ``- BRANCH KEYHASH``
+    when the function raised. A committed effect needs no line: an intent whose key the
+    branch has committed is resolved. ``compact`` rewrites the log without resolved lines,
+    under an exclusive flock that appenders respect with a shared one.
+    """
+
+    COMPACT_BYTES = 1 << 20
+
+    def __init__(self, db_path: str, durability: str) -> None:
+        self.path = None if db_path == ":memory:" else db_path + "-intents"
+        self.fsync = durability == "fsync"
+        self._fd: int | None = None
+        self._memory: list[str] = []
+
+    def _open(self) -> int:
+        if self._fd is None:
+            assert self.path is not None
+            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+        return self._fd
+
+    def _append(self, line: str) -> None:
+        if self.path is None:
+            self._memory.append(line)
+            return
+        fd = self._open()
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            os.write(fd, line.encode("utf-8"))
+            if self.fsync:
+                os.fsync(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def announce(self, branch: int, key_hash: bytes, key: str) -> None:
+        """Record that an effect is about to run (durable before the call is made)."""
+        self._append(f"+ {branch} {key_hash.hex()} {json.dumps(key, ensure_ascii=True)}\n")
+
+    def withdraw(self, branch: int, key_hash: bytes) -> None:
+        """Record that an announced effect raised, so it committed nothing."""
+        self._append(f"- {branch} {key_hash.hex()}\n")
+
+    def _text(self) -> str:
+        if self.path is None:
+            return "".join(self._memory)
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                return f.read()
+        except FileNotFoundError:
+            return ""
+
+    @staticmethod
+    def _fold(text: str) -> dict[tuple[int, bytes], str]:
+        open_: dict[tuple[int, bytes], str] = {}
+        for line in text.splitlines():
+            parts = line.split(" ", 3)
+            if len(parts) < 3:
+                continue  # a torn last line from a crash mid-write
+            try:
+                ident = (int(parts[1]), bytes.fromhex(parts[2]))
+                if parts[0] == "+" and len(parts) == 4:
+                    open_.pop(ident, None)
+                    open_[ident] = json.loads(parts[3])
+                elif parts[0] == "-":
+                    open_.pop(ident, None)
+            except ValueError:
+                continue
+        return open_
+
+    def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
+        """Announced, not withdrawn intents (resolved or not), oldest first."""
+        found = self._fold(self._text())
+        return found if branch is None else {k: v for k, v in found.items() if k[0] == branch}
+
+    def compact(
+        self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
+    ) -> None:
+        """Rewrite the log keeping only what ``still_open(announced)`` returns.
+
+        Runs under the exclusive lock, so no intent is appended while the log is rewritten.
+        """
+
+        def body(items: dict[tuple[int, bytes], str]) -> str:
+            return "".join(f"+ {b} {h.hex()} {json.dumps(k)}\n" for (b, h), k in items.items())
+
+        if self.path is None:
+            self._memory = [body(still_open(self._fold(self._text())))]
+            return
+        fd = self._open()
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:
+            keep = still_open(self._fold(self._text()))
+            os.ftruncate(fd, 0)
+            os.write(fd, body(keep).encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+
+    def size(self) -> int:
+        if self.path is None:
+            return sum(len(x) for x in self._memory)
+        try:
+            return os.path.getsize(self.path)
+        except FileNotFoundError:
+            return 0
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
 def quote_identifier(name: str) -> str:
     """Quote an SQL identifier (the one place identifiers are spliced into SQL)."""
     return '"' + name.replace('"', '""') + '"'
@@ -134,6 +242,8 @@ class Storage:
         self._lock = threading.RLock()
         self._in_tx = False
         self._adbc_conn: Any = None
+        self._where_cache: dict[tuple[bool, ...], str] = {}
+        self.intents = IntentLog(path, durability)
         try:
             self.conn = sqlite3.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
@@ -169,6 +279,7 @@ class Storage:
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:
+            self.intents.close()
             if self._adbc_conn is not None:
                 self._adbc_conn.close()
                 self._adbc_conn = None
@@ -344,20 +455,28 @@ class Storage:
                 (branch,),
             )
 
-    def find_effect(self, key_hash: bytes, segments: Sequence[Segment]) -> tuple[int, str] | None:
-        """(seq, payload) of the effect with this key in a resolved history, newest first."""
-        where = " OR ".join(
-            "(branch = ? AND seq >= ?" + ("" if last is None else " AND seq <= ?") + ")"
-            for _, _, last in segments
-        )
-        args: list[Any] = [key_hash]
+    def _segment_sql(self, segments: Sequence[Segment]) -> tuple[str, list[Any]]:
+        """`(branch = ? AND seq >= ? [AND seq <= ?]) OR ...` over a resolved history."""
+        shape = tuple(last is None for _, _, last in segments)
+        where = self._where_cache.get(shape)
+        if where is None:
+            where = " OR ".join(
+                "(branch = ? AND seq >= ?" + ("" if open_ else " AND seq <= ?") + ")" for open_ in shape
+            )
+            self._where_cache[shape] = where
+        args: list[Any] = []
         for branch, first, last in segments:
             args += [branch, first] if last is None else [branch, first, last]
+        return where, args
+
+    def find_effect(self, key_hash: bytes, segments: Sequence[Segment]) -> tuple[int, str] | None:
+        """(seq, payload) of the effect with this key in a resolved history, newest first."""
+        where, args = self._segment_sql(segments)
         with self._lock:
             return self.conn.execute(
-                "SELECT seq, payload FROM events WHERE key_hash = ? AND (" + where + ") "
+                f"SELECT seq, payload FROM events WHERE key_hash = ? AND ({where}) "
                 "ORDER BY seq DESC LIMIT 1",
-                args,
+                [key_hash, *args],
             ).fetchone()
 
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[tuple[bytes, int, int]]:
@@ -459,28 +578,21 @@ class Storage:
 
     # -- intents --------------------------------------------------------------------------
 
-    def put_intent(self, branch: int, key_hash: bytes, key: str) -> None:
-        """Record that an effect is about to run (committed before the call is made)."""
+    def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
+        """Which of these effect key hashes a branch has committed itself."""
+        out: set[bytes] = set()
         with self._lock:
-            self.conn.execute(
-                "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?)", (branch, key_hash, key, now_ms())
-            )
-
-    def clear_intent(self, branch: int, key_hash: bytes) -> None:
-        with self._lock:
-            self.conn.execute(
-                "DELETE FROM intents WHERE branch = ? AND key_hash = ?", (branch, key_hash)
-            )
-
-    def intents(self, branch: int) -> list[str]:
-        """Effect keys started on a branch and never committed, oldest first."""
-        with self._lock:
-            return [
-                r[0]
-                for r in self.conn.execute(
-                    "SELECT key FROM intents WHERE branch = ? ORDER BY started, key", (branch,)
+            for i in range(0, len(key_hashes), 500):
+                chunk = list(key_hashes[i : i + 500])
+                marks = ",".join("?" * len(chunk))
+                out.update(
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT key_hash FROM events WHERE key_hash IN ({marks}) AND branch = ?",
+                        [*chunk, branch],
+                    )
                 )
-            ]
+        return out
 
     # -- snapshots ------------------------------------------------------------------------
 
