@@ -79,6 +79,17 @@ CREATE TABLE IF NOT EXISTS sweeps (
     spec TEXT NOT NULL,
     created INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS fork_runs (
+    branch INTEGER PRIMARY KEY,
+    sweep INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    runner TEXT,
+    notebook TEXT,
+    error TEXT,
+    started INTEGER,
+    finished INTEGER,
+    wall_ms REAL
+);
 CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
@@ -86,6 +97,7 @@ BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 """
 
 WAL_AUTOCHECKPOINT = 8192  # pages
+_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs"}
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
 
 _INSERT_EVENT = (
@@ -328,6 +340,10 @@ class Storage:
                 )
             if "meta" in tables:
                 self._check_meta()
+                if not _TABLES <= tables:  # an older file: add the tables it lacks
+                    with self.atomic():
+                        for statement in _statements(_SCHEMA):
+                            self.conn.execute(statement)
                 return
             with self.atomic():
                 for statement in _statements(_SCHEMA):
@@ -682,6 +698,26 @@ class Storage:
                 (base, at, spec, now_ms()),
             )
             return cur.lastrowid  # type: ignore[return-value]
+
+    def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
+        """Create or update a fork's run record (status, runner, notebook, error, times)."""
+        cols = ["branch", "sweep", "status", *fields]
+        with self._lock:
+            self.conn.execute(
+                f"INSERT INTO fork_runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
+                "ON CONFLICT(branch) DO UPDATE SET "
+                + ", ".join(f"{c} = excluded.{c}" for c in cols[2:]),
+                [branch, sweep, status, *fields.values()],
+            )
+
+    def runs(self, sweep: int | None = None) -> list[tuple[Any, ...]]:
+        """(branch, sweep, status, runner, notebook, error, started, finished, wall_ms) rows."""
+        sql = ("SELECT branch, sweep, status, runner, notebook, error, started, finished, wall_ms "
+               "FROM fork_runs")
+        with self._lock:
+            if sweep is None:
+                return self.conn.execute(sql + " ORDER BY branch").fetchall()
+            return self.conn.execute(sql + " WHERE sweep = ? ORDER BY branch", (sweep,)).fetchall()
 
     def sweep_rows(self) -> list[tuple[int, int, int, str, int]]:
         with self._lock:

@@ -3,7 +3,17 @@
     from workbench.agents.auditor import AuditState, start, run, Calls, MockModel
 """
 
-from .agent import METRICS, RunResult, bundled_corpus, fork_seq_after_files, rerun_counts, run, start, step
+from .agent import (
+    METRICS,
+    RunResult,
+    bundled_corpus,
+    fork_seq_after_files,
+    rerun_counts,
+    run,
+    run_fork,
+    start,
+    step,
+)
 from .logic import CATEGORIES, AuditState, select_files, tokens
 from .models import Calls, MockModel, Model, OpenAIModel, make_model
 
@@ -21,6 +31,7 @@ __all__ = [
     "make_model",
     "rerun_counts",
     "run",
+    "run_fork",
     "select_files",
     "start",
     "step",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -97,18 +98,23 @@ def _num(v: float) -> float | int:
     return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
 
 
-def run(branch: Branch, calls: Calls) -> RunResult:
-    """Drive a started branch to its report and observe its metrics; resumes where it stopped."""
+def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None = None) -> RunResult:
+    """Drive a started branch to its report and observe its metrics; resumes where it stopped.
+
+    ``on_step(files_done, files_total)`` is called after every file (e.g. sweep progress)."""
     t0 = time.perf_counter()
     state: logic.AuditState = branch.state()
     if not state.root:
         raise InvalidValue(f"branch {branch.id} has no audit yet; start it with a repo first")
     compact = _compactor(calls)
+    total = len(state.done) + len(state.pending)
     while state.pending:
         if state.size() > state.budget:
             branch.compact(compact)
         step(branch, calls, branch.state().pending[0])
         state = branch.state()
+        if on_step is not None:
+            on_step(len(state.done), total)
     if state.report is None:
         text = branch.effect("report", calls.report, state.notes, "report")
         branch.apply({"type": "report", "report": text})
@@ -144,6 +150,23 @@ def _observed_since_report(branch: Branch) -> set[str]:
         if rec.kind == "observe":
             names.add(rec.payload["name"])
     return names
+
+
+def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, Any]:
+    """A sweep fork of the auditor (the process runner's ``fn``): apply the fork's budget and
+    run it to its report. ``params`` may set budget and model; AUDITOR_TRACE names a trace."""
+    from ...journal import Journal
+    from ...sweep import report_progress
+    from .models import make_model
+
+    calls = Calls(make_model(str(params.get("model", "mock"))))
+    try:
+        with Journal.open(journal_path, logic.AuditState) as j:
+            b = j.branch(branch_id)
+            start(b, budget=params.get("budget"))
+            return run(b, calls, on_step=report_progress).to_json()
+    finally:
+        calls.close()
 
 
 def rerun_counts(branch: Branch, trace_text: str) -> dict[str, int]:

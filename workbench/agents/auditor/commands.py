@@ -3,6 +3,7 @@ crash-demo and demo. Thin: parse options, call the library, format."""
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -170,8 +171,8 @@ def history(
     emit(opts, docs, human)
 
 
-def _run_fork(j: Any, base: Any, seq: int, budget: int, calls: Calls, sweep: Any = None) -> agent.RunResult:
-    f = sweep if sweep is not None else base.fork_at(seq, params={"budget": budget})
+def _run_fork(base: Any, seq: int, budget: int, calls: Calls) -> agent.RunResult:
+    f = base.fork_at(seq, params={"budget": budget})
     agent.start(f, budget=budget)
     return agent.run(f, calls)
 
@@ -191,47 +192,118 @@ def fork(
     try:
         with _journal(ctx) as j:
             base = j.branch(branch) if branch is not None else j.root()
-            result = _run_fork(j, base, seq, budget, calls)
+            result = _run_fork(base, seq, budget, calls)
     finally:
         calls.close()
     doc = {**result.to_json(), "parent": base.id, "fork_seq": seq}
     emit(opts, doc, lambda: _print_run(result, f"fork of branch {base.id} at seq {seq}"))
 
 
+def _grid(params: list[str], budgets: str | None) -> dict[str, list[Any]]:
+    grid: dict[str, list[Any]] = {}
+    for item in params:
+        name, eq, values = item.partition("=")
+        if not eq or not name or not values:
+            raise InvalidValue(f"--param takes NAME=V1,V2,..., not {item!r}")
+        grid[name] = [_value(v) for v in values.split(",") if v.strip()]
+    if budgets is not None:
+        grid["budget"] = _parse_ints(budgets, "--budgets")
+    if not grid:
+        grid["budget"] = _parse_ints(BUDGETS, "--budgets")
+    return grid
+
+
+def _value(text: str) -> Any:
+    text = text.strip()
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 @app.command()
 def sweep(
     ctx: typer.Context,
     seq: int = typer.Option(..., "--at", help="Fork every run at this event seq."),
-    budgets: str = typer.Option(BUDGETS, "--budgets", help="Comma-separated budgets, one fork each."),
+    param: list[str] = typer.Option([], "--param", help="NAME=V1,V2,... (repeat for a grid)."),
+    budgets: str = typer.Option(None, "--budgets", help=f"Shorthand for --param budget=... (default {BUDGETS})."),
+    seeds: int = typer.Option(None, "--seeds", help="Add a seed parameter 0..N-1 to every grid point."),
+    notebook: Path = typer.Option(None, "--notebook", help="Template notebook to run per fork (papermill)."),
+    runner: str = typer.Option(None, "--runner", help="papermill, warm or process (default: papermill with "
+                                                      "--notebook, else process)."),
+    workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
+    timeout: float = typer.Option(None, "--timeout", help="Seconds a fork may run."),
     branch: str = _branch_opt(),
-    model: str = typer.Option("mock", "--model", help="mock or openai."),
-    trace: Path = typer.Option(None, "--trace", help="Append one line per call to this file."),
 ) -> None:
-    """Fork one branch per budget at an event, run each, print the sweep's matrix rows."""
+    """Fork one branch per grid point at an event, run them in parallel, print the sweep's matrix rows."""
+    from ... import sweep as sweeps
+
     opts = options(ctx)
-    values = _parse_ints(budgets, "--budgets")
-    calls = Calls(make_model(model), trace)
-    try:
-        with _journal(ctx) as j:
-            base = j.branch(branch) if branch is not None else j.root()
-            forks = j.sweep(base, seq, [{"budget": v} for v in values], spec={"grid": {"budget": values}})
-            results = [_run_fork(j, base, seq, f.params["budget"], calls, sweep=f) for f in forks]
-            ids = {f.id for f in forks}
-            df = j.matrix()
-            df = df.filter(df["branch"].is_in(list(ids)))
-    finally:
-        calls.close()
-    rows = matrix_rows(df)
+    grid = _grid(param, budgets)
+    chosen = runner or ("papermill" if notebook else "process")
+    with _journal(ctx) as j:
+        base = j.branch(branch) if branch is not None else j.root()
+        plan = sweeps.plan(j, base.id, seq, grid, seeds=seeds, notebook=notebook,
+                           fn=None if notebook else "workbench.agents.auditor:run_fork")
+        result = sweeps.run(plan, workers=workers, runner=chosen, timeout=timeout, progress=not opts.json)
+        df = j.matrix(sweep=plan.id)
+    _emit_sweep(opts, result, df)
+
+
+def _emit_sweep(opts: Any, result: Any, df: Any) -> None:
+    def human() -> None:
+        console().print(str(result), markup=False)
+
+    emit(opts, matrix_rows(df), human)
+    if not result.ok:
+        raise typer.Exit(1)
+
+
+@app.command("sweeps")
+def sweeps_cmd(ctx: typer.Context) -> None:
+    """Every recorded sweep: base, fork point, grid and how many forks finished."""
+    opts = options(ctx)
+    with _journal(ctx) as j:
+        rows = []
+        for s in j.sweeps():
+            runs = {r[0]: r[2] for r in j._db().runs(s.id)}
+            counts = {st: sum(v == st for v in runs.values()) for st in ("finished", "failed", "running", "cancelled")}
+            counts["pending"] = len(s.branches) - sum(counts.values())
+            rows.append({"id": s.id, "base": s.base, "at": s.at, "grid": s.spec.get("grid"),
+                         "seeds": s.spec.get("seeds"), "notebook": s.spec.get("notebook"), "forks": len(s.branches),
+                         "branches": s.branches, **counts})
 
     def human() -> None:
-        out = console()
-        out.print(f"[bold]sweep from branch {base.id} at seq {seq}[/bold]")
-        for r in results:
-            m = r.metrics
-            out.print(f"  budget {int(m['budget']):>6}  branch {r.branch:>4}  recall {m['recall']:.3f}  "
-                      f"compactions {int(m['compactions'])}  model calls {int(m['model_calls'])}")
+        from rich.table import Table
+
+        t = Table("sweep", "base", "at", "grid", "forks", "finished", "failed", "other")
+        for r in rows:
+            t.add_row(str(r["id"]), str(r["base"]), str(r["at"]), json.dumps(r["grid"]), str(r["forks"]),
+                      str(r["finished"]), str(r["failed"]), str(r["forks"] - r["finished"] - r["failed"]))
+        console().print(t)
 
     emit(opts, rows, human)
+
+
+@app.command("sweep-resume")
+def sweep_resume(
+    ctx: typer.Context,
+    sweep_id: int = typer.Argument(..., help="The sweep to finish (see `lithify sweeps`)."),
+    workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
+    runner: str = typer.Option(None, "--runner", help="papermill, warm or process (default: as planned)."),
+    only_failed: bool = typer.Option(False, "--failed", help="Rerun only the failed forks."),
+) -> None:
+    """Run the forks of a sweep that have not finished (after a crash, a cancel or a fix)."""
+    from ... import sweep as sweeps
+
+    opts = options(ctx)
+    with _journal(ctx) as j:
+        plan = sweeps.load(j, sweep_id)
+        chosen = runner or ("process" if plan.fn else "papermill")
+        result = sweeps.run(plan, workers=workers, runner=chosen, only="failed" if only_failed else None,
+                            progress=not opts.json)
+        df = j.matrix(sweep=sweep_id)
+    _emit_sweep(opts, result, df)
 
 
 @app.command()

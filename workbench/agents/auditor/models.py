@@ -149,10 +149,12 @@ def make_model(name: str, model_name: str | None = None) -> Model:
 
 
 class Calls:
-    """Every call the agent makes, traced as it is made; model calls slowed by AUDITOR_SLOW_MS."""
+    """Every call the agent makes, traced as it is made (to ``trace`` or $AUDITOR_TRACE);
+    model calls slowed by AUDITOR_SLOW_MS."""
 
     def __init__(self, model: Model, trace: str | os.PathLike[str] | None = None, slow_ms: float | None = None) -> None:
         self.model = model
+        trace = trace or os.environ.get("AUDITOR_TRACE") or None
         self._fd = os.open(trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if trace else None
         env = os.environ.get("AUDITOR_SLOW_MS")
         self.slow = (slow_ms if slow_ms is not None else float(env) if env else 0.0) / 1000.0
