@@ -365,6 +365,41 @@ def _kernel_manager(workdir: Path) -> Any:
     return KernelManager(kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}"))
 
 
+_FORK_KM: Any = None
+
+
+def _fork_kernel_manager(workdir: Path, env: dict[str, str]) -> Any:
+    """An async kernel manager (what nbclient expects, so it notices a killed kernel) that
+    starts its kernel with the fork's environment and can be stopped from another thread."""
+    global _FORK_KM
+    if _FORK_KM is None:
+        from jupyter_client.manager import AsyncKernelManager
+
+        class ForkKernelManager(AsyncKernelManager):  # type: ignore[misc]
+            fork_env: dict[str, str] = {}
+            stopped = False
+
+            async def start_kernel(self, **kw: Any) -> None:
+                kw.setdefault("env", self.fork_env)
+                await super().start_kernel(**kw)
+                if self.stopped:  # a cancel or timeout arrived while the kernel was starting
+                    self.kill_now()
+
+            def kill_now(self) -> None:
+                self.stopped = True
+                pid = getattr(self.provisioner, "pid", None) if self.provisioner else None
+                if pid:
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+
+        _FORK_KM = ForkKernelManager
+    km = _FORK_KM(kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}"))
+    km.fork_env = env
+    return km
+
+
 class PapermillRunner:
     """Executes the template notebook with papermill, one fresh kernel per fork."""
 
@@ -380,20 +415,10 @@ class PapermillRunner:
         from papermill.exceptions import PapermillExecutionError
 
         _quiet_papermill()
-        km = _kernel_manager(self.workdir)
-        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
-
-        def stop() -> None:
-            try:
-                if km.has_kernel:
-                    km.shutdown_kernel(now=True)
-            except Exception:  # noqa: BLE001 (best effort while stopping)
-                pass
-
-        timer = threading.Timer(ctx.timeout, stop) if ctx.timeout else None
-        ctx.on_stop(stop)
+        km = _fork_kernel_manager(self.workdir, {**os.environ, PROGRESS_ENV: str(ctx.progress_file)})
+        timer = threading.Timer(ctx.timeout, km.kill_now) if ctx.timeout else None
+        ctx.on_stop(km.kill_now)
         try:
-            km.start_kernel(env=env)
             if timer:
                 timer.start()
             papermill.execute_notebook(
@@ -414,8 +439,11 @@ class PapermillRunner:
             if timer:
                 timer.cancel()
             ctx.on_stop(None)
-            stop()
-            km.cleanup_resources()
+            km.kill_now()  # nbclient leaves a kernel it did not create running
+            try:
+                km.cleanup_connection_file()
+            except OSError:
+                pass
         return str(ctx.notebook_out)
 
     def close(self) -> None:

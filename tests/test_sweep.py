@@ -1,0 +1,225 @@
+"""Sweeps: planning, the three runners, failures and reruns, cancel, parent SIGKILL + resume."""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import nbformat
+import pytest
+
+from workbench import InvalidValue, Journal, sweep
+from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
+
+ROOT = Path(__file__).resolve().parents[1]
+TEMPLATE = ROOT / "notebooks" / "templates" / "auditor_fork.ipynb"
+FLAKY = Path(__file__).parent / "notebooks" / "flaky_fork.ipynb"
+TESTS = str(Path(__file__).parent)
+
+
+@pytest.fixture
+def base(tmp_path, monkeypatch):
+    """A finished base run of the auditor on 12 bundled files, traced."""
+    trace = tmp_path / "trace.txt"
+    monkeypatch.setenv("AUDITOR_TRACE", str(trace))
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    path = tmp_path / "sweep.db"
+    with Journal.open(path, AuditState) as j:
+        b = j.root()
+        start(b, None, 3000, 12)
+        calls = Calls(MockModel())
+        run(b, calls)
+        calls.close()
+        at = fork_seq_after_files(b, 4)
+    j = Journal.open(path, AuditState)
+    yield j, at, trace
+    j.close()
+
+
+def test_plan_is_a_cartesian_grid_times_seeds_and_is_recorded(base):
+    j, at, _ = base
+    p = sweep.plan(j, 0, at, {"budget": [300, 600], "model": ["mock"]}, seeds=3)
+    assert [f.params for f in p.forks][:4] == [
+        {"budget": 300, "model": "mock", "seed": 0}, {"budget": 300, "model": "mock", "seed": 1},
+        {"budget": 300, "model": "mock", "seed": 2}, {"budget": 600, "model": "mock", "seed": 0}]
+    assert len(p.forks) == 6 and all(j.branch(f.branch).head == at for f in p.forks)
+    (rec,) = j.sweeps()
+    assert (rec.id, rec.base, rec.at, rec.spec["grid"], rec.spec["seeds"]) == (p.id, 0, at, p.grid, 3)
+    assert [f.status for f in sweep.status(j, p.id)] == ["pending"] * 6
+    assert sweep.load(j, p.id).forks == p.forks
+
+
+@pytest.mark.parametrize("grid, seeds", [({}, None), ({"b": []}, None), ({"b": "abc"}, None), ({"b": [1]}, 0),
+                                         ({"seed": [1]}, 2), ({"b": [{1}]}, None)])
+def test_bad_plans_are_refused_before_anything_is_written(base, grid, seeds):
+    j, at, _ = base
+    n = len(j.branches())
+    with pytest.raises(InvalidValue):
+        sweep.plan(j, 0, at, grid, seeds=seeds)
+    assert len(j.branches()) == n and j.sweeps() == []
+
+
+def test_process_runner_shares_the_prefix_and_recall_rises_with_budget(base):
+    j, at, trace = base
+    budgets = [100, 300, 1200, 5000]
+    p = sweep.plan(j, 0, at, {"budget": budgets}, fn="workbench.agents.auditor:run_fork")
+    result = sweep.run(p, runner="process", workers=2, progress=False)
+    assert result.ok, result
+    calls = collections.Counter(trace.read_text().splitlines())
+    with Journal.open(j.path, AuditState) as again:
+        files = again.root().state().done
+    prefix, tail = files[:4], files[4:]
+    for path in prefix:  # executed once in total, during the base run
+        assert calls[f"tool read {path}"] == 1 and calls[f"model analyze {path}"] == 1
+    for path in tail:  # once in the base run, once per fork
+        assert calls[f"tool read {path}"] == 1 + len(budgets)
+        assert calls[f"model plan {path}"] == 1 + len(budgets)
+    recall = [f.metrics["recall"] for f in result.forks]
+    assert recall == sorted(recall) and recall[-1] == 1.0 and recall[0] < 1.0
+
+
+def test_process_runner_reports_errors_and_reruns_only_failed(base):
+    j, at, _ = base
+    p = sweep.plan(j, 0, at, {"sleep": [0.01, 0.02]}, fn="sweep_fns:boom")
+    r = sweep.run(p, runner="process", workers=2, progress=False)
+    assert [f.status for f in r.forks] == ["failed", "failed"]
+    assert r.forks[0].error["ename"] == "RuntimeError" and "no luck" in r.forks[0].error["evalue"]
+    r2 = sweep.run(p, fn="sweep_fns:sleepy", runner="process", only="failed", progress=False)
+    assert r2.ok
+
+
+def test_worker_and_import_workbench_stay_light(base, tmp_path):
+    j, at, _ = base
+    out = tmp_path / "modules.json"
+    p = sweep.plan(j, 0, at, {"out": [str(out)]}, fn="sweep_fns:record_modules")
+    assert sweep.run(p, runner="process", progress=False).ok
+    loaded = set(json.loads(out.read_text()))
+    heavy = {"papermill", "altair", "nbformat", "jupyter_server", "polars", "jupyter_client"}
+    assert not loaded & heavy, loaded & heavy
+    code = "import sys, workbench; print(sorted(m for m in %r if m in sys.modules))" % sorted(heavy)
+    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+
+
+def test_papermill_runner_keeps_executed_notebooks(base):
+    j, at, _ = base
+    p = sweep.plan(j, 0, at, {"budget": [300, 5000]}, notebook=TEMPLATE)
+    r = sweep.run(p, runner="papermill", workers=2, progress=False)
+    assert r.ok, r
+    for f in r.forks:
+        nb = nbformat.read(f.notebook, as_version=4)
+        assert Path(f.notebook).parent.name == str(p.id)
+        injected = next(c for c in nb.cells if "injected-parameters" in c.metadata.get("tags", []))
+        assert f"branch = {f.branch}" in injected.source
+        assert f.metrics["budget"] == f.params["budget"]
+    assert r.forks[0].metrics["recall"] <= r.forks[1].metrics["recall"] == 1.0
+
+
+def test_a_failing_fork_is_reported_others_finish_and_rerun_fixes_it(base, tmp_path):
+    j, at, _ = base
+    fix = tmp_path / "fixed"
+    p = sweep.plan(j, 0, at, {"budget": [300, 600, 5000], "fix_file": [str(fix)]}, notebook=FLAKY)
+    r = sweep.run(p, runner="papermill", workers=3, progress=False)
+    status = {f.params["budget"]: f for f in r.forks}
+    assert status[300].status == status[5000].status == "finished"
+    bad = status[600]
+    assert bad.status == "failed"
+    assert bad.error["ename"] == "ValueError" and "not supported" in bad.error["evalue"]
+    assert bad.error["cell"] == 2  # 0 parameters, 1 injected parameters, 2 the cell that raised
+    assert "failed" in str(r)
+    fix.touch()
+    again = sweep.run(p, runner="papermill", only="failed", progress=False)
+    assert again.ok and {f.branch for f in again.forks} == {f.branch for f in r.forks}
+
+
+def test_warm_runner_resets_namespace_and_saves_notebooks(base):
+    j, at, _ = base
+    p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
+    r = sweep.run(p, runner="warm", workers=2, progress=False)
+    assert r.ok, r
+    for f in r.forks:
+        nb = nbformat.read(f.notebook, as_version=4)
+        assert any(f"budget = {f.params['budget']}" in c.source for c in nb.cells)
+        assert nb.cells[-1].outputs, "outputs are saved like papermill's"
+
+
+def kernels_for(runs_dir: Path) -> list[int]:
+    """Kernel or worker processes whose progress file points into this sweep's runs folder."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            env = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        if str(runs_dir).encode() in env and int(pid) != os.getpid():
+            found.append(int(pid))
+    return found
+
+
+def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
+    j, at, trace = base
+    p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
+    runs_dir = tmp_path / "runs"
+    parent = textwrap.dedent(f"""
+        import os
+        os.environ["AUDITOR_SLOW_MS"] = "40"
+        from workbench import Journal, sweep
+        from workbench.agents.auditor import AuditState
+        j = Journal.open({j.path!r}, AuditState)
+        sweep.run(sweep.load(j, {p.id}), runner="papermill", workers=3, progress=False, out_dir={str(runs_dir)!r})
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", parent])
+    deadline = time.monotonic() + 90
+    while time.monotonic() < deadline:
+        st = [f.status for f in sweep.status(j, p.id)]
+        prog = list((runs_dir / str(p.id)).glob("*.progress.json")) if (runs_dir / str(p.id)).exists() else []
+        if st.count("running") >= 2 and len(prog) >= 2:
+            break
+        time.sleep(0.05)
+    else:
+        proc.kill()
+        pytest.fail("the sweep never got going")
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 15
+    while kernels_for(runs_dir) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert kernels_for(runs_dir) == [], "kernels outlived their killed parent"
+    assert any(f.status != "finished" for f in sweep.status(j, p.id))
+    before = trace.read_text().splitlines()
+    r = sweep.resume(j, p.id, workers=3, out_dir=runs_dir, progress=False)
+    assert r.ok, r
+    lines = trace.read_text().splitlines()
+    tools = collections.Counter(x for x in lines if x.startswith("tool "))
+    forks = len(p.forks)
+    with Journal.open(j.path, AuditState) as again:
+        tail = again.root().state().done[4:]
+    for path in tail:  # base run + one per fork: nothing ran twice on any fork
+        assert tools[f"tool read {path}"] == 1 + forks, (path, tools[f"tool read {path}"])
+    assert len(lines) > len(before)
+    assert kernels_for(runs_dir) == []
+
+
+def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
+    j, at, _ = base
+    monkeypatch.setenv("AUDITOR_SLOW_MS", "200")
+    p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
+    runs_dir = tmp_path / "runs2"
+    h = sweep.start(p, runner="papermill", workers=2, out_dir=runs_dir)
+    deadline = time.monotonic() + 60
+    while "running" not in h.status.values() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(1.0)
+    h.cancel()
+    result = h.wait(show=False, timeout=60)
+    assert {f.status for f in result.forks} <= {"cancelled", "finished"}
+    assert "cancelled" in {f.status for f in result.forks}
+    assert kernels_for(runs_dir) == []
