@@ -456,7 +456,7 @@ class WarmRunner:
 
     name = "warm"
 
-    def __init__(self, notebook: str, start_timeout: float) -> None:
+    def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
         import nbformat
 
         self.template = nbformat.read(notebook, as_version=4)
@@ -465,11 +465,28 @@ class WarmRunner:
         self._idle: list[Any] = []
         self._all: list[Any] = []
         self._lock = threading.Lock()
+        # Start the pool's kernels side by side now rather than one per first fork.
+        self._warming = [threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)]
+        for t in self._warming:
+            t.start()
+
+    def _prestart(self) -> None:
+        try:
+            pair = self._new_kernel()
+        except Exception:  # noqa: BLE001 (the fork that needs a kernel will report the error)
+            return
+        with self._lock:
+            self._idle.append(pair)
 
     def _kernel(self) -> Any:
+        for t in self._warming:
+            t.join()
         with self._lock:
             if self._idle:
                 return self._idle.pop()
+        return self._new_kernel()
+
+    def _new_kernel(self) -> Any:
         km = _kernel_manager(self.workdir)
         km.start_kernel()
         kc = km.client()
@@ -713,7 +730,8 @@ def _short(params: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())[:40]
 
 
-def _runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | None, start_timeout: float) -> Any:
+def _runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | None, start_timeout: float,
+            workers: int = 1) -> Any:
     if runner not in RUNNERS:
         raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
     if runner == "process":
@@ -729,7 +747,9 @@ def _runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | None, 
         import papermill  # noqa: F401
     except ImportError:
         raise InvalidValue("notebook sweeps need papermill and ipykernel: pip install papermill ipykernel") from None
-    return PapermillRunner(notebook, start_timeout) if runner == "papermill" else WarmRunner(notebook, start_timeout)
+    if runner == "papermill":
+        return PapermillRunner(notebook, start_timeout)
+    return WarmRunner(notebook, start_timeout, workers)
 
 
 def start(
@@ -748,7 +768,7 @@ def start(
         raise InvalidValue(f"workers must be a positive int, not {workers!r}")
     nb = str(Path(notebook).resolve()) if notebook is not None else plan.notebook
     ref = _fn_ref(fn) or plan.fn
-    r = _runner(plan, runner, nb, ref, start_timeout)
+    r = _runner(plan, runner, nb, ref, start_timeout, workers)
     recorded = {row[0]: row[2] for row in plan.journal._db().runs(plan.id)}
     if only is None:
         forks = [f for f in plan.forks if recorded.get(f.branch) != "finished"]
