@@ -176,6 +176,36 @@ def chart(
          lambda: console().print(f"wrote {output}"))
 
 
+@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
+def lab(
+    ctx: typer.Context,
+    directory: Path = typer.Argument(None, help="Folder to open (default: the bundled notebooks/)."),
+    port: int = typer.Option(None, "--port", help="Port to listen on."),
+    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
+) -> None:
+    """Start JupyterLab on the notebooks (or DIRECTORY), widgets and offline charts ready.
+
+    Extra options are passed to JupyterLab (e.g. --ServerApp.token=...)."""
+    root = directory or _bundled_notebooks()
+    if not root.is_dir():
+        raise NotFound(f"{root} is not a folder")
+    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root.resolve()}",
+            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+    if port is not None:
+        args.append(f"--port={port}")
+    if no_browser:
+        args.append("--no-browser")
+    if hasattr(os, "geteuid") and os.geteuid() == 0:
+        args.append("--allow-root")  # JupyterLab refuses root without it
+    args += list(ctx.args)
+    os.execv(sys.executable, args)
+
+
+def _bundled_notebooks() -> Path:
+    here = Path(__file__).resolve().parents[1] / "notebooks"
+    return here if here.is_dir() else Path.cwd()
+
+
 def _exit_code(err: WorkbenchError) -> int:
     return 2 if isinstance(err, InvalidValue) else 1
 

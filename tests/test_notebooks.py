@@ -1,0 +1,37 @@
+"""Every user notebook runs top to bottom, unattended, with papermill (as a user would)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import nbformat
+import papermill
+import pytest
+
+NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+@pytest.mark.parametrize("name", ["01-quickstart", "02-fork-and-sweep", "03-crash-and-time-travel"])
+def test_notebook_runs_top_to_bottom(tmp_path, name):
+    work = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, work)
+    out = work / f"out-{name}.ipynb"
+    papermill.execute_notebook(str(work / f"{name}.ipynb"), str(out), kernel_name="python3", cwd=str(work),
+                               progress_bar=False)
+    nb = nbformat.read(out, as_version=4)
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    assert not errors
+    text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
+                     for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    if name == "01-quickstart":
+        assert "echo: hello" in text and "a different ending" in text
+        code = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines() if line.strip()]
+        assert len(code) < 20
+    if name == "02-fork-and-sweep":
+        assert "15/15 finished" in text
+        assert (work / "fork-and-sweep.csv").stat().st_size > 1000
+        assert (work / "recall_vs_budget.png").read_bytes()[:4] == b"\x89PNG"
+    if name == "03-crash-and-time-travel":
+        assert "tool calls:" in text and "re-run after a kill: 0" in text
+        assert "notes squashed" in text

@@ -1,0 +1,155 @@
+"""Widget logic without a browser: trait changes and callbacks drive the same code a click does."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from workbench import InvalidValue, Journal
+from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
+from workbench.widgets import JournalExplorer, LiveMatrix, SweepLauncher, Workbench, parse_grid
+
+TESTS = str(Path(__file__).parent)
+
+
+@pytest.fixture
+def audited(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    path = tmp_path / "w.db"
+    j = Journal.open(path, AuditState)
+    start(j.root(), None, 3000, 10)
+    run(j.root(), Calls(MockModel()))
+    yield j
+    j.close()
+
+
+def test_explorer_pages_through_events_newest_first(audited):
+    ex = JournalExplorer(audited, page_size=20)
+    head = audited.root().head
+    assert ex.page.max == -(-head // 20) and ex.page.value == ex.page.max
+    assert ex.event_list.options[-1][1] == head
+    ex.prev_button.click()
+    seqs = [v for _, v in ex.event_list.options]
+    assert seqs == list(range((ex.page.value - 1) * 20 + 1, ex.page.value * 20 + 1))
+    ex.go_page(1)
+    assert ex.event_list.options[0][1] == 1 and "delta" in ex.event_list.options[0][0]
+
+
+def test_explorer_state_and_diff_views(audited):
+    ex = JournalExplorer(audited)
+    at = fork_seq_after_files(audited.root(), 2)
+    ex.select(0, at)
+    assert ex.selected_seq == at and f"state as of seq {at}" in ex.state_view.value
+    ex.compare_mode.value = "diff vs previous"
+    assert "model_calls" in ex.state_view.value and "#1a7f37" in ex.state_view.value  # additions shown
+    ex.compare_mode.value = "diff vs seq"
+    ex.compare_seq.value = at
+    assert "(no change)" in ex.state_view.value
+
+
+def test_explorer_branch_tree_and_hash_lookup(audited):
+    f = audited.root().fork_at(11, params={"budget": 500})
+    f.apply({"type": "budget", "budget": 500})
+    ex = JournalExplorer(audited)
+    labels = [label for label, _ in ex.branch_list.options]
+    assert labels[0].startswith("main") and "└ #1 @11 budget=500 head 12" in labels[1]
+    ex.find(f.head_hash[:10])
+    assert (ex.selected_branch, ex.selected_seq) == (f.id, 12)
+    ex.find("nothex!!")
+    assert "hash prefix" in ex.message.value
+
+
+def test_explorer_is_fast_on_a_100k_event_journal(tmp_path):
+    with Journal.open(tmp_path / "big.db", durability="lazy") as j:
+        b = j.root()
+        for i in range(100_000):
+            b.apply({"i": i})
+    with Journal.open(tmp_path / "big.db") as j:
+        t = time.perf_counter()
+        ex = JournalExplorer(j)
+        ex.go_page(1)
+        ex.go_page(1000)
+        assert ex.event_list.options[0][1] == 49_951
+        assert time.perf_counter() - t < 10  # timings live in benchmarks/widgets.py; this only catches hangs
+
+
+def test_parse_grid():
+    assert parse_grid("budget=300,600\nmodel=mock; temp=0.5") == {"budget": [300, 600], "model": ["mock"],
+                                                                 "temp": [0.5]}
+    for bad in ("", "budget", "=1", "budget="):
+        with pytest.raises(InvalidValue):
+            parse_grid(bad)
+
+
+def test_launcher_follows_the_explorer_and_runs_in_the_background(audited):
+    ex = JournalExplorer(audited)
+    la = SweepLauncher(audited, fn="sweep_fns:sleepy", explorer=ex, seeds=0, workers=2, runner="process")
+    at = fork_seq_after_files(audited.root(), 3)
+    ex.select(0, at)
+    assert (la.branch.value, la.seq.value) == (0, at)
+    la.grid.value = "sleep=0.3,0.4"
+    t = time.perf_counter()
+    la.launch_button.click()
+    assert time.perf_counter() - t < 0.3  # the click returns at once
+    assert la.cancel_button.disabled is False and la.launch_button.disabled is True
+    result = la.wait(timeout=60)
+    assert result.ok and len(result.forks) == 2
+    assert "2/2 finished" in la.status.value and "sleep" in la.summary.value
+    assert all(bar.bar_style == "success" for bar, _ in la._bars.values())
+    assert all(audited.branch(f.branch).fork_seq == at for f in result.forks)
+
+
+def test_launcher_reports_failures_and_reruns_them(audited):
+    la = SweepLauncher(audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2")
+    la.launch()
+    la.wait(timeout=60)
+    assert "2 failed" in la.status.value and not la.rerun_button.disabled
+    assert "RuntimeError" in la.summary.value
+    la.fn = "sweep_fns:sleepy"
+    la.rerun_button.click()
+    assert la.wait(timeout=60).ok
+    la.grid.value = "nonsense"
+    la.launch_button.click()
+    assert "NAME=V1" in la.status.value
+
+
+def test_live_matrix_updates_from_a_worker_process(audited):
+    live = LiveMatrix(audited, x="budget", y="recall", interval=0.1)
+    try:
+        assert live.rows == 8  # the base run's metrics
+        code = (
+            "import sys\nfrom workbench import Journal\n"
+            "with Journal.open(sys.argv[1]) as j:\n"
+            "    for b in (100, 1000):\n"
+            "        f = j.root().fork_at(11, params={'budget': b})\n"
+            "        f.observe('recall', b / 1000)\n"
+        )
+        subprocess.run([sys.executable, "-c", code, audited.path], check=True)
+        deadline = time.monotonic() + 5
+        while live.rows < 10 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert live.rows == 10
+        assert "10 rows from 3 branches" in live.info.value
+        spec = live.chart.chart.to_dict()
+        assert "layer" in spec  # the real chart replaced the placeholder
+    finally:
+        live.stop()
+
+
+def test_workbench_links_launcher_and_live_view(audited):
+    wb = Workbench(audited, fn="sweep_fns:sleepy")
+    try:
+        wb.launcher.runner.value = "process"
+        wb.launcher.seeds.value = 0
+        wb.launcher.grid.value = "sleep=0.1"
+        wb.launcher.launch()
+        wb.launcher.wait(timeout=60)
+        assert wb.live.sweep == wb.launcher.sweep_id
+        assert any("sleep=0.1" in label for label, _ in wb.explorer.branch_list.options)
+    finally:
+        wb.live.stop()

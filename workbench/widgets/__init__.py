@@ -1,0 +1,13 @@
+"""Notebook widgets (ipywidgets): explore a journal, launch a sweep from an event, watch the
+results stream in.
+
+    from workbench.widgets import Workbench
+    Workbench(journal, notebook="templates/auditor_fork.ipynb")
+"""
+
+from .explorer import JournalExplorer
+from .launcher import SweepLauncher, parse_grid
+from .live import LiveMatrix
+from .workbench import Workbench
+
+__all__ = ["JournalExplorer", "LiveMatrix", "SweepLauncher", "Workbench", "parse_grid"]

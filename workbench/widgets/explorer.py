@@ -1,0 +1,202 @@
+"""``JournalExplorer``: the branch tree, a paged event table, the state at an event and its
+diff, and lookup by hash prefix."""
+
+from __future__ import annotations
+
+import difflib
+import html
+import json
+from typing import Any
+
+import ipywidgets as w
+import traitlets
+
+from ..errors import WorkbenchError
+from ..events import BranchInfo, encode_state
+from ..journal import Journal
+
+MONO = "font-family: var(--jp-code-font-family, monospace); font-size: 12px;"
+
+
+def branch_label(info: BranchInfo, depth: int, status: str) -> str:
+    """One line of the branch tree."""
+    params = " ".join(f"{k}={v}" for k, v in info.params.items())
+    name = info.name or f"#{info.id}"
+    where = "" if info.parent is None else f" @{info.fork_seq}"
+    return f"{'  ' * depth}{'└ ' if depth else ''}{name}{where} {params} head {info.head} {status}".rstrip()
+
+
+def state_text(state: Any, limit: int = 20_000) -> str:
+    """A state as readable, stable JSON (dataclasses and plain values alike)."""
+    text = json.dumps(encode_state(state), indent=1, sort_keys=True, ensure_ascii=False, default=str)
+    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+
+
+def state_diff(before: Any, after: Any, a_label: str, b_label: str) -> list[str]:
+    """Unified diff lines between two states' JSON forms."""
+    a = state_text(before, 10**9).splitlines()
+    b = state_text(after, 10**9).splitlines()
+    return list(difflib.unified_diff(a, b, a_label, b_label, lineterm="", n=1))
+
+
+class JournalExplorer(w.VBox):
+    """Browse a journal: pick a branch, page through its events (resolved through its
+    ancestors), see the state at an event and its diff against another event."""
+
+    selected_branch = traitlets.Int(0)
+    selected_seq = traitlets.Int(0)
+
+    def __init__(self, journal: Journal, page_size: int = 50, **kw: Any) -> None:
+        self.journal = journal
+        self.page_size = page_size
+        self.branch_list = w.Select(options=[], rows=8, layout=w.Layout(width="100%"))
+        self.refresh_button = w.Button(description="Refresh", icon="refresh", layout=w.Layout(width="110px"))
+        self.event_list = w.Select(options=[], rows=16, layout=w.Layout(width="100%"))
+        self.prev_button = w.Button(description="◀", layout=w.Layout(width="44px"))
+        self.next_button = w.Button(description="▶", layout=w.Layout(width="44px"))
+        self.page = w.BoundedIntText(value=1, min=1, max=1, layout=w.Layout(width="90px"))
+        self.page_info = w.HTML()
+        self.compare_mode = w.ToggleButtons(options=["state", "diff vs previous", "diff vs seq"], value="state")
+        self.compare_seq = w.BoundedIntText(value=0, min=0, max=0, layout=w.Layout(width="100px"))
+        self.state_view = w.HTML(layout=w.Layout(max_height="420px", overflow="auto"))
+        self.hash_box = w.Text(placeholder="hash prefix (8+ hex)", layout=w.Layout(width="220px"))
+        self.find_button = w.Button(description="Find", icon="search", layout=w.Layout(width="80px"))
+        self.message = w.HTML()
+        self._head = 0
+        self._busy = False
+        super().__init__(**kw)
+        self.children = [
+            w.HTML("<b>Branches</b>"),
+            w.HBox([self.branch_list, self.refresh_button]),
+            w.HBox([w.HTML("<b>Events</b>"), self.prev_button, self.page, self.next_button, self.page_info,
+                    self.hash_box, self.find_button]),
+            self.event_list,
+            w.HBox([self.compare_mode, self.compare_seq]),
+            self.state_view,
+            self.message,
+        ]
+        self.branch_list.observe(self._on_branch, "value")
+        self.event_list.observe(self._on_event, "value")
+        self.page.observe(lambda _: self._load_page(), "value")
+        self.prev_button.on_click(lambda _: self.go_page(self.page.value - 1))
+        self.next_button.on_click(lambda _: self.go_page(self.page.value + 1))
+        self.refresh_button.on_click(lambda _: self.refresh())
+        self.find_button.on_click(lambda _: self.find(self.hash_box.value))
+        self.compare_mode.observe(lambda _: self._show_state(), "value")
+        self.compare_seq.observe(lambda _: self._show_state(), "value")
+        self.refresh()
+
+    # -- branches -------------------------------------------------------------------------
+
+    def refresh(self) -> None:
+        """Reload the branch tree (new forks, new heads) and the current page."""
+        infos = self.journal.branches()
+        runs = {r[0]: r[2] for r in self.journal._db().runs()}
+        children: dict[int | None, list[BranchInfo]] = {}
+        for info in infos:
+            children.setdefault(info.parent, []).append(info)
+        options: list[tuple[str, int]] = []
+
+        def walk(parent: int | None, depth: int) -> None:
+            for info in children.get(parent, []):
+                options.append((branch_label(info, depth, runs.get(info.id, "")), info.id))
+                walk(info.id, depth + 1)
+
+        walk(None, 0)
+        keep = self.branch_list.value if self.branch_list.value is not None else self.selected_branch
+        self.branch_list.options = options
+        ids = [v for _, v in options]
+        self.branch_list.value = keep if keep in ids else (ids[0] if ids else None)
+        self._load_page()
+
+    def _on_branch(self, change: dict[str, Any]) -> None:
+        if change["new"] is None:
+            return
+        self.selected_branch = change["new"]
+        self._head = self.journal.info(self.selected_branch).head
+        self.page.max = max(1, -(-self._head // self.page_size))
+        if self.page.value != self.page.max:
+            self.page.value = self.page.max  # start at the newest events
+        else:
+            self._load_page()
+
+    # -- events ---------------------------------------------------------------------------
+
+    def go_page(self, page: int) -> None:
+        """Show page ``page`` (1-based) of the selected branch's events."""
+        self.page.value = max(self.page.min, min(self.page.max, page))
+
+    def _load_page(self) -> None:
+        if self.branch_list.value is None:
+            return
+        b = self.journal.branch(self.selected_branch)
+        self._head = b.head
+        self.page.max = max(1, -(-self._head // self.page_size))
+        lo = (self.page.value - 1) * self.page_size + 1
+        hi = min(self._head, lo + self.page_size - 1)
+        records = b.history(lo, hi) if hi >= lo else []
+        options = [(f"{r.seq:>7}  {r.kind:<8}{r.hash[:12]}  b{r.branch:<3} {r.summary(90)}", r.seq) for r in records]
+        self._busy = True
+        self.event_list.options = options
+        self._busy = False
+        self.page_info.value = f"<span style='{MONO}'>{lo}–{hi} of {self._head}</span>"
+        self.compare_seq.max = self._head
+        seqs = [s for _, s in options]
+        if self.selected_seq in seqs:
+            self.event_list.value = self.selected_seq
+        elif seqs:
+            self.event_list.value = seqs[-1]
+
+    def _on_event(self, change: dict[str, Any]) -> None:
+        if change["new"] is None or self._busy and change["new"] == self.selected_seq:
+            return
+        self.selected_seq = change["new"]
+        self._show_state()
+
+    def select(self, branch: int, seq: int) -> None:
+        """Select an event: its branch, the page holding it, the event itself."""
+        self.selected_seq = seq
+        if self.branch_list.value != branch:
+            self.branch_list.value = branch
+        self.go_page((seq - 1) // self.page_size + 1 if seq > 0 else 1)
+        self._load_page()
+        if seq in [s for _, s in self.event_list.options]:
+            self.event_list.value = seq
+        self._show_state()
+
+    def find(self, prefix: str) -> None:
+        """Jump to the event whose hash starts with ``prefix`` (8+ hex characters)."""
+        try:
+            branch, seq = self.journal.lookup_hash(prefix.strip())
+        except WorkbenchError as e:
+            self.message.value = f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
+            return
+        self.message.value = f"found {prefix.strip()} at branch {branch}, seq {seq}"
+        self.select(branch, seq)
+
+    # -- state ----------------------------------------------------------------------------
+
+    def _show_state(self) -> None:
+        b = self.journal.branch(self.selected_branch)
+        seq = min(self.selected_seq, b.head)
+        now = b.at(seq)
+        mode = self.compare_mode.value
+        if mode == "state":
+            body = html.escape(state_text(now))
+            title = f"state as of seq {seq} on branch {b.id}"
+        else:
+            other = max(0, seq - 1) if mode == "diff vs previous" else min(self.compare_seq.value, b.head)
+            lines = state_diff(b.at(other), now, f"seq {other}", f"seq {seq}")
+            body = "\n".join(_color(line) for line in lines) or "(no change)"
+            title = f"diff of the state: seq {other} → seq {seq}"
+        self.state_view.value = (f"<div style='{MONO}'><b>{title}</b><pre style='margin:0;white-space:pre-wrap'>"
+                                 f"{body}</pre></div>")
+
+
+def _color(line: str) -> str:
+    esc = html.escape(line)
+    if line.startswith("+") and not line.startswith("+++"):
+        return f"<span style='color:#1a7f37'>{esc}</span>"
+    if line.startswith("-") and not line.startswith("---"):
+        return f"<span style='color:#cf222e'>{esc}</span>"
+    return esc

@@ -1,0 +1,226 @@
+"""``SweepLauncher``: choose a branch and an event, edit a parameter grid, launch a sweep in
+the background, follow each fork, cancel, rerun the failed ones."""
+
+from __future__ import annotations
+
+import html
+import json
+import threading
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+import traitlets
+
+from .. import sweep as sweeps
+from ..errors import InvalidValue, WorkbenchError
+from ..journal import Journal
+
+
+def parse_grid(text: str) -> dict[str, list[Any]]:
+    """``"budget=300,600\\nmodel=mock"`` (lines or ';') -> {"budget": [300, 600], "model": ["mock"]}."""
+    grid: dict[str, list[Any]] = {}
+    for part in text.replace(";", "\n").splitlines():
+        part = part.strip()
+        if not part:
+            continue
+        name, eq, values = part.partition("=")
+        if not eq or not name.strip():
+            raise InvalidValue(f"grid lines are NAME=V1,V2,...; {part!r} is not")
+        vals = [_value(v) for v in values.split(",") if v.strip()]
+        if not vals:
+            raise InvalidValue(f"{name.strip()} has no values")
+        grid[name.strip()] = vals
+    if not grid:
+        raise InvalidValue("the grid is empty; write e.g. budget=300,600,1200")
+    return grid
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text.strip())
+    except ValueError:
+        return text.strip()
+
+
+class SweepLauncher(w.VBox):
+    """Launch a sweep from an event without blocking the kernel, and follow it."""
+
+    sweep_id = traitlets.Int(-1)
+
+    def __init__(self, journal: Journal, notebook: str | Path | None = None, fn: str | None = None,
+                 explorer: Any = None, grid: str = "budget=300,600,1200,2400,4800", seeds: int = 3,
+                 workers: int = 4, runner: str | None = None, **kw: Any) -> None:
+        self.journal = journal
+        self.notebook = str(Path(notebook).resolve()) if notebook is not None else None
+        self.fn = fn
+        self.handle: sweeps.SweepHandle | None = None
+        self.plan: sweeps.SweepPlan | None = None
+        self.result: sweeps.SweepResult | None = None
+        self._monitor: threading.Thread | None = None
+        self.branch = w.Dropdown(description="branch", options=[])
+        self.seq = w.IntSlider(description="at seq", min=0, max=0, continuous_update=False,
+                               layout=w.Layout(width="480px"))
+        self.grid = w.Textarea(value=grid, description="grid", layout=w.Layout(width="480px", height="60px"))
+        self.seeds = w.BoundedIntText(value=seeds, min=0, max=1000, description="seeds")
+        self.workers = w.BoundedIntText(value=workers, min=1, max=64, description="workers")
+        default_runner = runner or ("papermill" if self.notebook else "process")
+        self.runner = w.Dropdown(options=list(sweeps.RUNNERS), value=default_runner, description="runner")
+        self.launch_button = w.Button(description="Launch sweep", button_style="primary", icon="play")
+        self.cancel_button = w.Button(description="Cancel", icon="stop", disabled=True)
+        self.rerun_button = w.Button(description="Rerun failed", icon="repeat", disabled=True)
+        self.status = w.HTML()
+        self.forks = w.VBox()
+        self.summary = w.HTML()
+        self._bars: dict[int, tuple[w.IntProgress, w.HTML]] = {}
+        super().__init__(**kw)
+        self.children = [
+            w.HTML("<b>Fork a sweep</b>"),
+            w.HBox([self.branch, self.seq]),
+            self.grid,
+            w.HBox([self.seeds, self.workers, self.runner]),
+            w.HBox([self.launch_button, self.cancel_button, self.rerun_button]),
+            self.status, self.forks, self.summary,
+        ]
+        self.branch.observe(self._on_branch, "value")
+        self.launch_button.on_click(lambda _: self._safely(self.launch))
+        self.cancel_button.on_click(lambda _: self.cancel())
+        self.rerun_button.on_click(lambda _: self._safely(self.rerun_failed))
+        self.refresh_branches()
+        if explorer is not None:
+            explorer.observe(lambda c: self._follow(explorer), names=["selected_branch", "selected_seq"])
+            self._follow(explorer)
+
+    def refresh_branches(self) -> None:
+        """Reload the branch choices and the current branch's seq range."""
+        infos = self.journal.branches()
+        self.branch.options = [(f"{i.name or '#' + str(i.id)} (head {i.head})", i.id) for i in infos]
+        if self.branch.value is None and infos:
+            self.branch.value = infos[0].id
+        self._on_branch()
+
+    def _on_branch(self, change: Any = None) -> None:
+        if self.branch.value is not None:
+            head = self.journal.info(self.branch.value).head
+            self.seq.max = head
+            if change is not None:
+                self.seq.value = head
+
+    def _follow(self, explorer: Any) -> None:
+        if explorer.selected_branch not in [v for _, v in self.branch.options]:
+            self.refresh_branches()
+        self.branch.value = explorer.selected_branch
+        self._on_branch()
+        self.seq.value = min(explorer.selected_seq, self.seq.max)
+
+    def _safely(self, action: Any) -> None:
+        try:
+            action()
+        except WorkbenchError as e:
+            self.status.value = f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
+
+    # -- launching ------------------------------------------------------------------------
+
+    def launch(self) -> sweeps.SweepHandle:
+        """Plan the sweep from the form and start it in the background; returns its handle."""
+        if self.handle is not None and not self.handle.done:
+            raise InvalidValue("a sweep is still running; cancel it or wait for it to finish")
+        grid = parse_grid(self.grid.value)
+        seeds = self.seeds.value or None
+        runner = self.runner.value
+        fn = self.fn or ("workbench.agents.auditor:run_fork" if runner == "process" else None)
+        self.plan = sweeps.plan(self.journal, self.branch.value, self.seq.value, grid, seeds=seeds,
+                                notebook=self.notebook if runner != "process" else None, fn=fn)
+        self.sweep_id = self.plan.id
+        return self._start(None)
+
+    def rerun_failed(self) -> sweeps.SweepHandle:
+        """Run again the forks of the last sweep that failed."""
+        if self.plan is None:
+            raise InvalidValue("launch a sweep first")
+        return self._start("failed")
+
+    def _start(self, only: str | None) -> sweeps.SweepHandle:
+        assert self.plan is not None
+        runner = self.runner.value
+        fn = self.fn or ("workbench.agents.auditor:run_fork" if runner == "process" else None)
+        self.handle = sweeps.start(self.plan, notebook=self.notebook if runner != "process" else None, fn=fn,
+                                   workers=self.workers.value, runner=runner, only=only)
+        self.result = None
+        self.summary.value = ""
+        self._bars = {}
+        rows = []
+        for f in self.handle.forks:
+            bar = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="240px"))
+            label = w.HTML()
+            params = " ".join(f"{k}={v}" for k, v in f.params.items())
+            rows.append(w.HBox([w.HTML(f"<code>branch {f.branch}</code> {html.escape(params)}",
+                                       layout=w.Layout(width="300px")), bar, label]))
+            self._bars[f.branch] = (bar, label)
+        self.forks.children = rows
+        self.launch_button.disabled = True
+        self.cancel_button.disabled = False
+        self.rerun_button.disabled = True
+        self.status.value = f"sweep {self.plan.id}: {len(self.handle.forks)} forks running on {runner}…"
+        self._monitor = threading.Thread(target=self._watch, args=(self.handle,), daemon=True)
+        self._monitor.start()
+        return self.handle
+
+    def cancel(self) -> None:
+        """Stop the running sweep (its kernels or workers are shut down)."""
+        if self.handle is not None:
+            self.handle.cancel()
+            self.status.value = "cancelling…"
+
+    def wait(self, timeout: float | None = None) -> sweeps.SweepResult:
+        """Block until the running sweep ends (for scripts and tests); its result."""
+        if self.handle is None:
+            raise InvalidValue("launch a sweep first")
+        result = self.handle.wait(timeout=timeout, show=False)
+        if self._monitor is not None:
+            self._monitor.join(timeout)
+        return result
+
+    def update(self) -> None:
+        """Refresh the per-fork progress bars and statuses from the running sweep."""
+        if self.handle is None:
+            return
+        for branch, (st, done, total) in self.handle.progress().items():
+            bar, label = self._bars[branch]
+            if total:
+                bar.max = total
+                bar.value = done or 0
+            elif st == "finished":
+                bar.max, bar.value = 1, 1
+            bar.bar_style = {"finished": "success", "failed": "danger", "cancelled": "warning"}.get(st, "info")
+            label.value = f"{st}" + (f" {done}/{total}" if total else "")
+
+    def _watch(self, handle: sweeps.SweepHandle) -> None:
+        while not handle.done:
+            self.update()
+            handle._closer.join(0.25)
+        self.update()
+        result = handle.wait(show=False)
+        self.result = result
+        failed = len(result.failed)
+        done = sum(f.status == "finished" for f in result.forks)
+        self.status.value = (f"sweep {result.sweep}: {done}/{len(result.forks)} finished"
+                             + (f", <b>{failed} failed</b>" if failed else ""))
+        self.summary.value = _summary_html(result)
+        self.launch_button.disabled = False
+        self.cancel_button.disabled = True
+        self.rerun_button.disabled = failed == 0
+
+
+def _summary_html(result: sweeps.SweepResult) -> str:
+    keys = ["recall", "precision", "compactions", "model_calls"]
+    head = "<tr><th>branch</th><th>params</th><th>status</th><th>wall s</th>" + "".join(
+        f"<th>{k}</th>" for k in keys) + "<th>error</th></tr>"
+    rows = []
+    for f in result.forks:
+        err = f"{f.error.get('ename', '')}: {f.error.get('evalue', '')}" if f.error else ""
+        cells = "".join(f"<td>{f.metrics[k]:.3g}</td>" if k in f.metrics else "<td></td>" for k in keys)
+        rows.append(f"<tr><td>{f.branch}</td><td>{html.escape(json.dumps(f.params))}</td><td>{f.status}</td>"
+                    f"<td>{'' if f.wall_s is None else f'{f.wall_s:.2f}'}</td>{cells}"
+                    f"<td>{html.escape(err[:120])}</td></tr>")
+    return f"<table style='font-size:12px'>{head}{''.join(rows)}</table>"

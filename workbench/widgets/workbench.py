@@ -1,0 +1,30 @@
+"""``Workbench``: the explorer, the sweep launcher and the live results in one view."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import ipywidgets as w
+
+from ..journal import Journal
+from .explorer import JournalExplorer
+from .launcher import SweepLauncher
+from .live import LiveMatrix
+
+
+class Workbench(w.VBox):
+    """Explore a journal, launch a sweep from the selected event, watch its results arrive."""
+
+    def __init__(self, journal: Journal, notebook: str | Path | None = None, fn: str | None = None,
+                 x: str = "budget", y: str = "recall", color: str | None = None, **kw: Any) -> None:
+        self.explorer = JournalExplorer(journal)
+        self.launcher = SweepLauncher(journal, notebook=notebook, fn=fn, explorer=self.explorer)
+        self.live = LiveMatrix(journal, x=x, y=y, color=color)
+        self.launcher.observe(self._follow_sweep, "sweep_id")
+        super().__init__(**kw)
+        self.children = [self.explorer, self.launcher, self.live]
+
+    def _follow_sweep(self, change: dict[str, Any]) -> None:
+        self.live.sweep = change["new"]
+        self.explorer.refresh()
