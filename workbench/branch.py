@@ -9,9 +9,12 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Awaitable, Callable, Mapping
+from datetime import datetime, timezone
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from . import deltas
 from . import events as ev
 from .errors import InvalidValue
 from .storage import BranchRow, now_ms
@@ -22,6 +25,17 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _UNSET: Any = object()
 _IMMUTABLE = (str, int, float, bool, type(None))
+
+
+def _unix_ms(value: Any, what: str) -> int:
+    """Unix milliseconds from an int/float of ms or a datetime (naive datetimes are UTC)."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp() * 1000)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {value!r}")
+    return int(value)
 _quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
@@ -43,6 +57,7 @@ class Branch:
         self._head, self._head_hash = head
         self._state: Any = _UNSET
         self._snap_seq = 0
+        self._receipt: Any = None
 
     def __repr__(self) -> str:
         name = f" {self.name!r}" if self.name else ""
@@ -93,23 +108,23 @@ class Branch:
         self._head, self._head_hash = seq, h
         return seq
 
-    def apply(self, delta: Any) -> int:
-        """Apply a JSON-safe delta to the state and journal it; returns the new event's seq."""
-        text = ev.canonical(delta, "delta")
+    def apply(self, delta: Any, occurred_at: int | datetime | None = None) -> int:
+        """Apply a JSON-safe delta to the state and journal it; returns the new event's seq.
+
+        ``occurred_at`` (unix ms or a datetime) is when it happened in the world, if not now;
+        ``valid_at`` queries use it. Registered dataclass deltas are stored tagged with their
+        kind and version (see workbench.deltas)."""
+        text = ev.canonical(deltas.encode(delta), "delta")
+        when = _unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         j = self._j
         state = self._state if self._state is not _UNSET else self._live()
         try:
             # Apply the decoded delta, exactly what a replay will apply.
-            decoded = json.loads(text)
-            if j.state_class is None:
-                self._state = ev.merge_patch(state, decoded)
-            else:
-                out = state.apply(decoded)
-                if out is not None:
-                    self._state = out
+            self._state = j._apply(state, json.loads(text))
             seq = self._head + 1
             h = ev.event_hash(self._head_hash, "delta", text)
-            j._write((self.id, seq, "delta", h, self._head_hash, now_ms(), text, None, None, None), True)
+            row: tuple[Any, ...] = (self.id, seq, "delta", h, self._head_hash, now_ms(), text, None, None, None)
+            j._write(row if when is None else (*row, when), True)  # type: ignore[arg-type]
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
@@ -142,8 +157,10 @@ class Branch:
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
         text, plain = ev.canonical_plain(result, "result")  # unsafe raises; the intent stays
-        payload = '{"key":' + _quote(key) + ',"key_hash":"' + kh.hex()
-        payload += '","result":' + text + "}"
+        payload = '{"key":' + _quote(key) + ',"key_hash":"' + kh.hex() + '"'
+        if self._receipt is not None:
+            payload += ',"receipt":' + ev.canonical(self._receipt.to_json(), "receipt")
+        payload += ',"result":' + text + "}"
         self._append("effect", payload, buffered=False, key_hash=kh)
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else json.loads(text)
@@ -177,6 +194,54 @@ class Branch:
             self._j._db().intents.withdraw(self.id, kh)
             raise
         return self._commit(key, kh, result)  # type: ignore[no-any-return]
+
+    def render(
+        self,
+        budget: int,
+        estimator: Callable[[str], int] | None = None,
+        renderer: Callable[[Any], Sequence[Any]] | None = None,
+        seq: int | None = None,
+        messages: bool = False,
+        separator: str = "\n",
+    ) -> tuple[Any, Any]:
+        """The context a model would see from the state at ``seq`` (default: the head), never
+        over ``budget`` tokens, and a Receipt of what was included and omitted.
+
+        Returns (text, receipt), or (list of {"role", "content"} messages, receipt)."""
+        from .context import CharEstimator, default_renderer, make_receipt, render_parts
+
+        est = estimator or CharEstimator()
+        at = self._head if seq is None else seq
+        self._check_seq(at, "render at")
+        state = self._live() if at == self._head else self.at(at)
+        kept, inc, omi, used = render_parts(list((renderer or default_renderer)(state)), budget, est, separator)
+        receipt = make_receipt(self.id, at, self._hash_at(at).hex(), est, budget, inc, omi, used)
+        if messages:
+            return [{"role": p.role, "content": p.text} for p in kept], receipt
+        return separator.join(p.text for p in kept), receipt
+
+    @contextmanager
+    def receipt(self, receipt: Any) -> Iterator[None]:
+        """Journal ``receipt`` with the effects committed inside this block (what the model saw)."""
+        previous, self._receipt = self._receipt, receipt
+        try:
+            yield
+        finally:
+            self._receipt = previous
+
+    def tag(self, label: str, seq: int | None = None) -> int:
+        """Name an event (default: the head) so refs can use ``label``; returns its seq."""
+        from .refs import _HEX
+
+        if not isinstance(label, str) or not label or any(c in label for c in "@~ \t\n") or label == "head":
+            raise InvalidValue(f"a label is a word without '@', '~' or spaces (and not 'head'), not {label!r}")
+        if _HEX.match(label):
+            raise InvalidValue(f"{label!r} looks like a hash prefix; pick a label that is not 8+ hex characters")
+        at = self._head if seq is None else seq
+        self._check_seq(at, "tag")
+        self._j.flush()
+        self._j._db().put_tag(label, self.id, at)
+        return at
 
     def unknown_outcomes(self) -> list[str]:
         """Effect keys started on this branch whose result was never committed."""
@@ -251,6 +316,21 @@ class Branch:
         self._check_seq(seq, "at")
         self._j.flush()
         return self._j._state_at(self.id, seq)[0]
+
+    def as_of(self, when: int | float | datetime) -> Any:
+        """The state as it was known at a wall-clock time (unix ms or a datetime): the state
+        after the last event committed at or before it."""
+        t = _unix_ms(when, "as_of")
+        self._sync()
+        seq = min(self._j._db().last_seq_at_time(self._segments, t), self._head)
+        return self._j._state_at(self.id, seq)[0]
+
+    def valid_at(self, when: int | float | datetime) -> Any:
+        """The state of the world at a time: replay only the deltas whose ``occurred_at`` (or,
+        without one, commit time) is at or before it, in seq order, as known now."""
+        t = _unix_ms(when, "valid_at")
+        self._sync()
+        return self._j._valid_at(self.id, self._head, t)
 
     def history(self, lo: int = 1, hi: int | None = None) -> list[ev.Record]:
         """Events lo..hi (inclusive) of the resolved history, inherited ones included."""

@@ -176,6 +176,26 @@ def chart(
          lambda: console().print(f"wrote {output}"))
 
 
+@app.command()
+def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect: BRANCH@SEQ, a hash prefix, head~N...")) -> None:
+    """What exactly the model saw for one call: the receipt journaled with an effect."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        doc = j.receipt(j.resolve(ref))
+
+    def human() -> None:
+        out = console()
+        r = doc["receipt"]
+        out.print(f"[bold]{doc['key']}[/bold] (effect at branch {doc['branch']} seq {doc['seq']})")
+        out.print(f"  rendered from branch {r['branch']} seq {r['seq']} ({r['head_hash'][:12]}), "
+                  f"estimator {r['estimator']}: {r['tokens']} of {r['budget']} tokens")
+        out.print(f"  included ({len(r['included'])}): " + ", ".join(f"{p['id']} ({p['tokens']})" for p in r["included"]))
+        if r["omitted"]:
+            out.print(f"  omitted ({len(r['omitted'])}): " + ", ".join(f"{p['id']} ({p['tokens']})" for p in r["omitted"]))
+
+    emit(opts, doc, human)
+
+
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def lab(
     ctx: typer.Context,

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import deltas
 from . import events as ev
 from .branch import Branch
 from .errors import Conflict, InvalidValue, NotFound, WorkbenchError
@@ -19,6 +20,8 @@ from .storage import BranchRow, EventRow, Segment, Storage, StoredEvent
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .subscriptions import Subscription
 
 DURABILITY = ("process", "fsync", "lazy")
 LAZY_BUFFER = 512
@@ -404,11 +407,60 @@ class Journal:
                 state = self._apply(state, payload)
         return state, base
 
+    def _initial(self) -> Any:
+        snap = self._db().nearest_snapshot([(0, 0, 0)], 0)
+        if snap is not None:
+            return ev.decode_state(self.state_class, json.loads(snap[2]))
+        return self.state_class() if self.state_class is not None else {}
+
+    def _valid_at(self, branch_id: int, head: int, when: int) -> Any:
+        """The state built from the deltas whose world time is at or before ``when``."""
+        state = self._initial()
+        for _, kind, payload, occurred in self._db().world_events(self.segments(branch_id), head):
+            if occurred > when:
+                continue
+            doc = json.loads(payload)
+            state = ev.decode_state(self.state_class, doc["state"]) if kind == "compact" else self._apply(state, doc)
+        return state
+
     def _apply(self, state: Any, delta: Any) -> Any:
         if self.state_class is None:
             return ev.merge_patch(state, delta)
-        out = state.apply(delta)
+        out = state.apply(deltas.decode(delta))
         return state if out is None else out
+
+    def resolve(self, ref: str, default_branch: int | str = 0) -> tuple[int, int]:
+        """(branch, seq) a ref names: head, head~N, BRANCH, BRANCH@SEQ, LABEL or a hash prefix."""
+        from .refs import resolve
+
+        self.flush()
+        return resolve(self, ref, default_branch)
+
+    def record(self, ref: str | tuple[int, int]) -> ev.Record:
+        """The event a ref names (resolved through the branch's ancestors)."""
+        branch, seq = ref if isinstance(ref, tuple) else self.resolve(ref)
+        if seq == 0:
+            raise NotFound(f"seq 0 is the initial state, not an event (branch {branch})")
+        row = self._db().event_at(*self._owner(branch, seq))
+        if row is None:
+            raise NotFound(f"branch {branch} has no event at seq {seq}")
+        return record_of(row)
+
+    def receipt(self, ref: str | tuple[int, int]) -> dict[str, Any]:
+        """The receipt journaled with the effect a ref names: what the model saw for that call."""
+        rec = self.record(ref)
+        if rec.kind != "effect" or "receipt" not in rec.payload:
+            raise NotFound(f"event {rec.branch}@{rec.seq} ({rec.kind}) carries no receipt; receipts are "
+                           "journaled with effects run inside `with branch.receipt(r):`")
+        return {"branch": rec.branch, "seq": rec.seq, "key": rec.payload.get("key"),
+                "receipt": rec.payload["receipt"]}
+
+    def subscribe(self, name: str) -> Subscription:
+        """A durable, named consumer of every event, resuming at its acknowledged position."""
+        from .subscriptions import Subscription
+
+        self.flush()
+        return Subscription(self, name)
 
     def lookup_hash(self, prefix: str) -> tuple[int, int]:
         """(branch, seq) of the earliest event whose hash starts with a hex prefix (>= 8)."""

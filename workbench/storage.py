@@ -55,7 +55,8 @@ CREATE TABLE IF NOT EXISTS events (
     payload TEXT NOT NULL,
     key_hash BLOB,
     metric TEXT,
-    value REAL
+    value REAL,
+    occurred_at INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
 CREATE INDEX IF NOT EXISTS events_effects ON events(key_hash, branch, seq)
@@ -79,6 +80,17 @@ CREATE TABLE IF NOT EXISTS sweeps (
     spec TEXT NOT NULL,
     created INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS subscriptions (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tags (
+    label TEXT PRIMARY KEY,
+    branch INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    created INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS fork_runs (
     branch INTEGER PRIMARY KEY,
     sweep INTEGER NOT NULL,
@@ -97,12 +109,16 @@ BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 """
 
 WAL_AUTOCHECKPOINT = 8192  # pages
-_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs"}
+_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs", "subscriptions", "tags"}
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
 
 _INSERT_EVENT = (
     "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric,"
     " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+)
+_INSERT_EVENT_AT = (
+    "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric,"
+    " value, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
 _BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
@@ -340,8 +356,12 @@ class Storage:
                 )
             if "meta" in tables:
                 self._check_meta()
-                if not _TABLES <= tables:  # an older file: add the tables it lacks
+                cols = {r[1] for r in self.conn.execute("PRAGMA table_info(events)")}
+                if not _TABLES <= tables or "occurred_at" not in cols:  # an older file: add what it lacks
                     with self.atomic():
+                        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(events)")}
+                        if "occurred_at" not in cols:
+                            self.conn.execute("ALTER TABLE events ADD COLUMN occurred_at INTEGER")
                         for statement in _statements(_SCHEMA):
                             self.conn.execute(statement)
                 return
@@ -388,7 +408,7 @@ class Storage:
         lock = self._lock
         lock.acquire()
         try:
-            self.conn.execute(_INSERT_EVENT, row)
+            self.conn.execute(_INSERT_EVENT if len(row) == 10 else _INSERT_EVENT_AT, row)
         except sqlite3.IntegrityError as e:
             raise self._conflict(row[0], row[1] - 1, e) from None
         finally:
@@ -399,7 +419,11 @@ class Storage:
         with self._lock:
             try:
                 with self.atomic():
-                    self.conn.executemany(_INSERT_EVENT, rows)
+                    plain = [r for r in rows if len(r) == 10]
+                    if len(plain) == len(rows):
+                        self.conn.executemany(_INSERT_EVENT, rows)
+                    else:
+                        self.conn.executemany(_INSERT_EVENT_AT, [(*r, None) if len(r) == 10 else r for r in rows])
             except sqlite3.IntegrityError as e:
                 raise self._conflict(rows[0][0], rows[0][1] - 1, e) from None
 
@@ -461,6 +485,64 @@ class Storage:
                     ).fetchall()
                 )
         return out
+
+    def last_seq_at_time(self, segments: Sequence[Segment], ts: int) -> int:
+        """The highest seq of a resolved history committed at or before unix-ms ``ts`` (0 if none)."""
+        best = 0
+        with self._lock:
+            for branch, first, last in segments:
+                hi = "" if last is None else " AND seq <= ?"
+                args: list[Any] = [branch, first, ts] + ([] if last is None else [last])
+                row = self.conn.execute(
+                    f"SELECT max(seq) FROM events WHERE branch = ? AND seq >= ? AND ts <= ?{hi}", args
+                ).fetchone()
+                if row[0] is not None:
+                    best = max(best, row[0])
+        return best
+
+    def world_events(self, segments: Sequence[Segment], hi: int) -> list[tuple[int, str, str, int]]:
+        """(seq, kind, payload, occurred-or-commit ms) of the state events of a resolved history."""
+        out: list[tuple[int, str, str, int]] = []
+        with self._lock:
+            for branch, first, last in segments:
+                b = hi if last is None else min(hi, last)
+                out.extend(self.conn.execute(
+                    "SELECT seq, kind, payload, coalesce(occurred_at, ts) FROM events WHERE branch = ? "
+                    "AND seq BETWEEN ? AND ? AND kind IN ('delta', 'compact') ORDER BY seq",
+                    (branch, first, b),
+                ).fetchall())
+        return out
+
+    def put_tag(self, label: str, branch: int, seq: int) -> None:
+        """Point a label at an event (moving it if it exists)."""
+        with self._lock:
+            self.conn.execute("INSERT OR REPLACE INTO tags VALUES (?, ?, ?, ?)", (label, branch, seq, now_ms()))
+
+    def tag(self, label: str) -> tuple[int, int] | None:
+        with self._lock:
+            row = self.conn.execute("SELECT branch, seq FROM tags WHERE label = ?", (label,)).fetchone()
+        return None if row is None else (row[0], row[1])
+
+    def tags(self) -> list[tuple[str, int, int, int]]:
+        with self._lock:
+            return self.conn.execute("SELECT label, branch, seq, created FROM tags ORDER BY label").fetchall()
+
+    def subscription(self, name: str) -> int:
+        """A subscriber's acknowledged position, created at 0 on first use."""
+        with self._lock:
+            self.conn.execute(
+                "INSERT OR IGNORE INTO subscriptions VALUES (?, 0, ?)", (name, now_ms())
+            )
+            return self.conn.execute(
+                "SELECT position FROM subscriptions WHERE name = ?", (name,)
+            ).fetchone()[0]
+
+    def ack(self, name: str, position: int) -> None:
+        with self._lock:
+            self.conn.execute(
+                "UPDATE subscriptions SET position = ?, updated = ? WHERE name = ?",
+                (position, now_ms(), name),
+            )
 
     def own_events(self, branch: int) -> Iterator[tuple[Any, ...]]:
         """A branch's own events in seq order with their derived columns, streamed (verify)."""

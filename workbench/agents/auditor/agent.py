@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...branch import Branch
+from ...context import Part
 from ...errors import InvalidValue
 from . import logic
 from .models import Calls
@@ -57,24 +58,36 @@ def start(branch: Branch, repo: str | os.PathLike[str] | None = None, budget: in
     return branch.state()
 
 
+# The auditor manages its context by compaction, never by truncation: renders keep everything.
+WHOLE_CONTEXT = 2**31
+
+
 def _compactor(calls: Calls):
     def compact(branch: Branch, state: logic.AuditState) -> logic.AuditState:
         key = f"summarize:{len(state.notes)}:{len(state.done)}"
-        summary = branch.effect(key, calls.summarize, state.notes, state.budget, key)
+        _, seen = branch.render(WHOLE_CONTEXT)
+        with branch.receipt(seen):
+            summary = branch.effect(key, calls.summarize, state.notes, state.budget, key)
         return state.compacted(summary)
 
     return compact
 
 
 def step(branch: Branch, calls: Calls, path: str) -> None:
-    """One ReAct step on one file: read, plan, count each category, analyze, note."""
+    """One ReAct step on one file: read, plan, count each category, analyze, note.
+
+    Each model call is journaled with a receipt of what it saw: the notes and the file."""
     root = branch.state().root
     text = branch.effect(f"read:{path}", calls.read, root, path)
+    _, seen = branch.render(WHOLE_CONTEXT, renderer=lambda s: [*s.context_parts(),
+                                                               Part(f"file:{path}", text, pinned=True)])
     key = f"plan:{path}"
-    cats = branch.effect(key, calls.plan, path, text, key)
+    with branch.receipt(seen):
+        cats = branch.effect(key, calls.plan, path, text, key)
     counts = {c: branch.effect(f"count:{path}:{c}", calls.count, path, text, c) for c in cats}
     key = f"analyze:{path}"
-    note = branch.effect(key, calls.analyze, path, text, counts, key)
+    with branch.receipt(seen):
+        note = branch.effect(key, calls.analyze, path, text, counts, key)
     branch.apply({"type": "step", "path": path, "note": note, "tokens": logic.tokens(text)})
 
 
@@ -116,7 +129,9 @@ def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None
         if on_step is not None:
             on_step(len(state.done), total)
     if state.report is None:
-        text = branch.effect("report", calls.report, state.notes, "report")
+        _, seen = branch.render(WHOLE_CONTEXT)
+        with branch.receipt(seen):
+            text = branch.effect("report", calls.report, state.notes, "report")
         branch.apply({"type": "report", "report": text})
         state = branch.state()
     truth: set[logic.Finding] = set()

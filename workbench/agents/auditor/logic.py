@@ -206,6 +206,12 @@ class AuditState(State):
     def size(self) -> int:
         return context_size(self.notes)
 
+    def context_parts(self) -> list[Any]:
+        """The notes as renderable parts (what every model call sees)."""
+        from ...context import Part
+
+        return [Part(f"note[{i}]", n) for i, n in enumerate(self.notes)]
+
     def compacted(self, summary: str) -> AuditState:
         """The state after the model squashed the notes into ``summary``."""
         return AuditState(

@@ -1,0 +1,104 @@
+"""Time queries (as_of, valid_at) and evolving deltas with upcasters."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+import pytest
+
+from workbench import InvalidValue, Journal, NotFound, State
+
+
+@dataclass
+class Facts(State):
+    facts: list[str] = field(default_factory=list)
+
+    def apply(self, delta) -> None:
+        self.facts.append(delta["fact"] if isinstance(delta, dict) else f"{delta.text} ({delta.source})")
+
+
+def test_as_of_is_the_state_known_at_a_wall_clock_time(db_path):
+    with Journal.open(db_path, Facts) as j:
+        b = j.root()
+        b.apply({"fact": "a"})
+        time.sleep(0.02)
+        t1 = int(time.time() * 1000)
+        time.sleep(0.02)
+        b.apply({"fact": "b"})
+        assert b.as_of(t1).facts == ["a"]
+        assert b.as_of(datetime.now(timezone.utc)).facts == ["a", "b"]
+        assert b.as_of(0).facts == []
+        fork = b.fork_at(1)
+        time.sleep(0.02)
+        fork.apply({"fact": "c"})
+        assert fork.as_of(int(time.time() * 1000)).facts == ["a", "c"]
+        with pytest.raises(InvalidValue):
+            b.as_of("yesterday")
+
+
+def test_valid_at_uses_occurred_at_world_time(db_path):
+    with Journal.open(db_path, Facts) as j:
+        b = j.root()
+        b.apply({"fact": "moved to Paris"}, occurred_at=datetime(2020, 1, 1, tzinfo=timezone.utc))
+        b.apply({"fact": "moved to Rome"}, occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
+        b.apply({"fact": "born"}, occurred_at=datetime(1990, 1, 1, tzinfo=timezone.utc))  # learned late
+        assert b.valid_at(datetime(2021, 6, 1)).facts == ["moved to Paris", "born"]
+        assert b.valid_at(datetime(1995, 1, 1)).facts == ["born"]
+        assert b.state().facts == ["moved to Paris", "moved to Rome", "born"]
+        assert j.verify().ok
+
+
+V1 = """
+from dataclasses import dataclass, field
+from workbench import Journal, State
+from workbench.deltas import delta
+
+@delta("fact.noted", version=1)
+@dataclass
+class Noted:
+    text: str
+
+@dataclass
+class S(State):  # the same JSON form as the test's Facts: a list of facts
+    facts: list = field(default_factory=list)
+    def apply(self, d):
+        self.facts.append(d.text)
+
+with Journal.open({path!r}, S) as j:
+    j.root().apply(Noted("old style"))
+    print(j.root().head_hash)
+"""
+
+
+def test_a_v1_journal_replays_after_the_code_moves_to_v2(db_path):
+    out = subprocess.run([sys.executable, "-c", textwrap.dedent(V1.format(path=str(db_path)))],
+                         capture_output=True, text=True, check=True).stdout.strip()
+    from workbench.deltas import delta, upcaster
+
+    @delta("fact.noted", version=2)
+    @dataclass
+    class Noted:
+        text: str
+        source: str
+
+    with Journal.open(db_path, Facts) as j:
+        with pytest.raises(NotFound, match="upcaster"):
+            j.root().state()
+
+    @upcaster("fact.noted", 1)
+    def add_source(payload: dict) -> dict:
+        return {**payload, "source": "legacy"}
+
+    with Journal.open(db_path, Facts) as j:
+        b = j.root()
+        assert b.state().facts == ["old style (legacy)"]
+        assert b.head_hash == out  # hashes are those of the stored bytes
+        b.apply(Noted("new style", "user"))
+        assert b.at(2).facts == ["old style (legacy)", "new style (user)"]
+        assert b.history(2, 2)[0].payload == {"@type": "fact.noted", "@v": 2, "text": "new style", "source": "user"}
+        assert j.verify().ok

@@ -1,0 +1,151 @@
+"""What the model saw: render a state into a budgeted context, with a receipt.
+
+    text, receipt = branch.render(budget=2000)            # or render(..., messages=True)
+    with branch.receipt(receipt):
+        reply = branch.effect("llm:7", call_model, text)  # the receipt is journaled with it
+
+A renderer turns a state into ``Part``s (id, text, role, priority, pinned). Parts are kept by
+priority (pinned ones first, then higher priority, then the newest) while they fit the budget
+as counted by the estimator; the kept parts are returned in their original order, never over
+the budget. The receipt names the source seq and head hash, the estimator, the tokens used,
+and every part included or omitted (with its tokens), so `lithify receipt REF` can answer
+"what exactly did the model see for this call".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .errors import InvalidValue
+from .events import encode_state
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of context: ``pinned`` parts are always kept (or the render fails)."""
+
+    id: str
+    text: str
+    role: str = "user"
+    priority: int = 0
+    pinned: bool = False
+
+
+class Estimator(Protocol):
+    """Counts tokens in a text; ``name`` goes into receipts."""
+
+    name: str
+
+    def __call__(self, text: str) -> int: ...
+
+
+class CharEstimator:
+    """ceil(characters / chars_per_token): the default, and what the bundled auditor uses."""
+
+    def __init__(self, chars_per_token: float = 4.0) -> None:
+        if chars_per_token <= 0:
+            raise InvalidValue("chars_per_token must be positive")
+        self.chars_per_token = chars_per_token
+        self.name = f"chars/{chars_per_token:g}"
+
+    def __call__(self, text: str) -> int:
+        return math.ceil(len(text) / self.chars_per_token)
+
+
+class TiktokenEstimator:
+    """Exact counts from ``tiktoken`` (install it and its encoding files yourself)."""
+
+    def __init__(self, encoding: str = "cl100k_base") -> None:
+        try:
+            import tiktoken
+        except ImportError:
+            raise InvalidValue("TiktokenEstimator needs the tiktoken package: pip install tiktoken") from None
+        self._enc = tiktoken.get_encoding(encoding)
+        self.name = f"tiktoken/{encoding}"
+
+    def __call__(self, text: str) -> int:
+        return len(self._enc.encode(text))
+
+
+def default_estimator() -> Estimator:
+    """chars/4; pass ``TiktokenEstimator()`` for exact counts where tiktoken is installed
+    (it is never tried implicitly: loading its files may need the network)."""
+    return CharEstimator()
+
+
+def default_renderer(state: Any) -> list[Part]:
+    """Parts of a state: ``state.context_parts()`` if it has one; else each item of a
+    ``messages`` or ``notes`` list (newest most valuable); else the state's JSON as one part."""
+    parts = getattr(state, "context_parts", None)
+    if callable(parts):
+        return list(parts())
+    for attr in ("messages", "notes"):
+        items = getattr(state, attr, None)
+        if items is None and isinstance(state, dict):
+            items = state.get(attr)
+        if isinstance(items, list):
+            out = []
+            for i, item in enumerate(items):
+                if isinstance(item, dict):
+                    out.append(Part(f"{attr}[{i}]", str(item.get("content", item.get("text", ""))),
+                                    str(item.get("role", "user"))))
+                else:
+                    out.append(Part(f"{attr}[{i}]", str(item)))
+            return out
+    return [Part("state", json.dumps(encode_state(state), sort_keys=True, ensure_ascii=False, default=str))]
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What a render included and left out, and from which point of which branch."""
+
+    branch: int
+    seq: int
+    head_hash: str
+    estimator: str
+    budget: int
+    tokens: int
+    included: list[dict[str, Any]] = field(default_factory=list)
+    omitted: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"branch": self.branch, "seq": self.seq, "head_hash": self.head_hash, "estimator": self.estimator,
+                "budget": self.budget, "tokens": self.tokens, "included": self.included, "omitted": self.omitted}
+
+
+def render_parts(
+    parts: Sequence[Part], budget: int, estimator: Callable[[str], int], separator: str = "\n"
+) -> tuple[list[Part], list[tuple[Part, int]], list[tuple[Part, int]], int]:
+    """(kept parts in order, included with tokens, omitted with tokens, tokens used)."""
+    if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
+        raise InvalidValue(f"budget is a number of tokens >= 0, not {budget!r}")
+    ids = [p.id for p in parts]
+    if len(set(ids)) != len(ids):
+        raise InvalidValue("part ids must be unique within a render")
+    sep = estimator(separator) if separator else 0
+    cost = [estimator(p.text) for p in parts]
+    order = sorted(range(len(parts)), key=lambda i: (not parts[i].pinned, -parts[i].priority, -i))
+    keep: set[int] = set()
+    used = 0
+    for i in order:
+        extra = cost[i] + (sep if keep else 0)
+        if used + extra <= budget:
+            keep.add(i)
+            used += extra
+        elif parts[i].pinned:
+            raise InvalidValue(f"pinned part {parts[i].id!r} ({cost[i]} tokens) does not fit the budget of {budget}")
+    kept = [parts[i] for i in sorted(keep)]
+    return (kept, [(parts[i], cost[i]) for i in sorted(keep)],
+            [(parts[i], cost[i]) for i in range(len(parts)) if i not in keep], used)
+
+
+def make_receipt(branch: int, seq: int, head_hash: str, estimator: Any, budget: int,
+                 included: list[tuple[Part, int]], omitted: list[tuple[Part, int]], used: int) -> Receipt:
+    name = getattr(estimator, "name", getattr(estimator, "__name__", type(estimator).__name__))
+    return Receipt(branch, seq, head_hash, str(name), budget, used,
+                   [{"id": p.id, "tokens": t} for p, t in included],
+                   [{"id": p.id, "tokens": t, "reason": "budget"} for p, t in omitted])

@@ -1,0 +1,224 @@
+"""Retrieval metrics and evaluation: Hit@K, Recall@K, nDCG@K and MRR, overall and per category.
+
+    cases = [{"id": "q1", "category": "temporal", "relevant": ["d3"], "ranked": ["d7", "d3", "d1"]}]
+    df = evaluate(cases, ks=[1, 5, 10])     # polars: one row overall, one per category
+    record(df, branch)                      # the overall numbers as observations (matrix, charts)
+
+Definitions (binary relevance, ``ranked`` deduplicated keeping the first occurrence):
+Hit@K = 1 if any relevant id is in the top K; Recall@K = |relevant ∩ top K| / |relevant|;
+nDCG@K = DCG@K / IDCG@K with DCG = Σ 1/log2(rank + 1) over relevant ids in the top K and
+IDCG the same for a perfect ranking of min(K, |relevant|) ids; MRR = 1/rank of the first
+relevant id (0 if none is ranked). Each is averaged over cases. Cases without relevant ids
+(e.g. abstention questions) cannot be scored and are counted in ``skipped``.
+
+Loaders read the public LoCoMo and LongMemEval files that users download themselves and
+return the questions (with their relevant ids) and the documents to rank.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidValue
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from .branch import Branch
+
+
+def _dedup(ids: Sequence[Any]) -> list[Any]:
+    seen: set[Any] = set()
+    return [x for x in ids if not (x in seen or seen.add(x))]
+
+
+def case_metrics(relevant: Iterable[Any], ranked: Sequence[Any], ks: Sequence[int]) -> dict[str, float]:
+    """Hit@K, Recall@K, nDCG@K for each K, and MRR, for one case."""
+    rel = set(relevant)
+    if not rel:
+        raise InvalidValue("a case needs at least one relevant id")
+    order = _dedup(ranked)
+    out: dict[str, float] = {}
+    first = next((i for i, x in enumerate(order, 1) if x in rel), None)
+    out["mrr"] = 1.0 / first if first else 0.0
+    for k in ks:
+        top = order[:k]
+        hits = [i for i, x in enumerate(top, 1) if x in rel]
+        out[f"hit@{k}"] = 1.0 if hits else 0.0
+        out[f"recall@{k}"] = len(hits) / len(rel)
+        dcg = sum(1.0 / math.log2(i + 1) for i in hits)
+        idcg = sum(1.0 / math.log2(i + 1) for i in range(1, min(k, len(rel)) + 1))
+        out[f"ndcg@{k}"] = dcg / idcg
+    return out
+
+
+def evaluate(cases: Iterable[Mapping[str, Any]], ks: Sequence[int] = (1, 5, 10)) -> pl.DataFrame:
+    """Mean metrics over the cases: a row ``group="all"`` and one per category."""
+    import polars as pl
+
+    ks = list(ks)
+    if not ks or any(isinstance(k, bool) or not isinstance(k, int) or k < 1 for k in ks):
+        raise InvalidValue(f"ks must be positive ints, not {ks!r}")
+    per: dict[str, list[dict[str, float]]] = {"all": []}
+    skipped: dict[str, int] = {"all": 0}
+    for i, case in enumerate(cases):
+        if "relevant" not in case or "ranked" not in case:
+            raise InvalidValue(f"case {case.get('id', i)!r} needs 'relevant' and 'ranked' lists")
+        cat = case.get("category")
+        groups = ["all"] + ([str(cat)] if cat is not None else [])
+        for g in groups:
+            per.setdefault(g, [])
+            skipped.setdefault(g, 0)
+        if not list(case["relevant"]):
+            for g in groups:
+                skipped[g] += 1
+            continue
+        m = case_metrics(case["relevant"], list(case["ranked"]), ks)
+        for g in groups:
+            per[g].append(m)
+    names = ["mrr"] + [f"{m}@{k}" for k in ks for m in ("hit", "recall", "ndcg")]
+    rows = []
+    for g, ms in per.items():
+        row: dict[str, Any] = {"group": g, "n": len(ms), "skipped": skipped[g]}
+        for name in names:
+            row[name] = sum(m[name] for m in ms) / len(ms) if ms else None
+        rows.append(row)
+    schema = {"group": pl.Utf8, "n": pl.Int64, "skipped": pl.Int64, **{n: pl.Float64 for n in names}}
+    return pl.DataFrame(rows, schema=schema)
+
+
+def record(results: pl.DataFrame, branch: Branch, prefix: str = "", per_category: bool = False) -> int:
+    """Observe the overall metrics (and optionally each category's, as ``metric/category``) on
+    a branch, so evaluations flow into the matrix and charts; returns how many were written."""
+    n = 0
+    for row in results.iter_rows(named=True):
+        if row["group"] != "all" and not per_category:
+            continue
+        suffix = "" if row["group"] == "all" else f"/{row['group']}"
+        for name, value in row.items():
+            if name in ("group", "skipped") or value is None:
+                continue
+            branch.observe(f"{prefix}{name}{suffix}", float(value))
+            n += 1
+    return n
+
+
+# -- datasets ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question to answer by retrieval: which documents hold the evidence."""
+
+    id: str
+    question: str
+    answer: Any
+    relevant: list[str]
+    category: str | None = None
+
+
+@dataclass(frozen=True)
+class Document:
+    """A retrievable unit (a dialogue turn, a session)."""
+
+    id: str
+    text: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Dataset:
+    name: str
+    questions: list[Question]
+    documents: list[Document]
+    groups: dict[str, list[str]] = field(default_factory=dict)  # question id -> candidate doc ids
+
+    def cases(self, ranker: Callable[[Question, list[Document]], Sequence[str]]) -> list[dict[str, Any]]:
+        """Cases for ``evaluate``: ``ranker(question, candidates)`` returns document ids, best first."""
+        by_id = {d.id: d for d in self.documents}
+        out = []
+        for q in self.questions:
+            pool = [by_id[i] for i in self.groups.get(q.id, [])] or self.documents
+            out.append({"id": q.id, "category": q.category, "relevant": q.relevant, "ranked": list(ranker(q, pool))})
+        return out
+
+
+def _read_json(path: str | Path) -> Any:
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise InvalidValue(f"no file at {path}; download the dataset and pass its path") from None
+    except ValueError as e:
+        raise InvalidValue(f"{path} is not JSON: {e}") from None
+
+
+LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+
+
+def load_locomo(path: str | Path) -> Dataset:
+    """LoCoMo (``locomo10.json``): samples with a ``conversation`` of ``session_N`` turn lists
+    (``dia_id``, ``speaker``, ``text``) and ``qa`` items (``question``, ``answer``, ``evidence``
+    dia_ids, numeric ``category``). Documents are turns; a question ranks its own sample's."""
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise InvalidValue(f"{path}: LoCoMo is a JSON list of samples")
+    questions, documents, groups = [], [], {}
+    for s_i, sample in enumerate(data):
+        sid = str(sample.get("sample_id", s_i))
+        conv = sample.get("conversation") or {}
+        turn_ids = []
+        for key in sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
+            for turn in conv[key] or []:
+                tid = f"{sid}:{turn['dia_id']}"
+                documents.append(Document(tid, str(turn.get("text", "")),
+                                          {"speaker": turn.get("speaker"), "session": key,
+                                           "when": conv.get(f"{key}_date_time")}))
+                turn_ids.append(tid)
+        for q_i, qa in enumerate(sample.get("qa") or []):
+            qid = f"{sid}:q{q_i}"
+            cat = qa.get("category")
+            questions.append(Question(qid, str(qa.get("question", "")), qa.get("answer", qa.get("adversarial_answer")),
+                                      [f"{sid}:{e}" for e in qa.get("evidence") or []],
+                                      LOCOMO_CATEGORIES.get(cat, None if cat is None else str(cat))))
+            groups[qid] = turn_ids
+    return Dataset("locomo", questions, documents, groups)
+
+
+def load_longmemeval(path: str | Path) -> Dataset:
+    """LongMemEval (``longmemeval_s.json`` / ``_m`` / ``_oracle``): items with ``question_id``,
+    ``question_type``, ``question``, ``answer``, ``haystack_session_ids``,
+    ``haystack_sessions`` (lists of ``role``/``content`` turns) and ``answer_session_ids``.
+    Documents are sessions; a question ranks its own haystack. Abstention questions
+    (``_abs`` ids) carry no evidence and are skipped by ``evaluate``."""
+    data = _read_json(path)
+    if not isinstance(data, list):
+        raise InvalidValue(f"{path}: LongMemEval is a JSON list of questions")
+    questions, documents, groups, seen = [], [], {}, set()
+    for item in data:
+        qid = str(item["question_id"])
+        ids = [str(x) for x in item.get("haystack_session_ids") or []]
+        sessions = item.get("haystack_sessions") or []
+        for sid, turns in zip(ids, sessions):
+            if sid not in seen:
+                seen.add(sid)
+                text = "\n".join(f"{t.get('role', '')}: {t.get('content', '')}" for t in turns)
+                documents.append(Document(sid, text, {"turns": len(turns)}))
+        relevant = [] if qid.endswith("_abs") else [str(x) for x in item.get("answer_session_ids") or []]
+        questions.append(Question(qid, str(item.get("question", "")), item.get("answer"), relevant,
+                                  item.get("question_type")))
+        groups[qid] = ids
+    return Dataset("longmemeval", questions, documents, groups)
+
+
+def lexical_ranker(question: Question, documents: list[Document]) -> list[str]:
+    """A small baseline ranker: documents by how many of the question's words they contain."""
+    words = set(re.findall(r"\w+", question.question.lower())) - {"the", "a", "an", "of", "to", "in", "is", "what",
+                                                                   "did", "do", "when", "how", "who", "was"}
+    scored = [(sum(w in d.text.lower() for w in words), -i, d.id) for i, d in enumerate(documents)]
+    return [doc_id for _, _, doc_id in sorted(scored, reverse=True)]
