@@ -33,6 +33,7 @@ def test_as_of_is_the_state_known_at_a_wall_clock_time(db_path):
         assert b.as_of(t1).facts == ["a"]
         assert b.as_of(datetime.now(timezone.utc)).facts == ["a", "b"]
         assert b.as_of(0).facts == []
+        assert b.as_of(t1 / 1000).facts == ["a"]  # seconds, as time.time() gives
         fork = b.fork_at(1)
         time.sleep(0.02)
         fork.apply({"fact": "c"})

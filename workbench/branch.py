@@ -28,14 +28,15 @@ _IMMUTABLE = (str, int, float, bool, type(None))
 
 
 def _unix_ms(value: Any, what: str) -> int:
-    """Unix milliseconds from an int/float of ms or a datetime (naive datetimes are UTC)."""
+    """Unix milliseconds from a datetime (naive = UTC) or a number: milliseconds, or seconds
+    (as ``time.time()`` gives) when below 10**11 (10**11 ms is 1973; 10**11 s is year 5138)."""
     if isinstance(value, datetime):
         if value.tzinfo is None:
             value = value.replace(tzinfo=timezone.utc)
         return int(value.timestamp() * 1000)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {value!r}")
-    return int(value)
+    return int(value * 1000) if abs(value) < 10**11 else int(value)
 _quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
