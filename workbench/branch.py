@@ -230,6 +230,16 @@ class Branch:
         finally:
             self._receipt = previous
 
+    def diff(self, a: int, b: int | None = None) -> list[Any]:
+        """Changes in the state from seq ``a`` to seq ``b`` (default: the head): added,
+        modified and removed paths, structurally (see workbench.diff)."""
+        from .diff import diff
+
+        self._check_seq(a, "diff from")
+        to = self._head if b is None else b
+        self._check_seq(to, "diff to")
+        return diff(self.at(a), self.at(to))
+
     def tag(self, label: str, seq: int | None = None) -> int:
         """Name an event (default: the head) so refs can use ``label``; returns its seq."""
         from .refs import _HEX

@@ -455,6 +455,17 @@ class Journal:
         return {"branch": rec.branch, "seq": rec.seq, "key": rec.payload.get("key"),
                 "receipt": rec.payload["receipt"]}
 
+    def state(self, ref: str | tuple[int, int]) -> Any:
+        """The state at any ref (``main@40``, ``head~3``, a label, a hash prefix...)."""
+        branch, seq = ref if isinstance(ref, tuple) else self.resolve(ref)
+        return self.branch(branch).at(seq)
+
+    def diff(self, ref_a: str | tuple[int, int], ref_b: str | tuple[int, int]) -> list[Any]:
+        """Changes between the states at two refs, on the same branch or across branches."""
+        from .diff import diff
+
+        return diff(self.state(ref_a), self.state(ref_b))
+
     def subscribe(self, name: str) -> Subscription:
         """A durable, named consumer of every event, resuming at its acknowledged position."""
         from .subscriptions import Subscription

@@ -256,6 +256,24 @@ class IntentLog:
             self._fd = None
 
 
+def is_journal_file(path: str) -> bool:
+    """True if ``path`` is an SQLite file with lithify's metadata (read-only check)."""
+    try:
+        with open(path, "rb") as f:
+            if f.read(16) != b"SQLite format 3\x00":
+                return False
+        from urllib.parse import quote
+
+        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=5)
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        finally:
+            con.close()
+        return row is not None and row[0] == APPLICATION
+    except (OSError, sqlite3.Error):
+        return False
+
+
 def quote_identifier(name: str) -> str:
     """Quote an SQL identifier (the one place identifiers are spliced into SQL)."""
     return '"' + name.replace('"', '""') + '"'
