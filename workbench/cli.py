@@ -209,8 +209,12 @@ def lab(
     root = directory or _bundled_notebooks()
     if not root.is_dir():
         raise NotFound(f"{root} is not a folder")
+    ext = Path(__file__).resolve().parent / "labextensions"
     args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root.resolve()}",
-            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
+            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            # The journal sidebar, also from an editable install (a wheel installs it for any `jupyter lab`).
+            f"--LabApp.extra_labextensions_path={ext}",
+            "--ServerApp.jpserver_extensions=workbench.server=True"]
     if port is not None:
         args.append(f"--port={port}")
     if no_browser:

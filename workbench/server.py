@@ -307,7 +307,7 @@ def _jupyter_server_extension_points() -> list[dict[str, str]]:
 
 
 def _jupyter_labextension_paths() -> list[dict[str, str]]:
-    return [{"src": "labextension", "dest": "lithify-workbench"}]
+    return [{"src": "labextensions/lithify-workbench", "dest": "lithify-workbench"}]
 
 
 def _load_jupyter_server_extension(serverapp: Any) -> None:
