@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import time
 from datetime import datetime, timezone
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -59,6 +60,8 @@ class Branch:
         self._state: Any = _UNSET
         self._snap_seq = 0
         self._receipt: Any = None
+        self._attempt = 1
+        self._started = 0.0
 
     def __repr__(self) -> str:
         name = f" {self.name!r}" if self.name else ""
@@ -101,10 +104,13 @@ class Branch:
         key_hash: bytes | None = None,
         metric: str | None = None,
         value: float | None = None,
+        fx_ms: float | None = None,
+        attempts: int | None = None,
     ) -> int:
         seq = self._head + 1
         h = ev.event_hash(self._head_hash, kind, payload)
-        row = (self.id, seq, kind, h, self._head_hash, now_ms(), payload, key_hash, metric, value)
+        row = (self.id, seq, kind, h, self._head_hash, now_ms(), payload, key_hash, metric, value, None, fx_ms,
+               attempts)
         self._j._write(row, buffered)
         self._head, self._head_hash = seq, h
         return seq
@@ -124,8 +130,8 @@ class Branch:
             self._state = j._apply(state, json.loads(text))
             seq = self._head + 1
             h = ev.event_hash(self._head_hash, "delta", text)
-            row: tuple[Any, ...] = (self.id, seq, "delta", h, self._head_hash, now_ms(), text, None, None, None)
-            j._write(row if when is None else (*row, when), True)  # type: ignore[arg-type]
+            j._write((self.id, seq, "delta", h, self._head_hash, now_ms(), text, None, None, None, when, None, None),
+                     True)
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
@@ -153,7 +159,8 @@ class Branch:
         hit = db.find_effect(kh, self._segments)
         if hit is not None:
             return True, json.loads(hit[1])["result"], kh
-        db.intents.announce(self.id, kh, key)
+        self._attempt = db.intents.announce(self.id, kh, key)
+        self._started = time.perf_counter()
         return False, None, kh
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
@@ -162,7 +169,8 @@ class Branch:
         if self._receipt is not None:
             payload += ',"receipt":' + ev.canonical(self._receipt.to_json(), "receipt")
         payload += ',"result":' + text + "}"
-        self._append("effect", payload, buffered=False, key_hash=kh)
+        self._append("effect", payload, buffered=False, key_hash=kh,
+                     fx_ms=round((time.perf_counter() - self._started) * 1000, 3), attempts=self._attempt)
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else json.loads(text)
 
@@ -239,6 +247,38 @@ class Branch:
         to = self._head if b is None else b
         self._check_seq(to, "diff to")
         return diff(self.at(a), self.at(to))
+
+    def rollback(self, to: int | str | tuple[int, int], from_other_branch: bool = False) -> int:
+        """Restore the state at ``to`` by appending an event (nothing is removed: the history
+        stays readable and the rollback is the newest event); returns its seq.
+
+        ``to`` is a seq of this branch, a ref, or (branch, seq). Restoring another branch's
+        state here must be asked for with ``from_other_branch=True``."""
+        if isinstance(to, tuple):
+            branch, seq = to
+        elif isinstance(to, str):
+            branch, seq = self._j.resolve(to, default_branch=self.id)
+        else:
+            branch, seq = self.id, to
+        if branch != self.id and not self._in_history(branch, seq) and not from_other_branch:
+            raise InvalidValue(
+                f"{branch}@{seq} is on branch {branch}, not in branch {self.id}'s history; pass "
+                "from_other_branch=True to restore that state here, or fork it instead",
+                branch=branch, seq=seq,
+            )
+        source = self._j.branch(branch)
+        source._check_seq(seq, "rollback to")
+        text = ev.canonical(ev.encode_state(source.at(seq)), "state")
+        mark = ev.canonical({"branch": branch, "seq": seq, "hash": self._j.hash_at(branch, seq).hex()}, "rollback")
+        at = self._append("compact", '{"rollback":' + mark + ',"state":' + text + "}", buffered=False)
+        self._j._db().put_snapshot(self.id, at, text, ev.snapshot_digest(self._head_hash, text))
+        self._state = ev.decode_state(self._j.state_class, json.loads(text))
+        self._snap_seq = at
+        return at
+
+    def _in_history(self, branch: int, seq: int) -> bool:
+        return any(b == branch and first <= seq and (last is None or seq <= last)
+                   for b, first, last in self._segments)
 
     def tag(self, label: str, seq: int | None = None) -> int:
         """Name an event (default: the head) so refs can use ``label``; returns its seq."""

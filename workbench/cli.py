@@ -18,7 +18,7 @@ from typing import Any
 import typer
 
 from . import __version__
-from .errors import InvalidValue, NotFound, WorkbenchError
+from .errors import Conflict, InvalidValue, NotFound, WorkbenchError
 
 app = typer.Typer(
     name="lithify",
@@ -37,6 +37,7 @@ class Ctx:
 
     db: str
     json: bool
+    state: str | None = None
 
 
 def _version(value: bool) -> None:
@@ -52,12 +53,15 @@ def _global(
         None, "--db", help="Journal file (default: $LITHIFY_DB or auditor.db).", show_default=False
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
+    state: str = typer.Option(None, "--state", help="State class as module:Class, to rebuild states of your own "
+                              "agent (default: $LITHIFY_STATE, or the class the journal registered)."),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """lithify workbench: journaled, forkable, crash-safe agent runs."""
-    ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or DEFAULT_DB, json=as_json)
+    ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or DEFAULT_DB, json=as_json,
+                  state=state or os.environ.get("LITHIFY_STATE") or None)
 
 
 def options(ctx: typer.Context) -> Ctx:
@@ -71,6 +75,13 @@ def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True) 
     """Open the --db journal; a missing file is an error unless the command creates one."""
     from .journal import Journal
 
+    if state is None and opts.state:
+        from .sweep_worker import resolve
+
+        try:
+            state = resolve(opts.state)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise InvalidValue(f"--state {opts.state}: cannot import it ({e}); give module:Class") from None
     if must_exist and not os.path.exists(opts.db):
         raise NotFound(
             f"no journal at {opts.db}; pass --db PATH (or set LITHIFY_DB), or create one with "
@@ -176,6 +187,170 @@ def chart(
          lambda: console().print(f"wrote {output}"))
 
 
+def _branch_of(j: Any, ref: str | None) -> Any:
+    if ref is None:
+        return j.root()
+    b, _ = j.resolve(ref)
+    return j.branch(b)
+
+
+@app.command()
+def diff(ctx: typer.Context, ref_a: str = typer.Argument(..., help="From (e.g. main@40, head~3, a label)."),
+         ref_b: str = typer.Argument(..., help="To (any branch).")) -> None:
+    """What changed in the state between two points: added, modified and removed paths."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        a, b = j.resolve(ref_a), j.resolve(ref_b)
+        changes = [c.to_json() for c in j.diff(a, b)]
+    doc = {"from": {"branch": a[0], "seq": a[1]}, "to": {"branch": b[0], "seq": b[1]}, "changes": changes}
+
+    def human() -> None:
+        out = console()
+        out.print(f"[bold]{a[0]}@{a[1]} → {b[0]}@{b[1]}[/bold]: {len(changes)} change(s)")
+        for c in changes:
+            sign = {"added": "[green]+", "removed": "[red]-", "modified": "[yellow]~"}[c["op"]]
+            detail = (f"{_brief(c.get('before'))} → {_brief(c.get('after'))}" if c["op"] == "modified"
+                      else _brief(c.get("after", c.get("before"))))
+            out.print(f"{sign} {c['path']}[/]  {detail}", highlight=False)
+
+    emit(opts, doc, human)
+
+
+def _brief(v: Any, n: int = 70) -> str:
+    text = json.dumps(v, ensure_ascii=False, default=str)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+@app.command()
+def rollback(
+    ctx: typer.Context,
+    to: str = typer.Option(..., "--to", help="The point to restore (a seq of the branch or any ref)."),
+    branch: str = typer.Option(None, "--branch", help="The branch to roll back (default: main, or the ref's)."),
+    yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+) -> None:
+    """Restore an earlier state by appending an event; nothing is removed."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        target = j.resolve(to) if not to.isdigit() else (j.branch(branch or 0).id, int(to))
+        b = j.branch(branch) if branch is not None else j.branch(target[0])
+        if not yes and not typer.confirm(f"Append an event to branch {b.id} that restores the state at "
+                                         f"{target[0]}@{target[1]}?", default=False):
+            raise typer.Abort()
+        seq = b.rollback(target, from_other_branch=target[0] != b.id)
+        doc = {"branch": b.id, "seq": seq, "restored": {"branch": target[0], "seq": target[1]}, "head_hash": b.head_hash}
+    emit(opts, doc, lambda: console().print(f"branch {b.id}: seq {seq} restores {target[0]}@{target[1]}"))
+
+
+@app.command()
+def log(ctx: typer.Context, ref: str = typer.Argument(None, help="Where to start (default: main's head)."),
+        limit: int = typer.Option(20, "-n", "--limit", help="How many events.")) -> None:
+    """Events before a point, newest first, with their writers."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        branch, seq = j.resolve(ref) if ref else (0, j.root().head)
+        lo = max(1, seq - limit + 1)
+        recs = list(reversed(j.branch(branch).history(lo, seq))) if seq else []
+        docs = [{**r.to_json(), "summary": r.summary()} for r in recs]
+
+    def human() -> None:
+        out = console()
+        for r in recs:
+            out.print(f"{r.hash[:12]}  {r.branch}@{r.seq:<6} {r.kind:<8} {r.summary(80)}", markup=False)
+
+    emit(opts, docs, human)
+
+
+@app.command()
+def show(ctx: typer.Context, ref: str = typer.Argument(..., help="The event (main@40, a hash prefix, head...).")) -> None:
+    """One event: its payload, its provenance and the state right after it."""
+    from .events import encode_state
+
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        branch, seq = j.resolve(ref)
+        state = json.loads(json.dumps(encode_state(j.branch(branch).at(seq)), default=str))
+        doc: dict[str, Any] = {"branch": branch, "seq": seq, "state": state}
+        if seq:
+            doc["event"] = j.record((branch, seq)).to_json()
+            doc["provenance"] = j.provenance((branch, seq))["event"]
+
+    def human() -> None:
+        out = console()
+        if "event" in doc:
+            e = doc["event"]
+            out.print(f"[bold]{branch}@{seq}[/bold] {e['kind']} {e['hash']}")
+            out.print(json.dumps(e["payload"], indent=1, ensure_ascii=False)[:4000], markup=False)
+        out.print("[bold]state[/bold]")
+        out.print(json.dumps(state, indent=1, ensure_ascii=False)[:4000], markup=False)
+
+    emit(opts, doc, human)
+
+
+@app.command()
+def tag(ctx: typer.Context, ref: str = typer.Argument(..., help="The event to label."),
+        label: str = typer.Argument(..., help="The label (usable wherever a ref is).")) -> None:
+    """Give an event a label."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        branch, seq = j.resolve(ref)
+        j.branch(branch).tag(label, seq)
+    emit(opts, {"label": label, "branch": branch, "seq": seq}, lambda: console().print(f"{label} → {branch}@{seq}"))
+
+
+@app.command()
+def branches(ctx: typer.Context) -> None:
+    """Every branch: parent, fork point, head, params."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        infos = [b.to_json() for b in j.branches()]
+
+    def human() -> None:
+        from rich.table import Table
+
+        t = Table("id", "name", "parent", "fork", "head", "head hash", "params")
+        for b in infos:
+            t.add_row(str(b["id"]), b["name"] or "", "" if b["parent"] is None else str(b["parent"]),
+                      str(b["fork_seq"]), str(b["head"]), b["head_hash"][:12], json.dumps(b["params"]))
+        console().print(t)
+
+    emit(opts, infos, human)
+
+
+@app.command()
+def vacuum(ctx: typer.Context) -> None:
+    """Checkpoint and rebuild the journal file compactly (history is unchanged)."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        before, after = j.vacuum()
+        ok = j.verify().ok
+    emit(opts, {"bytes_before": before, "bytes_after": after, "verified": ok},
+         lambda: console().print(f"{before:,} → {after:,} bytes; verified: {ok}"))
+
+
+@app.command()
+def provenance(ctx: typer.Context, ref: str = typer.Argument(..., help="The point (main@40, head...)."),
+               path: str = typer.Option(None, "--path", help="A value in the state, e.g. notes[3].")) -> None:
+    """Who wrote an event, and which events (and effects) produced a value of the state."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        doc = j.provenance(ref, path)
+
+    def human() -> None:
+        out = console()
+        if "event" in doc:
+            e = doc["event"]
+            out.print(f"{e['branch']}@{e['seq']} {e['kind']} by writer {e.get('writer')} (pid {e.get('pid')}"
+                      f"{', ' + str(e['source']) if e.get('source') else ''})", markup=False)
+        for step in doc.get("chain", []):
+            out.print(f"  {step['change']:<8} at {step['branch']}@{step['seq']} {step['kind']}: {step['summary']}",
+                      markup=False)
+            for fx in step["from_effects"]:
+                out.print(f"      ← effect {fx['key']} at {fx['branch']}@{fx['seq']} ({fx.get('duration_ms')} ms, "
+                          f"attempt {fx.get('attempts')}, writer {fx.get('writer')})", markup=False)
+
+    emit(opts, doc, human)
+
+
 @app.command()
 def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect: BRANCH@SEQ, a hash prefix, head~N...")) -> None:
     """What exactly the model saw for one call: the receipt journaled with an effect."""
@@ -231,7 +406,9 @@ def _bundled_notebooks() -> Path:
 
 
 def _exit_code(err: WorkbenchError) -> int:
-    return 2 if isinstance(err, InvalidValue) else 1
+    # 2: the command line itself is wrong (a bad value, a malformed or ambiguous ref).
+    ambiguous = isinstance(err, Conflict) and hasattr(err, "candidates")
+    return 2 if isinstance(err, InvalidValue) or ambiguous else 1
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -93,6 +93,7 @@ class Journal:
         *,
         durability: str = "process",
         snapshot_every: int = 128,
+        source: str | None = None,
     ) -> Journal:
         """Open (or create) the journal at ``path``.
 
@@ -109,7 +110,7 @@ class Journal:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
-        return cls._make(path, state, durability, snapshot_every)
+        return cls._make(path, state, durability, snapshot_every, source)
 
     @classmethod
     def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128) -> Journal:
@@ -117,7 +118,8 @@ class Journal:
         return cls._make(":memory:", state, "process", snapshot_every)
 
     @classmethod
-    def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int) -> Journal:
+    def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int,
+              source: str | None = None) -> Journal:
         if durability not in DURABILITY:
             raise InvalidValue(
                 f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
@@ -134,7 +136,7 @@ class Journal:
         if state is not None:
             initial_text = ev.canonical(ev.encode_state(state()), "state")
             digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
-        storage = Storage(path, durability)
+        storage = Storage(path, durability, source=source)
         try:
             name = getattr(state, "state_name", None) if state is not None else None
             storage.ensure_schema(name, initial_text, digest or b"")
@@ -370,10 +372,10 @@ class Journal:
         done = db.committed_keys(branch_id, [kh for _, kh in announced])
         return [key for (_, kh), key in announced.items() if kh not in done]
 
-    def _compact_intents(self) -> None:
+    def _compact_intents(self, force: bool = False) -> None:
         """Drop resolved lines from the intent log once it has grown large."""
         db = self._db()
-        if db.intents.size() < db.intents.COMPACT_BYTES:
+        if db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
             return
 
         def still_open(announced: dict[tuple[int, bytes], str]) -> dict[tuple[int, bytes], str]:
@@ -465,6 +467,66 @@ class Journal:
         from .diff import diff
 
         return diff(self.state(ref_a), self.state(ref_b))
+
+    def provenance(self, ref: str | tuple[int, int], path: str | None = None) -> dict[str, Any]:
+        """Who wrote the event at ``ref`` and, with ``path`` (e.g. ``notes[3]``), the chain of
+        events that produced that value of the state: each event that changed it, and the
+        effects whose results it carries."""
+        from .diff import iter_diff
+
+        branch, seq = ref if isinstance(ref, tuple) else self.resolve(ref)
+        out: dict[str, Any] = {"branch": branch, "seq": seq}
+        if seq > 0:
+            out["event"] = self._event_provenance(self.record((branch, seq)))
+        if path is None:
+            return out
+        chain: list[dict[str, Any]] = []
+        b = self.branch(branch)
+        effects: list[ev.Record] = []
+        prev = b.at(0)
+        for rec in b.history(1, seq):
+            if rec.kind == "effect":
+                effects.append(rec)
+                continue
+            if rec.kind not in ("delta", "compact"):
+                continue
+            now = b.at(rec.seq)
+            touched = [c for c in iter_diff(prev, now) if c.path == path or c.path.startswith(path + ".")
+                       or c.path.startswith(path + "[") or path.startswith(c.path + "[") or path.startswith(c.path + ".")]
+            if touched:
+                value = json.dumps(touched[0].after, default=str)
+                sources = [self._event_provenance(e) for e in effects
+                           if json.dumps(e.payload.get("result"), default=str) in value
+                           or (isinstance(e.payload.get("result"), str) and e.payload["result"] in value)]
+                chain.append({**self._event_provenance(rec), "change": touched[0].op, "from_effects": sources[-3:]})
+            prev = now
+        if not chain:
+            raise NotFound(f"no event up to {branch}@{seq} changed {path!r}; check the path (e.g. notes[0])")
+        out["path"] = path
+        out["chain"] = chain
+        return out
+
+    def _event_provenance(self, rec: ev.Record) -> dict[str, Any]:
+        row = self._db().provenance(rec.branch, rec.seq)
+        doc: dict[str, Any] = {"branch": rec.branch, "seq": rec.seq, "kind": rec.kind, "hash": rec.hash, "ts": rec.ts,
+                               "summary": rec.summary(80)}
+        if row is not None:
+            doc.update({"writer": row[0], "pid": row[1], "source": row[2]})
+            if row[6] is not None:
+                doc["occurred_at"] = row[6]
+            if rec.kind == "effect":
+                doc.update({"key": rec.payload.get("key"), "duration_ms": row[4], "attempts": row[5]})
+        return doc
+
+    def vacuum(self) -> tuple[int, int]:
+        """Checkpoint, rebuild the file compactly and trim the intent log: (bytes before, after)."""
+        self.flush()
+        size = (lambda: os.path.getsize(self.path) + (os.path.getsize(self.path + "-wal")
+                if os.path.exists(self.path + "-wal") else 0)) if self.path != ":memory:" else (lambda: 0)
+        before = size()
+        self._db().vacuum()
+        self._compact_intents(force=True)
+        return before, size()
 
     def subscribe(self, name: str) -> Subscription:
         """A durable, named consumer of every event, resuming at its acknowledged position."""

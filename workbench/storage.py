@@ -25,8 +25,9 @@ APPLICATION = "lithify-journal"
 
 # (branch, first_seq, last_seq or None): one piece of a resolved history, seqs inclusive.
 Segment = tuple[int, int, int | None]
-# branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric, value
-EventRow = tuple[int, int, str, bytes, bytes, int, str, bytes | None, str | None, float | None]
+# branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric, value, occurred_at,
+# fx_ms (effect duration), attempts (effect attempts); the writer id is added by Storage.
+EventRow = tuple[Any, ...]
 # position, branch, seq, kind, hash, parent_hash, ts, payload
 StoredEvent = tuple[int, int, int, str, bytes, bytes, int, str]
 # id, name, parent, fork_seq, params, created, sweep
@@ -56,7 +57,10 @@ CREATE TABLE IF NOT EXISTS events (
     key_hash BLOB,
     metric TEXT,
     value REAL,
-    occurred_at INTEGER
+    occurred_at INTEGER,
+    writer INTEGER,
+    fx_ms REAL,
+    attempts INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
 CREATE INDEX IF NOT EXISTS events_effects ON events(key_hash, branch, seq)
@@ -85,6 +89,13 @@ CREATE TABLE IF NOT EXISTS subscriptions (
     position INTEGER NOT NULL,
     updated INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS writers (
+    id INTEGER PRIMARY KEY,
+    writer TEXT NOT NULL UNIQUE,
+    pid INTEGER NOT NULL,
+    source TEXT,
+    started INTEGER NOT NULL
+);
 CREATE TABLE IF NOT EXISTS tags (
     label TEXT PRIMARY KEY,
     branch INTEGER NOT NULL,
@@ -109,16 +120,13 @@ BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 """
 
 WAL_AUTOCHECKPOINT = 8192  # pages
-_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs", "subscriptions", "tags"}
+_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs", "subscriptions", "tags", "writers"}
+_ADDED_COLUMNS = {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER"}
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
 
 _INSERT_EVENT = (
     "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric,"
-    " value) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-)
-_INSERT_EVENT_AT = (
-    "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric,"
-    " value, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " value, occurred_at, fx_ms, attempts, writer) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 )
 _EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
 _BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
@@ -158,6 +166,7 @@ class IntentLog:
         self.fsync = durability == "fsync"
         self._fd: int | None = None
         self._memory: list[str] = []
+        self._attempts: dict[tuple[str, str], int] | None = None
 
     def _open(self) -> int:
         if self._fd is None:
@@ -178,9 +187,20 @@ class IntentLog:
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
 
-    def announce(self, branch: int, key_hash: bytes, key: str) -> None:
-        """Record that an effect is about to run (durable before the call is made)."""
+    def announce(self, branch: int, key_hash: bytes, key: str) -> int:
+        """Record that an effect is about to run (durable before the call is made); returns
+        which attempt this is (earlier announcements that never committed count)."""
+        if self._attempts is None:
+            self._attempts = {}
+            for line in self._text().splitlines():
+                parts = line.split(" ", 3)
+                if len(parts) >= 3 and parts[0] == "+":
+                    k = (parts[1], parts[2])
+                    self._attempts[k] = self._attempts.get(k, 0) + 1
+        k = (str(branch), key_hash.hex())
+        self._attempts[k] = self._attempts.get(k, 0) + 1
         self._append(f"+ {branch} {key_hash.hex()} {json.dumps(key, ensure_ascii=True)}\n")
+        return self._attempts[k]
 
     def withdraw(self, branch: int, key_hash: bytes) -> None:
         """Record that an announced effect raised, so it committed nothing."""
@@ -282,8 +302,11 @@ def quote_identifier(name: str) -> str:
 class Storage:
     """Owns one SQLite connection to a journal file (or memory) and all SQL against it."""
 
-    def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000) -> None:
+    def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
+                 source: str | None = None) -> None:
         self.path = path
+        self.source = source
+        self._writer: int | None = None
         self.durability = durability
         self._lock = threading.RLock()
         self._in_tx = False
@@ -375,11 +398,12 @@ class Storage:
             if "meta" in tables:
                 self._check_meta()
                 cols = {r[1] for r in self.conn.execute("PRAGMA table_info(events)")}
-                if not _TABLES <= tables or "occurred_at" not in cols:  # an older file: add what it lacks
+                if not _TABLES <= tables or not set(_ADDED_COLUMNS) <= cols:  # an older file
                     with self.atomic():
                         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(events)")}
-                        if "occurred_at" not in cols:
-                            self.conn.execute("ALTER TABLE events ADD COLUMN occurred_at INTEGER")
+                        for name, decl in _ADDED_COLUMNS.items():
+                            if name not in cols:
+                                self.conn.execute(f"ALTER TABLE events ADD COLUMN {name} {decl}")
                         for statement in _statements(_SCHEMA):
                             self.conn.execute(statement)
                 return
@@ -426,7 +450,7 @@ class Storage:
         lock = self._lock
         lock.acquire()
         try:
-            self.conn.execute(_INSERT_EVENT if len(row) == 10 else _INSERT_EVENT_AT, row)
+            self.conn.execute(_INSERT_EVENT, (*row, self._writer_id()))
         except sqlite3.IntegrityError as e:
             raise self._conflict(row[0], row[1] - 1, e) from None
         finally:
@@ -437,11 +461,8 @@ class Storage:
         with self._lock:
             try:
                 with self.atomic():
-                    plain = [r for r in rows if len(r) == 10]
-                    if len(plain) == len(rows):
-                        self.conn.executemany(_INSERT_EVENT, rows)
-                    else:
-                        self.conn.executemany(_INSERT_EVENT_AT, [(*r, None) if len(r) == 10 else r for r in rows])
+                    w = self._writer_id()
+                    self.conn.executemany(_INSERT_EVENT, [(*r, w) for r in rows])
             except sqlite3.IntegrityError as e:
                 raise self._conflict(rows[0][0], rows[0][1] - 1, e) from None
 
@@ -693,6 +714,32 @@ class Storage:
             return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
 
     # -- intents --------------------------------------------------------------------------
+
+    def _writer_id(self) -> int:
+        """This process's writer row (registered on its first write): a random id, not a host."""
+        if self._writer is None:
+            import uuid
+
+            token = uuid.uuid4().hex[:16]
+            self.conn.execute("INSERT INTO writers (writer, pid, source, started) VALUES (?, ?, ?, ?)",
+                              (token, os.getpid(), self.source, now_ms()))
+            self._writer = self.conn.execute("SELECT id FROM writers WHERE writer = ?", (token,)).fetchone()[0]
+        return self._writer
+
+    def provenance(self, branch: int, seq: int) -> tuple[Any, ...] | None:
+        """(writer token, pid, source, ts, fx_ms, attempts, occurred_at) of one stored event."""
+        with self._lock:
+            return self.conn.execute(
+                "SELECT w.writer, w.pid, w.source, e.ts, e.fx_ms, e.attempts, e.occurred_at FROM events e "
+                "LEFT JOIN writers w ON w.id = e.writer WHERE e.branch = ? AND e.seq = ?", (branch, seq)
+            ).fetchone()
+
+    def vacuum(self) -> None:
+        """Checkpoint the WAL into the file and rebuild it compactly."""
+        with self._lock:
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.conn.execute("VACUUM")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote through the WAL
 
     def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
         """Which of these effect key hashes a branch has committed itself."""
