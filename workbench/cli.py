@@ -88,7 +88,7 @@ def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True) 
             "`lithify run`",
             path=opts.db,
         )
-    return Journal.open(opts.db, state)
+    return Journal.open(opts.db, state, key=os.environ.get("LITHIFY_KEY") or None)
 
 
 def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
@@ -349,6 +349,18 @@ def provenance(ctx: typer.Context, ref: str = typer.Argument(..., help="The poin
                           f"attempt {fx.get('attempts')}, writer {fx.get('writer')})", markup=False)
 
     emit(opts, doc, human)
+
+
+@app.command()
+def rekey(ctx: typer.Context) -> None:
+    """Re-encrypt an encrypted journal: the current key from $LITHIFY_KEY, the new one from
+    $LITHIFY_NEW_KEY or a prompt."""
+    opts = options(ctx)
+    new = os.environ.get("LITHIFY_NEW_KEY") or typer.prompt("new key", hide_input=True, confirmation_prompt=True)
+    with open_journal(opts) as j:
+        j.rekey(new)
+        ok = j.verify().ok
+    emit(opts, {"rekeyed": True, "verified": ok}, lambda: console().print(f"rekeyed {opts.db}; verified: {ok}"))
 
 
 @app.command()

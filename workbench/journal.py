@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -94,6 +94,7 @@ class Journal:
         durability: str = "process",
         snapshot_every: int = 128,
         source: str | None = None,
+        key: str | bytes | Callable[[], str | bytes] | None = None,
     ) -> Journal:
         """Open (or create) the journal at ``path``.
 
@@ -110,7 +111,9 @@ class Journal:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
-        return cls._make(path, state, durability, snapshot_every, source)
+        if callable(key):
+            key = key()
+        return cls._make(path, state, durability, snapshot_every, source, key)
 
     @classmethod
     def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128) -> Journal:
@@ -119,7 +122,7 @@ class Journal:
 
     @classmethod
     def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int,
-              source: str | None = None) -> Journal:
+              source: str | None = None, key: str | bytes | None = None) -> Journal:
         if durability not in DURABILITY:
             raise InvalidValue(
                 f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
@@ -136,7 +139,7 @@ class Journal:
         if state is not None:
             initial_text = ev.canonical(ev.encode_state(state()), "state")
             digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
-        storage = Storage(path, durability, source=source)
+        storage = Storage(path, durability, source=source, key=key)
         try:
             name = getattr(state, "state_name", None) if state is not None else None
             storage.ensure_schema(name, initial_text, digest or b"")
@@ -517,6 +520,11 @@ class Journal:
             if rec.kind == "effect":
                 doc.update({"key": rec.payload.get("key"), "duration_ms": row[4], "attempts": row[5]})
         return doc
+
+    def rekey(self, new_key: str | bytes) -> None:
+        """Re-encrypt this (encrypted) journal under ``new_key``; the old key stops working."""
+        self.flush()
+        self._db().rekey(new_key)
 
     def vacuum(self) -> tuple[int, int]:
         """Checkpoint, rebuild the file compactly and trim the intent log: (bytes before, after)."""

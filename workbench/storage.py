@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .errors import BranchConflict, Conflict, NotAJournal, WorkbenchError
+from .errors import BranchConflict, Conflict, InvalidValue, NotAJournal, WorkbenchError
 
 SCHEMA_VERSION = 1
 APPLICATION = "lithify-journal"
@@ -96,6 +96,14 @@ CREATE TABLE IF NOT EXISTS writers (
     source TEXT,
     started INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS intents (
+    branch INTEGER NOT NULL,
+    key_hash BLOB NOT NULL,
+    key TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    PRIMARY KEY (branch, key_hash)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags (
     label TEXT PRIMARY KEY,
     branch INTEGER NOT NULL,
@@ -120,7 +128,7 @@ BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 """
 
 WAL_AUTOCHECKPOINT = 8192  # pages
-_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs", "subscriptions", "tags", "writers"}
+_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs", "subscriptions", "tags", "writers", "intents"}
 _ADDED_COLUMNS = {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER"}
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
 
@@ -276,6 +284,90 @@ class IntentLog:
             self._fd = None
 
 
+def _driver(key: Any) -> Any:
+    if key is None:
+        return sqlite3
+    try:
+        import sqlcipher3.dbapi2 as sqlcipher  # type: ignore[import-not-found]
+    except ImportError:
+        raise InvalidValue("encrypted journals need SQLCipher: pip install 'lithify-workbench[encryption]'") from None
+    return sqlcipher
+
+
+def _key_literal(key: str | bytes) -> str:
+    """A PRAGMA key value: raw 32-byte keys as x'..', passphrases as a quoted string."""
+    if isinstance(key, bytes):
+        if len(key) != 32:
+            raise InvalidValue("a raw key is exactly 32 bytes; pass a str for a passphrase")
+        return f"\"x'{key.hex()}'\""
+    if not isinstance(key, str) or not key:
+        raise InvalidValue("a key is a non-empty passphrase (str) or 32 raw bytes")
+    return "'" + key.replace("'", "''") + "'"
+
+
+def _check_encryption(path: str, key: Any) -> None:
+    """Refuse a key on a plain file and a plain open of an encrypted one, before any write."""
+    if path == ":memory:":
+        if key is not None:
+            raise InvalidValue("in-memory journals are not encrypted; open a file to use key=")
+        return
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+    except FileNotFoundError:
+        return
+    if not head:
+        return
+    plain = head == b"SQLite format 3\x00"
+    if key is not None and plain:
+        raise NotAJournal(f"{path} is not encrypted; open it without key= (a key only opens encrypted journals)",
+                          path=path)
+    if key is None and not plain:
+        raise NotAJournal(f"{path} is encrypted or not a journal at all; if it is an encrypted journal, "
+                          "open it with key= (or set LITHIFY_KEY for the CLI)", path=path)
+
+
+class TableIntents:
+    """Effect intents kept in the (encrypted) database itself: one commit per announcement,
+    slower than the sidecar log but leaking nothing."""
+
+    COMPACT_BYTES = 1 << 20
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+
+    def announce(self, branch: int, key_hash: bytes, key: str) -> int:
+        with self.storage._lock:
+            c = self.storage.conn
+            row = c.execute("SELECT attempts FROM intents WHERE branch = ? AND key_hash = ?", (branch, key_hash)).fetchone()
+            n = (row[0] if row else 0) + 1
+            c.execute("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?)", (branch, key_hash, key, now_ms(), n))
+            return n
+
+    def withdraw(self, branch: int, key_hash: bytes) -> None:
+        with self.storage._lock:
+            self.storage.conn.execute("DELETE FROM intents WHERE branch = ? AND key_hash = ?", (branch, key_hash))
+
+    def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
+        with self.storage._lock:
+            rows = self.storage.conn.execute("SELECT branch, key_hash, key FROM intents ORDER BY started").fetchall()
+        return {(b, h): k for b, h, k in rows if branch is None or b == branch}
+
+    def compact(self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]) -> None:
+        keep = still_open(self.pending())
+        with self.storage._lock:
+            for (b, h) in self.pending():
+                if (b, h) not in keep:
+                    self.storage.conn.execute("DELETE FROM intents WHERE branch = ? AND key_hash = ?", (b, h))
+
+    def size(self) -> int:
+        with self.storage._lock:
+            return self.storage.conn.execute("SELECT count(*) FROM intents").fetchone()[0] * 256
+
+    def close(self) -> None:
+        pass
+
+
 def is_journal_file(path: str) -> bool:
     """True if ``path`` is an SQLite file with lithify's metadata (read-only check)."""
     try:
@@ -303,7 +395,7 @@ class Storage:
     """Owns one SQLite connection to a journal file (or memory) and all SQL against it."""
 
     def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
-                 source: str | None = None) -> None:
+                 source: str | None = None, key: str | bytes | None = None) -> None:
         self.path = path
         self.source = source
         self._writer: int | None = None
@@ -312,11 +404,19 @@ class Storage:
         self._in_tx = False
         self._adbc_conn: Any = None
         self._where_cache: dict[tuple[bool, ...], str] = {}
-        self.intents = IntentLog(path, durability)
+        self.encrypted = key is not None
+        self.db = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
+        _check_encryption(path, key)
         try:
-            self.conn = sqlite3.connect(
+            self.conn = self.db.connect(
                 path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
             )
+            if key is not None:
+                self.conn.execute(f"PRAGMA key = {_key_literal(key)}")
+                try:
+                    self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+                except self.db.DatabaseError:
+                    raise NotAJournal(f"{path}: wrong key (SQLCipher cannot decrypt it)", path=path) from None
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             if path != ":memory:":
                 self._set_wal()
@@ -324,12 +424,22 @@ class Storage:
                 # touches two b-trees, and checkpoints (with their fsync) dominate otherwise.
                 self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT}")
             self.conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[durability]}")
-        except sqlite3.DatabaseError as e:
+        except self.db.DatabaseError as e:
             raise NotAJournal(
                 f"{path} is not a lithify journal (SQLite says: {e}); pass the path of a "
                 "journal, or a new path to create one",
                 path=path,
             ) from None
+        # An encrypted journal keeps its intents inside the encrypted file: effect keys are
+        # payload, and a plaintext sidecar would leak them.
+        self.intents: Any = TableIntents(self) if key is not None else IntentLog(path, durability)
+
+    def rekey(self, new_key: str | bytes) -> None:
+        """Re-encrypt an encrypted journal under a new key (SQLCipher's PRAGMA rekey)."""
+        if not self.encrypted:
+            raise InvalidValue("this journal is not encrypted; rekey changes the key of an encrypted one")
+        with self._lock:
+            self.conn.execute(f"PRAGMA rekey = {_key_literal(new_key)}")
 
     def _set_wal(self) -> None:
         # Changing the journal mode needs a moment with no other connection mid-transaction;
@@ -339,7 +449,7 @@ class Storage:
                 mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if mode.lower() == "wal":
                     return
-            except sqlite3.OperationalError as e:
+            except self.db.OperationalError as e:
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise
             time.sleep(0.005 * (1 + attempt % 10))
@@ -385,7 +495,7 @@ class Storage:
                 tables = {
                     r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
                 }
-            except sqlite3.DatabaseError as e:
+            except self.db.DatabaseError as e:
                 raise NotAJournal(
                     f"{self.path} is not a lithify journal (SQLite says: {e})", path=self.path
                 ) from None
@@ -451,7 +561,7 @@ class Storage:
         lock.acquire()
         try:
             self.conn.execute(_INSERT_EVENT, (*row, self._writer_id()))
-        except sqlite3.IntegrityError as e:
+        except self.db.IntegrityError as e:
             raise self._conflict(row[0], row[1] - 1, e) from None
         finally:
             lock.release()
@@ -463,7 +573,7 @@ class Storage:
                 with self.atomic():
                     w = self._writer_id()
                     self.conn.executemany(_INSERT_EVENT, [(*r, w) for r in rows])
-            except sqlite3.IntegrityError as e:
+            except self.db.IntegrityError as e:
                 raise self._conflict(rows[0][0], rows[0][1] - 1, e) from None
 
     def _conflict(self, branch: int, expected: int, err: Exception) -> WorkbenchError:
@@ -696,7 +806,7 @@ class Storage:
         return pl.DataFrame(rows, schema=schema, orient="row")
 
     def _adbc(self) -> Any:
-        if self.path == ":memory:":
+        if self.path == ":memory:" or self.encrypted:  # ADBC's SQLite cannot decrypt
             return None
         if self._adbc_conn is None:
             try:
@@ -829,7 +939,7 @@ class Storage:
                             (name, parent, fork_seq, params, created, sweep),
                         )
                         ids.append(cur.lastrowid)  # type: ignore[arg-type]
-            except sqlite3.IntegrityError:
+            except self.db.IntegrityError:
                 taken = [r[0] for r in rows if r[0] is not None]
                 raise Conflict(
                     f"a branch named {taken[0]!r} already exists; choose another name or open it "
