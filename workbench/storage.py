@@ -323,8 +323,8 @@ def _check_encryption(path: str, key: Any) -> None:
         raise NotAJournal(f"{path} is not encrypted; open it without key= (a key only opens encrypted journals)",
                           path=path)
     if key is None and not plain:
-        raise NotAJournal(f"{path} is encrypted or not a journal at all; if it is an encrypted journal, "
-                          "open it with key= (or set LITHIFY_KEY for the CLI)", path=path)
+        raise NotAJournal(f"{path} is not a lithify journal, or it is an encrypted one: then open it "
+                          "with key= (or set LITHIFY_KEY for the CLI)", path=path)
 
 
 class TableIntents:
