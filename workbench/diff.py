@@ -57,40 +57,34 @@ def _identity(a: list[Any], b: list[Any], keys: Sequence[str]) -> str | None:
     return None
 
 
+_MISSING: Any = object()
+
+
+def _pair(a: Any, b: Any, path: str, keys: Sequence[str]) -> Iterator[Change]:
+    """One slot on both sides: removed, added, or compared further (_MISSING marks absence)."""
+    if b is _MISSING:
+        yield Change("removed", path, before=a)
+    elif a is _MISSING:
+        yield Change("added", path, after=b)
+    else:
+        yield from _walk(a, b, path, keys)
+
+
 def _walk(a: Any, b: Any, path: str, keys: Sequence[str]) -> Iterator[Change]:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
-            p = f"{path}.{k}" if path else str(k)
-            if k not in b:
-                yield Change("removed", p, before=a[k])
-            elif k not in a:
-                yield Change("added", p, after=b[k])
-            else:
-                yield from _walk(a[k], b[k], p, keys)
+            yield from _pair(a.get(k, _MISSING), b.get(k, _MISSING), f"{path}.{k}" if path else str(k), keys)
         return
     if isinstance(a, list) and isinstance(b, list):
         ident = _identity(a, b, keys)
         if ident is not None:
             before = {x[ident]: x for x in a}
             after = {x[ident]: x for x in b}
-            seen = [x[ident] for x in a] + [x[ident] for x in b if x[ident] not in before]
-            for v in seen:
-                p = f"{path}[{ident}={v}]"
-                if v not in after:
-                    yield Change("removed", p, before=before[v])
-                elif v not in before:
-                    yield Change("added", p, after=after[v])
-                else:
-                    yield from _walk(before[v], after[v], p, keys)
+            for v in [x[ident] for x in a] + [x[ident] for x in b if x[ident] not in before]:
+                yield from _pair(before.get(v, _MISSING), after.get(v, _MISSING), f"{path}[{ident}={v}]", keys)
             return
         for i in range(max(len(a), len(b))):
-            p = f"{path}[{i}]"
-            if i >= len(b):
-                yield Change("removed", p, before=a[i])
-            elif i >= len(a):
-                yield Change("added", p, after=b[i])
-            else:
-                yield from _walk(a[i], b[i], p, keys)
+            yield from _pair(a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING, f"{path}[{i}]", keys)
         return
     if a != b or type(a) is not type(b):
         yield Change("modified", path or "$", before=a, after=b)
