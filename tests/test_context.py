@@ -51,8 +51,8 @@ def test_branch_render_messages_and_receipt_journaled_with_the_effect():
         assert all(set(m) == {"role", "content"} for m in msgs)
         assert receipt.tokens <= 40 and receipt.seq == b.head and receipt.head_hash == b.head_hash
         assert receipt.estimator == "chars/4" and receipt.omitted
-        assert [m["content"] for m in msgs] == [b.state().messages[int(p["id"][9:-1])]["content"]
-                                                for p in receipt.included]
+        assert [m["content"] for m in msgs] == [b.state().messages[int(pid[9:-1])]["content"]
+                                                for pid, _ in receipt.included]
         with b.receipt(receipt):
             b.effect("llm:reply", lambda: "ok")
         b.effect("tool:x", lambda: 1)  # outside the block: no receipt
@@ -75,4 +75,4 @@ def test_auditor_model_calls_carry_receipts(tmp_path):
         assert model and all("receipt" in r.payload for r in model)
         assert not any("receipt" in r.payload for r in recs if r.payload["key"].startswith(("read:", "count:")))
         last = j.receipt((0, next(r.seq for r in recs if r.payload["key"] == "report")))
-        assert [p["id"] for p in last["receipt"]["included"]] == ["note[0]", "note[1]", "note[2]"]
+        assert [pid for pid, _ in last["receipt"]["included"]] == ["note[0]", "note[1]", "note[2]"]

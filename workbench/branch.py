@@ -167,7 +167,7 @@ class Branch:
         text, plain = ev.canonical_plain(result, "result")  # unsafe raises; the intent stays
         payload = '{"key":' + _quote(key) + ',"key_hash":"' + kh.hex() + '"'
         if self._receipt is not None:
-            payload += ',"receipt":' + ev.canonical(self._receipt.to_json(), "receipt")
+            payload += ',"receipt":' + self._receipt
         payload += ',"result":' + text + "}"
         self._append("effect", payload, buffered=False, key_hash=kh,
                      fx_ms=round((time.perf_counter() - self._started) * 1000, 3), attempts=self._attempt)
@@ -232,7 +232,8 @@ class Branch:
     @contextmanager
     def receipt(self, receipt: Any) -> Iterator[None]:
         """Journal ``receipt`` with the effects committed inside this block (what the model saw)."""
-        previous, self._receipt = self._receipt, receipt
+        text = ev.canonical(receipt.to_json(), "receipt")  # encoded once, however many calls use it
+        previous, self._receipt = self._receipt, text
         try:
             yield
         finally:

@@ -376,9 +376,9 @@ def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect:
         out.print(f"[bold]{doc['key']}[/bold] (effect at branch {doc['branch']} seq {doc['seq']})")
         out.print(f"  rendered from branch {r['branch']} seq {r['seq']} ({r['head_hash'][:12]}), "
                   f"estimator {r['estimator']}: {r['tokens']} of {r['budget']} tokens")
-        out.print(f"  included ({len(r['included'])}): " + ", ".join(f"{p['id']} ({p['tokens']})" for p in r["included"]))
+        out.print(f"  included ({len(r['included'])}): " + ", ".join(f"{i} ({t})" for i, t in r["included"]))
         if r["omitted"]:
-            out.print(f"  omitted ({len(r['omitted'])}): " + ", ".join(f"{p['id']} ({p['tokens']})" for p in r["omitted"]))
+            out.print(f"  omitted ({len(r['omitted'])}): " + ", ".join(f"{i} ({t})" for i, t in r["omitted"]))
 
     emit(opts, doc, human)
 

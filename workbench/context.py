@@ -109,8 +109,8 @@ class Receipt:
     estimator: str
     budget: int
     tokens: int
-    included: list[dict[str, Any]] = field(default_factory=list)
-    omitted: list[dict[str, Any]] = field(default_factory=list)
+    included: list[list[Any]] = field(default_factory=list)  # [part id, tokens], in context order
+    omitted: list[list[Any]] = field(default_factory=list)  # [part id, tokens], left out for the budget
 
     def to_json(self) -> dict[str, Any]:
         return {"branch": self.branch, "seq": self.seq, "head_hash": self.head_hash, "estimator": self.estimator,
@@ -147,5 +147,4 @@ def make_receipt(branch: int, seq: int, head_hash: str, estimator: Any, budget: 
                  included: list[tuple[Part, int]], omitted: list[tuple[Part, int]], used: int) -> Receipt:
     name = getattr(estimator, "name", getattr(estimator, "__name__", type(estimator).__name__))
     return Receipt(branch, seq, head_hash, str(name), budget, used,
-                   [{"id": p.id, "tokens": t} for p, t in included],
-                   [{"id": p.id, "tokens": t, "reason": "budget"} for p, t in omitted])
+                   [[p.id, t] for p, t in included], [[p.id, t] for p, t in omitted])

@@ -560,7 +560,7 @@ class Storage:
         lock = self._lock
         lock.acquire()
         try:
-            self.conn.execute(_INSERT_EVENT, (*row, self._writer_id()))
+            self.conn.execute(_INSERT_EVENT, (*row, self._writer if self._writer is not None else self._writer_id()))
         except self.db.IntegrityError as e:
             raise self._conflict(row[0], row[1] - 1, e) from None
         finally:
