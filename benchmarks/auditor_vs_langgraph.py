@@ -227,7 +227,10 @@ def main() -> None:
     if args.child:
         child(args)
         return
-    out: dict[str, Any] = {"repo": args.repo, "budget": args.budget, "max_files": args.max_files}
+    repo_root = HERE.parents[1]
+    shown = (os.path.relpath(args.repo, repo_root) if Path(args.repo).is_relative_to(repo_root)
+             else Path(args.repo).name)  # no machine-specific path in the committed results
+    out: dict[str, Any] = {"repo": shown, "budget": args.budget, "max_files": args.max_files}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
         runs: dict[str, dict[str, Any]] = {}
