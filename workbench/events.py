@@ -35,9 +35,27 @@ MAX_SAFE_INT = 2**53 - 1
 
 _OK, _FIX, _CONVERT, _BAD = 0, 1, 2, 4
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_dumps = json.JSONEncoder(
-    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
-).encode
+_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
+
+def _refuse(o: Any) -> Any:
+    raise TypeError(f"{type(o).__name__} is not JSON-safe")
+
+
+# JSONEncoder.encode builds a C encoder on every call; build it once. Values reaching it were
+# checked by _scan (finite numbers, str keys), so sort_keys and the separators are all it does.
+_c_make = getattr(json.encoder, "c_make_encoder", None)
+_c_encode = (_c_make(None, _refuse, _encode_str, None, ":", ",", True, False, False)
+             if _c_make is not None else None)
+_slow_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")).encode
+
+
+def _dumps(value: Any) -> str:
+    if type(value) is str:
+        return _encode_str(value)
+    if _c_encode is None:
+        return _slow_dumps(value)
+    return "".join(_c_encode(value, 0))
 
 
 def _scan(v: Any) -> int:

@@ -404,6 +404,7 @@ class Storage:
         self._in_tx = False
         self._adbc_conn: Any = None
         self._where_cache: dict[tuple[bool, ...], str] = {}
+        self._segment_cache: dict[tuple[Segment, ...], tuple[str, list[Any]]] = {}
         self.encrypted = key is not None
         self.db = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
         _check_encryption(path, key)
@@ -704,6 +705,10 @@ class Storage:
 
     def _segment_sql(self, segments: Sequence[Segment]) -> tuple[str, list[Any]]:
         """`(branch = ? AND seq >= ? [AND seq <= ?]) OR ...` over a resolved history."""
+        key = tuple(segments)
+        hit = self._segment_cache.get(key)
+        if hit is not None:
+            return hit
         shape = tuple(last is None for _, _, last in segments)
         where = self._where_cache.get(shape)
         if where is None:
@@ -714,6 +719,9 @@ class Storage:
         args: list[Any] = []
         for branch, first, last in segments:
             args += [branch, first] if last is None else [branch, first, last]
+        if len(self._segment_cache) > 4096:
+            self._segment_cache.clear()
+        self._segment_cache[key] = (where, args)
         return where, args
 
     def find_effect(self, key_hash: bytes, segments: Sequence[Segment]) -> tuple[int, str] | None:
