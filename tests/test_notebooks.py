@@ -33,5 +33,10 @@ def test_notebook_runs_top_to_bottom(tmp_path, name):
         assert (work / "fork-and-sweep.csv").stat().st_size > 1000
         assert (work / "recall_vs_budget.png").read_bytes()[:4] == b"\x89PNG"
     if name == "03-crash-and-time-travel":
-        assert "tool calls:" in text and "re-run after a kill: 0" in text
-        assert "notes squashed" in text
+        import re
+
+        reruns = [int(n) for n in re.findall(r"re-run after a kill: (\d+)", text)]
+        kills = text.count("killed at seq")
+        assert len(reruns) == 2 and kills >= 1
+        assert all(n <= kills for n in reruns)  # only calls in flight at a kill ever run again
+        assert "journal verifies: True" in text and "notes squashed" in text
