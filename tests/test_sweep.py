@@ -202,8 +202,12 @@ def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
     forks = len(p.forks)
     with Journal.open(j.path, AuditState) as again:
         tail = again.root().state().done[4:]
-    for path in tail:  # base run + one per fork: nothing ran twice on any fork
-        assert tools[f"tool read {path}"] == 1 + forks, (path, tools[f"tool read {path}"])
+    extra = 0
+    for path in tail:  # base run + one per fork, plus at most the call each dying kernel had in flight
+        n = tools[f"tool read {path}"]
+        assert n >= 1 + forks, (path, n)
+        extra += n - (1 + forks)
+    assert extra <= forks, extra
     assert len(lines) > len(before)
     assert kernels_for(runs_dir) == []
 
