@@ -482,7 +482,7 @@ def test_verify_finds_tampered_snapshot_and_observation_columns(db_path):
 
 
 def test_intent_log_compaction_keeps_only_unresolved(db_path, monkeypatch):
-    from workbench.storage import IntentLog
+    from workbench.intents import IntentLog
 
     monkeypatch.setattr(IntentLog, "COMPACT_BYTES", 200)
     j = Journal.open(db_path, Ctx)

@@ -8,7 +8,6 @@ costs one write() rather than a second commit.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import os
 import sqlite3
@@ -19,6 +18,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from .errors import BranchConflict, Conflict, InvalidValue, NotAJournal, WorkbenchError
+from .intents import IntentLog
 
 SCHEMA_VERSION = 1
 APPLICATION = "lithify-journal"
@@ -155,133 +155,6 @@ def _statements(script: str) -> list[str]:
 def now_ms() -> int:
     """Wall-clock unix time in milliseconds (event and branch timestamps)."""
     return time.time_ns() // 1_000_000
-
-
-class IntentLog:
-    """Append-only log of effects announced before they run: ``<db>-intents`` beside a file.
-
-    A line ``+ BRANCH KEYHASH KEY`` is written (one write(), so it survives kill -9; fsynced
-    at the "fsync" level) before an effect's function is called, and ``- BRANCH KEYHASH``
-    when the function raised. A committed effect needs no line: an intent whose key the
-    branch has committed is resolved. ``compact`` rewrites the log without resolved lines,
-    under an exclusive flock that appenders respect with a shared one.
-    """
-
-    COMPACT_BYTES = 1 << 20
-
-    def __init__(self, db_path: str, durability: str) -> None:
-        self.path = None if db_path == ":memory:" else db_path + "-intents"
-        self.fsync = durability == "fsync"
-        self._fd: int | None = None
-        self._memory: list[str] = []
-        self._attempts: dict[tuple[str, str], int] | None = None
-
-    def _open(self) -> int:
-        if self._fd is None:
-            assert self.path is not None
-            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-        return self._fd
-
-    def _append(self, line: str) -> None:
-        if self.path is None:
-            self._memory.append(line)
-            return
-        fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def announce(self, branch: int, key_hash: bytes, key: str) -> int:
-        """Record that an effect is about to run (durable before the call is made); returns
-        which attempt this is (earlier announcements that never committed count)."""
-        if self._attempts is None:
-            self._attempts = {}
-            for line in self._text().splitlines():
-                parts = line.split(" ", 3)
-                if len(parts) >= 3 and parts[0] == "+":
-                    k = (parts[1], parts[2])
-                    self._attempts[k] = self._attempts.get(k, 0) + 1
-        k = (str(branch), key_hash.hex())
-        self._attempts[k] = self._attempts.get(k, 0) + 1
-        self._append(f"+ {branch} {key_hash.hex()} {json.dumps(key, ensure_ascii=True)}\n")
-        return self._attempts[k]
-
-    def withdraw(self, branch: int, key_hash: bytes) -> None:
-        """Record that an announced effect raised, so it committed nothing."""
-        self._append(f"- {branch} {key_hash.hex()}\n")
-
-    def _text(self) -> str:
-        if self.path is None:
-            return "".join(self._memory)
-        try:
-            with open(self.path, encoding="utf-8") as f:
-                return f.read()
-        except FileNotFoundError:
-            return ""
-
-    @staticmethod
-    def _fold(text: str) -> dict[tuple[int, bytes], str]:
-        open_: dict[tuple[int, bytes], str] = {}
-        for line in text.splitlines():
-            parts = line.split(" ", 3)
-            if len(parts) < 3:
-                continue  # a torn last line from a crash mid-write
-            try:
-                ident = (int(parts[1]), bytes.fromhex(parts[2]))
-                if parts[0] == "+" and len(parts) == 4:
-                    open_.pop(ident, None)
-                    open_[ident] = json.loads(parts[3])
-                elif parts[0] == "-":
-                    open_.pop(ident, None)
-            except ValueError:
-                continue
-        return open_
-
-    def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
-        """Announced, not withdrawn intents (resolved or not), oldest first."""
-        found = self._fold(self._text())
-        return found if branch is None else {k: v for k, v in found.items() if k[0] == branch}
-
-    def compact(
-        self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
-    ) -> None:
-        """Rewrite the log keeping only what ``still_open(announced)`` returns.
-
-        Runs under the exclusive lock, so no intent is appended while the log is rewritten.
-        """
-
-        def body(items: dict[tuple[int, bytes], str]) -> str:
-            return "".join(f"+ {b} {h.hex()} {json.dumps(k)}\n" for (b, h), k in items.items())
-
-        if self.path is None:
-            self._memory = [body(still_open(self._fold(self._text())))]
-            return
-        fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        try:
-            keep = still_open(self._fold(self._text()))
-            os.ftruncate(fd, 0)
-            os.write(fd, body(keep).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
-
-    def size(self) -> int:
-        if self.path is None:
-            return sum(len(x) for x in self._memory)
-        try:
-            return os.path.getsize(self.path)
-        except FileNotFoundError:
-            return 0
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
 
 
 def _driver(key: Any) -> Any:
