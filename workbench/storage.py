@@ -8,7 +8,6 @@ costs one write() rather than a second commit.
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
