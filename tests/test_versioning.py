@@ -189,3 +189,20 @@ def test_ten_processes_opening_a_fresh_file_leave_one_valid_schema(tmp_path):
     with Journal.open(db) as j:
         assert j.verify().ok and len(j.branches()) == 11 and j.verify().events == 200
         assert j.root().name == "main"
+
+
+def test_refs_work_where_the_api_takes_a_point():
+    with Journal.in_memory(Inventory) as j:
+        b = j.root()
+        for k in "abcd":
+            b.apply({"add": {"key": k, "n": 1}})
+        b.tag("two", 2)
+        assert b.at("two") == b.at(2) and b.at("head~1") == b.at(3)
+        f = b.fork_at("head~2")
+        assert f.fork_seq == 2 and f.at("main@1") == b.at(1)
+        assert [c.path for c in b.diff("two", "head")] == ["items[key=c]", "items[key=d]"]
+        b.tag("three", "two")
+        assert j.resolve("three") == (0, 2)
+        f.apply({"owner": "x"})
+        with pytest.raises(InvalidValue, match="not in branch"):
+            b.at(f"{f.id}@3")

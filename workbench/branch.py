@@ -239,13 +239,14 @@ class Branch:
         finally:
             self._receipt = previous
 
-    def diff(self, a: int, b: int | None = None) -> list[Any]:
-        """Changes in the state from seq ``a`` to seq ``b`` (default: the head): added,
+    def diff(self, a: int | str, b: int | str | None = None) -> list[Any]:
+        """Changes in the state from ``a`` to ``b`` (seqs or refs; default: the head): added,
         modified and removed paths, structurally (see workbench.diff)."""
         from .diff import diff
 
+        a = self._seq(a, "diff from")
         self._check_seq(a, "diff from")
-        to = self._head if b is None else b
+        to = self._head if b is None else self._seq(b, "diff to")
         self._check_seq(to, "diff to")
         return diff(self.at(a), self.at(to))
 
@@ -281,7 +282,7 @@ class Branch:
         return any(b == branch and first <= seq and (last is None or seq <= last)
                    for b, first, last in self._segments)
 
-    def tag(self, label: str, seq: int | None = None) -> int:
+    def tag(self, label: str, seq: int | str | None = None) -> int:
         """Name an event (default: the head) so refs can use ``label``; returns its seq."""
         from .refs import _HEX
 
@@ -289,7 +290,7 @@ class Branch:
             raise InvalidValue(f"a label is a word without '@', '~' or spaces (and not 'head'), not {label!r}")
         if _HEX.match(label):
             raise InvalidValue(f"{label!r} looks like a hash prefix; pick a label that is not 8+ hex characters")
-        at = self._head if seq is None else seq
+        at = self._head if seq is None else self._seq(seq, "tag")
         self._check_seq(at, "tag")
         self._j.flush()
         self._j._db().put_tag(label, self.id, at)
@@ -348,6 +349,16 @@ class Branch:
             self._head, self._head_hash = head
             self._state = _UNSET
 
+    def _seq(self, point: int | str, what: str) -> int:
+        """A seq of this branch from a seq or a ref (``head~3``, a label, ``BRANCH@SEQ``...)."""
+        if isinstance(point, str):
+            branch, seq = self._j.resolve(point, default_branch=self.id)
+            if branch != self.id and not self._in_history(branch, seq):
+                raise InvalidValue(f"{what} {point!r}: {branch}@{seq} is not in branch {self.id}'s history",
+                                   ref=point)
+            return seq
+        return point
+
     def _check_seq(self, seq: int, what: str) -> None:
         if isinstance(seq, bool) or not isinstance(seq, int):
             raise InvalidValue(f"{what}: seq must be an int, not {seq!r}")
@@ -363,8 +374,10 @@ class Branch:
     def _hash_at(self, seq: int) -> bytes:
         return self._head_hash if seq == self._head else self._j.hash_at(self.id, seq)
 
-    def at(self, seq: int) -> Any:
-        """The state as of event ``seq`` (0 is the initial state), rebuilt from the journal."""
+    def at(self, seq: int | str) -> Any:
+        """The state as of event ``seq`` (0 is the initial state; a ref works too), rebuilt
+        from the journal."""
+        seq = self._seq(seq, "at")
         self._check_seq(seq, "at")
         self._j.flush()
         return self._j._state_at(self.id, seq)[0]
@@ -404,7 +417,7 @@ class Branch:
         return self.fork_at(self._head, name, params)
 
     def fork_at(
-        self, seq: int, name: str | None = None, params: Mapping[str, Any] | None = None
+        self, seq: int | str, name: str | None = None, params: Mapping[str, Any] | None = None
     ) -> Branch:
-        """A new branch from event ``seq``; it inherits the prefix's state and effects."""
-        return self._j._fork_rows(self, seq, [(name, params)])[0]
+        """A new branch from event ``seq`` (or a ref); it inherits the prefix's state and effects."""
+        return self._j._fork_rows(self, self._seq(seq, "fork at"), [(name, params)])[0]
