@@ -106,11 +106,12 @@ class Branch:
         value: float | None = None,
         fx_ms: float | None = None,
         attempts: int | None = None,
+        occurred_at: int | None = None,
     ) -> int:
         seq = self._head + 1
         h = ev.event_hash(self._head_hash, kind, payload)
-        row = (self.id, seq, kind, h, self._head_hash, now_ms(), payload, key_hash, metric, value, None, fx_ms,
-               attempts)
+        row = (self.id, seq, kind, h, self._head_hash, now_ms(), payload, key_hash, metric, value, occurred_at,
+               fx_ms, attempts)
         self._j._write(row, buffered)
         self._head, self._head_hash = seq, h
         return seq
@@ -128,14 +129,10 @@ class Branch:
         try:
             # Apply the decoded delta, exactly what a replay will apply.
             self._state = j._apply(state, json.loads(text))
-            seq = self._head + 1
-            h = ev.event_hash(self._head_hash, "delta", text)
-            j._write((self.id, seq, "delta", h, self._head_hash, now_ms(), text, None, None, None, when, None, None),
-                     True)
+            seq = self._append("delta", text, buffered=True, occurred_at=when)
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
-        self._head, self._head_hash = seq, h
         if seq - self._snap_seq >= j.snapshot_every:
             self._write_snapshot()
         return seq
@@ -279,8 +276,7 @@ class Branch:
         return at
 
     def _in_history(self, branch: int, seq: int) -> bool:
-        return any(b == branch and first <= seq and (last is None or seq <= last)
-                   for b, first, last in self._segments)
+        return self._j._owner(self.id, seq)[0] == branch
 
     def tag(self, label: str, seq: int | str | None = None) -> int:
         """Name an event (default: the head) so refs can use ``label``; returns its seq."""

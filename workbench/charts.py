@@ -18,21 +18,10 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 
-def _per_branch(df: pl.DataFrame, y: str) -> pl.DataFrame:
-    import polars as pl
-
-    if "metric" in df.columns and "value" in df.columns:
-        return (
-            df.filter(pl.col("metric") == y)
-            .sort("seq")
-            .group_by("branch", maintain_order=True)
-            .agg(pl.all().last())
-            .drop("metric")
-            .rename({"value": y})
-        )
-    if y not in df.columns:
-        raise InvalidValue(f"the matrix has no metric {y!r}")
-    return df
+def auto_log_x(df: pl.DataFrame, x: str) -> bool:
+    """A log x axis when the parameter is positive and spans at least a factor of 20."""
+    vals = [v for v in df[x].unique().to_list() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20
 
 
 def metric_vs_param(
@@ -53,9 +42,9 @@ def metric_vs_param(
     import altair as alt
     import polars as pl
 
-    from .matrix import aggregate
+    from .matrix import aggregate, last_per_branch
 
-    data = _per_branch(df, y)
+    data = last_per_branch(df, y)
     for col in (x, color, facet):
         if col is not None and col not in data.columns:
             raise InvalidValue(f"the matrix has no column {col!r}; its columns are {', '.join(data.columns)}")

@@ -235,11 +235,6 @@ def _find_surrogate(v: Any, path: str) -> None:
             _find_surrogate(x, f"{path}[{k!r}]")
 
 
-def plain_roundtrip(text: str) -> Any:
-    """Decode canonical text: what every replay of the value returns."""
-    return json.loads(text)
-
-
 # -- hashing --------------------------------------------------------------------------------
 
 

@@ -51,11 +51,6 @@ class _Branches:
         return max(self.names) if self.names else -1
 
 
-def merged_params(journal: Journal) -> dict[int, dict[str, Any]]:
-    """Every branch's params merged from the root down (a child overrides its ancestors)."""
-    return _Branches(journal).params
-
-
 def _param_column(values: list[Any]) -> list[Any]:
     # Nested values become JSON text and mixed types strings, so a column has one dtype.
     if any(isinstance(v, (dict, list)) for v in values):
@@ -175,37 +170,14 @@ def _ordered(df: pl.DataFrame) -> pl.DataFrame:
     return df.select([*FIXED_COLUMNS, *sorted(c for c in rest if c not in lin), *lin])
 
 
-_REDUCE = {
-    "last": lambda c: pl_col(c).last(),
-    "first": lambda c: pl_col(c).first(),
-    "max": lambda c: pl_col(c).max(),
-    "min": lambda c: pl_col(c).min(),
-    "mean": lambda c: pl_col(c).mean(),
-    "count": lambda c: pl_col(c).count().cast(_float()),
-}
-
-
-def pl_col(name: str) -> Any:
-    import polars as pl
-
-    return pl.col(name)
-
-
-def _float() -> Any:
-    import polars as pl
-
-    return pl.Float64
-
-
 def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFrame:
     import polars as pl
 
     names = sorted(obs["metric"].unique().to_list())
-    reduced = (
-        obs.sort("position")
-        .group_by("branch", "metric", maintain_order=True)
-        .agg(_REDUCE[summary]("value").alias("value"))
-    )
+    v = pl.col("value")
+    reduce = {"last": v.last(), "first": v.first(), "max": v.max(), "min": v.min(), "mean": v.mean(),
+              "count": v.count().cast(pl.Float64)}[summary]
+    reduced = obs.sort("position").group_by("branch", "metric", maintain_order=True).agg(reduce.alias("value"))
     if names:
         table = reduced.pivot(on="metric", index="branch", values="value").select(["branch", *names])
     else:
@@ -270,6 +242,27 @@ def t_critical(df: int, confidence: float = 0.95) -> float:
     return (lo + hi) / 2
 
 
+def last_per_branch(df: pl.DataFrame, metric: str, as_name: str | None = None) -> pl.DataFrame:
+    """One row per branch with its last observation of ``metric`` as a column named
+    ``as_name`` (default: the metric's name); a long matrix is reduced, a wide one renamed."""
+    import polars as pl
+
+    if "metric" in df.columns and "value" in df.columns:
+        return (
+            df.filter(pl.col("metric") == metric)
+            .sort("seq")
+            .group_by("branch", maintain_order=True)
+            .agg(pl.all().last())
+            .drop("metric")
+            .rename({"value": as_name or metric})
+        )
+    if metric not in df.columns:
+        from .errors import InvalidValue
+
+        raise InvalidValue(f"the matrix has no metric {metric!r}; metrics are in the metric column or columns")
+    return df.rename({metric: as_name}) if as_name else df
+
+
 def aggregate(
     df: pl.DataFrame,
     metric: str,
@@ -286,20 +279,7 @@ def aggregate(
     """
     import polars as pl
 
-    if "metric" in df.columns and "value" in df.columns:
-        per_branch = (
-            df.filter(pl.col("metric") == metric)
-            .sort("seq")
-            .group_by("branch", maintain_order=True)
-            .agg(pl.all().last())
-            .rename({"value": "_y"})
-        )
-    elif metric in df.columns:
-        per_branch = df.rename({metric: "_y"})
-    else:
-        from .errors import InvalidValue
-
-        raise InvalidValue(f"the matrix has no metric {metric!r}; metrics are in the metric column or columns")
+    per_branch = last_per_branch(df, metric, as_name="_y")  # "_y": a metric may share a param's name
     skip = {over} if isinstance(over, str) else set(over)
     groups = list(by) if by is not None else [c for c in param_columns(df) if c not in skip and c != metric]
     per_branch = per_branch.filter(pl.col("_y").is_not_null())

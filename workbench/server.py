@@ -223,9 +223,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 import polars as pl
 
                 df = df.filter(pl.col(x).is_not_null())
-                vals = [v for v in df[x].unique().to_list() if isinstance(v, (int, float))]
-                log_x = bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20
-                svg = charts.metric_vs_param(df, x=x, y=y, log_x=log_x).to_dict()
+                svg = charts.metric_vs_param(df, x=x, y=y, log_x=charts.auto_log_x(df, x)).to_dict()
                 import vl_convert as vlc
 
                 self.set_header("Content-Type", "image/svg+xml")
@@ -259,9 +257,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 j = self.hub.journal(body.get("journal"))
                 grid = body.get("grid")
                 if isinstance(grid, str):
-                    from .widgets.launcher import parse_grid
-
-                    grid = parse_grid(grid)
+                    grid = sweeps.parse_grid(grid)
                 notebook = body.get("notebook") or None
                 nb_path = str(self.hub.path(notebook)) if notebook else None
                 runner = body.get("runner") or ("papermill" if nb_path else "process")

@@ -258,11 +258,6 @@ def is_journal_file(path: str) -> bool:
         return False
 
 
-def quote_identifier(name: str) -> str:
-    """Quote an SQL identifier (the one place identifiers are spliced into SQL)."""
-    return '"' + name.replace('"', '""') + '"'
-
-
 class Storage:
     """Owns one SQLite connection to a journal file (or memory) and all SQL against it."""
 
@@ -545,10 +540,6 @@ class Storage:
             row = self.conn.execute("SELECT branch, seq FROM tags WHERE label = ?", (label,)).fetchone()
         return None if row is None else (row[0], row[1])
 
-    def tags(self) -> list[tuple[str, int, int, int]]:
-        with self._lock:
-            return self.conn.execute("SELECT label, branch, seq, created FROM tags ORDER BY label").fetchall()
-
     def subscription(self, name: str) -> int:
         """A subscriber's acknowledged position, created at 0 on first use."""
         with self._lock:
@@ -698,10 +689,6 @@ class Storage:
             uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro"
             self._adbc_conn = adbc.connect(uri, autocommit=True)
         return self._adbc_conn
-
-    def count_events(self) -> int:
-        with self._lock:
-            return self.conn.execute("SELECT count(*) FROM events").fetchone()[0]
 
     # -- intents --------------------------------------------------------------------------
 

@@ -53,7 +53,6 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 RUNNERS = ("papermill", "warm", "process")
-STATUSES = ("pending", "running", "finished", "failed", "cancelled")
 PROGRESS_ENV = "LITHIFY_PROGRESS_FILE"
 
 
@@ -163,6 +162,32 @@ def _grid_points(grid: Mapping[str, Sequence[Any]], seeds: int | None) -> list[d
     if seeds is None:
         return points
     return [{**p, "seed": s} for p in points for s in range(seeds)]
+
+
+def parse_grid(text: str) -> dict[str, list[Any]]:
+    """``"budget=300,600\\nmodel=mock"`` (lines or ';') -> {"budget": [300, 600], "model": ["mock"]}."""
+    grid: dict[str, list[Any]] = {}
+    for part in text.replace(";", "\n").splitlines():
+        part = part.strip()
+        if not part:
+            continue
+        name, eq, values = part.partition("=")
+        if not eq or not name.strip():
+            raise InvalidValue(f"grid lines are NAME=V1,V2,...; {part!r} is not")
+        vals = [_value(v) for v in values.split(",") if v.strip()]
+        if not vals:
+            raise InvalidValue(f"{name.strip()} has no values")
+        grid[name.strip()] = vals
+    if not grid:
+        raise InvalidValue("the grid is empty; write e.g. budget=300,600,1200")
+    return grid
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text.strip())
+    except ValueError:
+        return text.strip()
 
 
 def _fn_ref(fn: str | Callable[..., Any] | None) -> str | None:

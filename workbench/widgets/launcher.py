@@ -13,34 +13,9 @@ import ipywidgets as w
 import traitlets
 
 from .. import sweep as sweeps
+from ..sweep import parse_grid
 from ..errors import InvalidValue, WorkbenchError
 from ..journal import Journal
-
-
-def parse_grid(text: str) -> dict[str, list[Any]]:
-    """``"budget=300,600\\nmodel=mock"`` (lines or ';') -> {"budget": [300, 600], "model": ["mock"]}."""
-    grid: dict[str, list[Any]] = {}
-    for part in text.replace(";", "\n").splitlines():
-        part = part.strip()
-        if not part:
-            continue
-        name, eq, values = part.partition("=")
-        if not eq or not name.strip():
-            raise InvalidValue(f"grid lines are NAME=V1,V2,...; {part!r} is not")
-        vals = [_value(v) for v in values.split(",") if v.strip()]
-        if not vals:
-            raise InvalidValue(f"{name.strip()} has no values")
-        grid[name.strip()] = vals
-    if not grid:
-        raise InvalidValue("the grid is empty; write e.g. budget=300,600,1200")
-    return grid
-
-
-def _value(text: str) -> Any:
-    try:
-        return json.loads(text.strip())
-    except ValueError:
-        return text.strip()
 
 
 class SweepLauncher(w.VBox):

@@ -107,7 +107,7 @@ class LiveMatrix(w.VBox):
             data = df.filter(pl.col(self.x).is_not_null())
             have = len(data.filter(pl.col("metric") == self.y)) > 0
         self.chart.chart = charts.metric_vs_param(data, x=self.x, y=self.y, color=self.color,
-                                                  log_x=_log_scale(data, self.x)) if have else self._placeholder()
+                                                  log_x=charts.auto_log_x(data, self.x)) if have else self._placeholder()
         self.rows = len(df)  # last: watchers of rows see a finished view
 
     def start(self) -> None:
@@ -132,8 +132,3 @@ class LiveMatrix(w.VBox):
 
 def _fmt(v: Any) -> str:
     return f"{v:.4g}" if isinstance(v, float) else ("" if v is None else str(v))
-
-
-def _log_scale(df: Any, x: str) -> bool:
-    vals = [v for v in df[x].unique().to_list() if isinstance(v, (int, float))]
-    return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20

@@ -200,25 +200,12 @@ def fork(
 
 
 def _grid(params: list[str], budgets: str | None) -> dict[str, list[Any]]:
-    grid: dict[str, list[Any]] = {}
-    for item in params:
-        name, eq, values = item.partition("=")
-        if not eq or not name or not values:
-            raise InvalidValue(f"--param takes NAME=V1,V2,..., not {item!r}")
-        grid[name] = [_value(v) for v in values.split(",") if v.strip()]
-    if budgets is not None:
-        grid["budget"] = _parse_ints(budgets, "--budgets")
-    if not grid:
-        grid["budget"] = _parse_ints(BUDGETS, "--budgets")
+    from ...sweep import parse_grid
+
+    grid = parse_grid("\n".join(params)) if params else {}
+    if budgets is not None or not grid:
+        grid["budget"] = _parse_ints(budgets or BUDGETS, "--budgets")
     return grid
-
-
-def _value(text: str) -> Any:
-    text = text.strip()
-    try:
-        return json.loads(text)
-    except ValueError:
-        return text
 
 
 @app.command()

@@ -196,19 +196,3 @@ class Calls:
     def report(self, notes: list[str], key: str) -> str:
         self._model(f"model report from {len(notes)} notes")
         return self.model.report(notes, key)
-
-
-def parse_trace(text: str) -> dict[str, Any]:
-    """Calls in a trace, and how many model and tool calls ran more than once."""
-    seen: dict[str, int] = {}
-    for line in text.splitlines():
-        if line.strip():
-            seen[line] = seen.get(line, 0) + 1
-    dup_model = sum(n - 1 for line, n in seen.items() if line.startswith("model ") and n > 1)
-    dup_tool = sum(n - 1 for line, n in seen.items() if line.startswith("tool ") and n > 1)
-    return {
-        "calls": sum(seen.values()),
-        "distinct_calls": len(seen),
-        "model_calls_rerun": dup_model,
-        "tool_calls_rerun": dup_tool,
-    }
