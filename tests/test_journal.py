@@ -153,6 +153,32 @@ def test_effect_inherited_by_forks_but_not_after_fork_point(journal):
     assert calls == ["root-a", "root-b", "child-b"]
 
 
+def test_stale_handle_finds_an_effect_another_handle_committed(journal):
+    # Misses are answered from the handle's own key set only while nobody else has written
+    # to its branch: a second handle (same process) must still see the committed result.
+    a = journal.root()
+    a.effect("warm", lambda: 0)
+    b = journal.branch(0)
+    assert b.effect("warm", lambda: 1) == 0  # b now holds the branch's key set
+    calls = []
+    assert a.effect("tool", lambda: calls.append(1) or "first") == "first"
+    assert b.effect("tool", lambda: calls.append(2) or "again") == "first"
+    assert calls == [1]
+    with pytest.raises(BranchConflict):
+        b.apply({"x": 1})
+
+
+def test_effect_committed_by_another_connection_is_not_rerun(db_path):
+    # Another process's commit changes SQLite's data_version; the handle then asks the file.
+    with Journal.open(db_path, Ctx) as j1, Journal.open(db_path, Ctx) as j2:
+        mine = j1.root()
+        mine.effect("before", lambda: 1)  # the handle now holds its key set
+        j2.branch(0).effect("tool", lambda: "theirs")
+        assert mine.effect("tool", lambda: "re-run!") == "theirs"
+        with pytest.raises(BranchConflict):
+            mine.effect("next", lambda: 2)
+
+
 def test_effect_that_raises_commits_nothing_and_clears_intent(journal):
     root = journal.root()
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _UNSET: Any = object()
 _IMMUTABLE = (str, int, float, bool, type(None))
+FX_CACHE_MAX_EVENTS = 20_000  # longer histories look every effect key up in the database
 
 
 def _unix_ms(value: Any, what: str) -> int:
@@ -62,6 +63,10 @@ class Branch:
         self._receipt: Any = None
         self._attempt = 1
         self._started = 0.0
+        # Effect keys in this handle's history (see _lookup): the set and the data_version
+        # of the file it was last known to be complete at.
+        self._fx: set[bytes] | None = None
+        self._fx_version = self._lookup_version = -1
 
     def __repr__(self) -> str:
         name = f" {self.name!r}" if self.name else ""
@@ -92,27 +97,18 @@ class Branch:
     @property
     def params(self) -> dict[str, Any]:
         """This branch's own params (the matrix merges ancestors' params under them)."""
-        return json.loads(self._j._row(self.id)[4])
+        return ev.loads(self._j._row(self.id)[4])
 
     # -- writing --------------------------------------------------------------------------
 
-    def _append(
-        self,
-        kind: str,
-        payload: str,
-        buffered: bool,
-        key_hash: bytes | None = None,
-        metric: str | None = None,
-        value: float | None = None,
-        fx_ms: float | None = None,
-        attempts: int | None = None,
-        occurred_at: int | None = None,
-    ) -> int:
+    def _append(self, kind: str, payload: str, buffered: bool, shape: str = "plain", extra: tuple[Any, ...] = ()) -> int:
+        """Chain and write one event; ``extra`` holds the columns of its storage shape."""
         seq = self._head + 1
-        h = ev.event_hash(self._head_hash, kind, payload)
-        row = (self.id, seq, kind, h, self._head_hash, now_ms(), payload, key_hash, metric, value, occurred_at,
-               fx_ms, attempts)
-        self._j._write(row, buffered)
+        parent = self._head_hash
+        h = ev.event_hash(parent, kind, payload)
+        j = self._j
+        j._write((self.id, seq, kind, h, parent, now_ms(), payload, *extra), shape, buffered)
+        j._last_writer[self.id] = id(self)
         self._head, self._head_hash = seq, h
         return seq
 
@@ -128,8 +124,9 @@ class Branch:
         state = self._state if self._state is not _UNSET else self._live()
         try:
             # Apply the decoded delta, exactly what a replay will apply.
-            self._state = j._apply(state, json.loads(text))
-            seq = self._append("delta", text, buffered=True, occurred_at=when)
+            self._state = j._apply(state, ev.loads(text))
+            seq = (self._append("delta", text, True) if when is None
+                   else self._append("delta", text, True, "dated", (when,)))
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
@@ -145,17 +142,31 @@ class Branch:
             raise InvalidValue(f"observation {name!r} needs a finite number, not {value!r}", name=name)
         v = float(value)
         text = ev.canonical({"name": name, "value": v}, "observation")
-        return self._append("observe", text, buffered=True, metric=name, value=v)
+        return self._append("observe", text, True, "observe", (name, v))
 
     def _lookup(self, key: str) -> tuple[bool, Any, bytes]:
         if not isinstance(key, str) or not key:
             raise InvalidValue(f"an effect key is a non-empty str, not {key!r}")
         kh = ev.key_hash(key)
-        self._j.flush()
-        db = self._j._db()
-        hit = db.find_effect(kh, self._segments)
-        if hit is not None:
-            return True, json.loads(hit[1])["result"], kh
+        j = self._j
+        j.flush()
+        db = j._db()
+        # A miss needs no query while the handle knows every effect key in its history: no
+        # other connection has committed since (data_version) and no other handle in this
+        # process wrote to this branch. Anyone else's append to this branch takes the seq
+        # after our head, so a successful append of ours proves the set is still complete.
+        fx = self._fx
+        if fx is None and self._head <= FX_CACHE_MAX_EVENTS:
+            self._fx_version = db.data_version()
+            fx = self._fx = db.effect_keys(self._segments, self._head)
+        if fx is not None:
+            self._lookup_version = version = db.data_version()
+            if kh in fx or version != self._fx_version or j._last_writer.get(self.id, id(self)) != id(self):
+                fx = None
+        if fx is None:
+            hit = db.find_effect(kh, self._segments)
+            if hit is not None:
+                return True, ev.loads(hit[1])["result"], kh
         self._attempt = db.intents.announce(self.id, kh, key)
         self._started = time.perf_counter()
         return False, None, kh
@@ -166,10 +177,13 @@ class Branch:
         if self._receipt is not None:
             payload += ',"receipt":' + self._receipt
         payload += ',"result":' + text + "}"
-        self._append("effect", payload, buffered=False, key_hash=kh,
-                     fx_ms=round((time.perf_counter() - self._started) * 1000, 3), attempts=self._attempt)
+        self._append("effect", payload, False, "effect",
+                     (kh, round((time.perf_counter() - self._started) * 1000, 3), self._attempt))
+        if self._fx is not None:  # committed at our head + 1: the set is complete again
+            self._fx.add(kh)
+            self._fx_version = self._lookup_version
         # Return what every replay returns: the JSON round trip (the value itself when equal).
-        return result if plain and type(result) in _IMMUTABLE else json.loads(text)
+        return result if plain and type(result) in _IMMUTABLE else ev.loads(text)
 
     def effect(self, key: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Return the journaled result for ``key``, or call ``fn`` once and journal its result.
@@ -271,7 +285,7 @@ class Branch:
         mark = ev.canonical({"branch": branch, "seq": seq, "hash": self._j.hash_at(branch, seq).hex()}, "rollback")
         at = self._append("compact", '{"rollback":' + mark + ',"state":' + text + "}", buffered=False)
         self._j._db().put_snapshot(self.id, at, text, ev.snapshot_digest(self._head_hash, text))
-        self._state = ev.decode_state(self._j.state_class, json.loads(text))
+        self._state = ev.decode_state(self._j.state_class, ev.loads(text))
         self._snap_seq = at
         return at
 
@@ -308,7 +322,7 @@ class Branch:
         text = ev.canonical(ev.encode_state(new), "state")
         seq = self._append("compact", '{"state":' + text + "}", buffered=False)
         self._j._db().put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text))
-        self._state = ev.decode_state(self._j.state_class, json.loads(text))
+        self._state = ev.decode_state(self._j.state_class, ev.loads(text))
         self._snap_seq = seq
         return seq
 
@@ -343,6 +357,7 @@ class Branch:
         head = self._j._db().head(self.id)
         if head is not None and head[0] > self._head:
             self._head, self._head_hash = head
+            self._fx = None
             self._state = _UNSET
 
     def _seq(self, point: int | str, what: str) -> int:

@@ -18,15 +18,16 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from .errors import InvalidValue
 from .events import encode_state
 
 
-@dataclass(frozen=True)
-class Part:
-    """One piece of context: ``pinned`` parts are always kept (or the render fails)."""
+class Part(NamedTuple):
+    """One piece of context: ``pinned`` parts are always kept (or the render fails).
+
+    A named tuple (immutable, cheap to build: renderers make one per message per call)."""
 
     id: str
     text: str
@@ -128,6 +129,9 @@ def render_parts(
         raise InvalidValue("part ids must be unique within a render")
     sep = estimator(separator) if separator else 0
     cost = [estimator(p.text) for p in parts]
+    total = sum(cost) + sep * (len(parts) - 1) if parts else 0
+    if total <= budget:  # everything fits: nothing to choose
+        return list(parts), list(zip(parts, cost)), [], total
     order = sorted(range(len(parts)), key=lambda i: (not parts[i].pinned, -parts[i].priority, -i))
     keep: set[int] = set()
     used = 0

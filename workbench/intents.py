@@ -21,7 +21,7 @@ class IntentLog:
     at the "fsync" level) before an effect's function is called, and ``- BRANCH KEYHASH``
     when the function raised. A committed effect needs no line: an intent whose key the
     branch has committed is resolved. ``compact`` rewrites the log without resolved lines,
-    under an exclusive flock that appenders respect with a shared one.
+    under an exclusive flock; every process with the log open holds a shared one.
     """
 
     COMPACT_BYTES = 1 << 20
@@ -36,7 +36,11 @@ class IntentLog:
     def _open(self) -> int:
         if self._fd is None:
             assert self.path is not None
-            self._fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+            # Held until close: appenders share the log, so each append is a single write()
+            # rather than lock + write + unlock; ``compact`` needs every other holder gone.
+            fcntl.flock(fd, fcntl.LOCK_SH)
+            self._fd = fd
         return self._fd
 
     def _append(self, line: str) -> None:
@@ -44,13 +48,9 @@ class IntentLog:
             self._memory.append(line)
             return
         fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_SH)
-        try:
-            os.write(fd, line.encode("utf-8"))
-            if self.fsync:
-                os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+        os.write(fd, line.encode("utf-8"))
+        if self.fsync:
+            os.fsync(fd)
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> int:
         """Record that an effect is about to run (durable before the call is made); returns
@@ -105,8 +105,9 @@ class IntentLog:
 
     def compact(
         self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
-    ) -> None:
-        """Rewrite the log keeping only what ``still_open(announced)`` returns.
+    ) -> bool:
+        """Rewrite the log keeping only what ``still_open(announced)`` returns; False (log
+        untouched) while another process has it open.
 
         Runs under the exclusive lock, so no intent is appended while the log is rewritten.
         """
@@ -116,16 +117,20 @@ class IntentLog:
 
         if self.path is None:
             self._memory = [body(still_open(self._fold(self._text())))]
-            return
+            return True
         fd = self._open()
-        fcntl.flock(fd, fcntl.LOCK_EX)
+        try:  # our shared lock becomes exclusive only if no other process holds the log open
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
         try:
             keep = still_open(self._fold(self._text()))
             os.ftruncate(fd, 0)
             os.write(fd, body(keep).encode("utf-8"))
             os.fsync(fd)
         finally:
-            fcntl.flock(fd, fcntl.LOCK_UN)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+        return True
 
     def size(self) -> int:
         if self.path is None:

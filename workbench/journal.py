@@ -63,7 +63,7 @@ class SweepInfo:
 def record_of(row: StoredEvent) -> ev.Record:
     """Decode a stored event row into a Record."""
     position, branch, seq, kind, h, ph, ts, payload = row
-    return ev.Record(branch, seq, kind, h.hex(), ph.hex(), ts, json.loads(payload), position)
+    return ev.Record(branch, seq, kind, h.hex(), ph.hex(), ts, ev.loads(payload), position)
 
 
 class Journal:
@@ -78,7 +78,10 @@ class Journal:
         self.durability = durability
         self._rows: dict[int, BranchRow] = {}
         self._segments: dict[int, list[Segment]] = {}
-        self._pending: dict[int, list[EventRow]] = {}
+        self._pending: dict[int, list[tuple[EventRow, str]]] = {}
+        # branch id -> id() of the handle that last appended to it (a dead handle's id can be
+        # reused only by a handle created after its last write)
+        self._last_writer: dict[int, int] = {}
         self._npending = 0
         self._closed = False
         self._lazy = durability == "lazy"
@@ -182,17 +185,17 @@ class Journal:
 
     # -- writing (used by Branch) -----------------------------------------------------------
 
-    def _write(self, row: EventRow, buffered: bool) -> None:
+    def _write(self, row: EventRow, shape: str, buffered: bool) -> None:
         """Append one event: buffered in lazy mode for deltas and observations."""
         if buffered and self._lazy:
-            self._pending.setdefault(row[0], []).append(row)
+            self._pending.setdefault(row[0], []).append((row, shape))
             self._npending += 1
             if self._npending >= LAZY_BUFFER:
                 self.flush()
             return
         if self._npending:
             self.flush()
-        self._db().append(row)
+        self._db().append(row, shape)
 
     def flush(self) -> None:
         """Write buffered ("lazy") events now; a stale branch's buffer raises BranchConflict."""
@@ -285,7 +288,7 @@ class Journal:
             head, h = heads[bid]
         else:
             head, h = fork_seq, (self.hash_at(parent, fork_seq) if parent is not None else ev.ZERO_HASH)
-        return ev.BranchInfo(bid, name, parent, fork_seq, head, h.hex(), json.loads(params), created, sweep)
+        return ev.BranchInfo(bid, name, parent, fork_seq, head, h.hex(), ev.loads(params), created, sweep)
 
     def info(self, ref: int | str) -> ev.BranchInfo:
         """The BranchInfo of one branch, with its current head."""
@@ -363,7 +366,7 @@ class Journal:
             if r[6] is not None:
                 by_sweep.setdefault(r[6], []).append(r[0])
         return [
-            SweepInfo(i, base, at, json.loads(spec), created, by_sweep.get(i, []))
+            SweepInfo(i, base, at, ev.loads(spec), created, by_sweep.get(i, []))
             for i, base, at, spec, created in self._db().sweep_rows()
         ]
 
@@ -400,12 +403,12 @@ class Journal:
         snap = db.nearest_snapshot(segs, seq)
         if snap is not None:
             base = snap[1]
-            state = ev.decode_state(cls, json.loads(snap[2]))
+            state = ev.decode_state(cls, ev.loads(snap[2]))
         else:
             base = 0
             state = cls() if cls is not None else {}
         for row in db.events(segs, base + 1, seq, state_only=True):
-            payload = json.loads(row[7])
+            payload = ev.loads(row[7])
             if row[3] == "compact":
                 state = ev.decode_state(cls, payload["state"])
             else:
@@ -415,7 +418,7 @@ class Journal:
     def _initial(self) -> Any:
         snap = self._db().nearest_snapshot([(0, 0, 0)], 0)
         if snap is not None:
-            return ev.decode_state(self.state_class, json.loads(snap[2]))
+            return ev.decode_state(self.state_class, ev.loads(snap[2]))
         return self.state_class() if self.state_class is not None else {}
 
     def _valid_at(self, branch_id: int, head: int, when: int) -> Any:
@@ -424,7 +427,7 @@ class Journal:
         for _, kind, payload, occurred in self._db().world_events(self.segments(branch_id), head):
             if occurred > when:
                 continue
-            doc = json.loads(payload)
+            doc = ev.loads(payload)
             state = ev.decode_state(self.state_class, doc["state"]) if kind == "compact" else self._apply(state, doc)
         return state
 
@@ -643,10 +646,10 @@ def _check_columns(
 ) -> str | None:
     """The derived columns (effect key hash, metric, value) must agree with the payload."""
     if kind == "effect":
-        if kh != ev.key_hash(json.loads(payload).get("key", "")):
+        if kh != ev.key_hash(ev.loads(payload).get("key", "")):
             return "effect key index does not match the payload"
     elif kind == "observe":
-        p = json.loads(payload)
+        p = ev.loads(payload)
         if metric != p.get("name") or value != float(p.get("value", "nan")):
             return "observation columns do not match the payload"
     elif kh is not None or metric is not None:

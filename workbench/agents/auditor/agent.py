@@ -73,8 +73,9 @@ def _compactor(calls: Calls):
     return compact
 
 
-def step(branch: Branch, calls: Calls, path: str) -> None:
-    """One ReAct step on one file: read, plan, count each category, analyze, note.
+def step(branch: Branch, calls: Calls, path: str) -> str:
+    """One ReAct step on one file: read, plan, count each category, analyze, note; returns
+    the file's text as read.
 
     Each model call is journaled with a receipt of what it saw: the notes and the file."""
     root = branch.state().root
@@ -89,6 +90,7 @@ def step(branch: Branch, calls: Calls, path: str) -> None:
     with branch.receipt(seen):
         note = branch.effect(key, calls.analyze, path, text, counts, key)
     branch.apply({"type": "step", "path": path, "note": note, "tokens": logic.tokens(text)})
+    return text
 
 
 @dataclass(frozen=True)
@@ -121,10 +123,12 @@ def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None
         raise InvalidValue(f"branch {branch.id} has no audit yet; start it with a repo first")
     compact = _compactor(calls)
     total = len(state.done) + len(state.pending)
+    texts: dict[str, str] = {}  # files read by this process (the journal has the rest)
     while state.pending:
         if state.size() > state.budget:
             branch.compact(compact)
-        step(branch, calls, branch.state().pending[0])
+        path = branch.state().pending[0]
+        texts[path] = step(branch, calls, path)
         state = branch.state()
         if on_step is not None:
             on_step(len(state.done), total)
@@ -136,7 +140,9 @@ def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None
         state = branch.state()
     truth: set[logic.Finding] = set()
     for path in state.done:  # ground truth from the journaled reads: no disk access needed
-        text = branch.effect(f"read:{path}", calls.read, state.root, path)
+        text = texts.get(path)
+        if text is None:
+            text = branch.effect(f"read:{path}", calls.read, state.root, path)
         truth |= {(path, c, n) for c in logic.CATEGORIES if (n := logic.count(text, c)) > 0}
     recall, precision, findings = logic.score(truth, state.report or "")
     wall_ms = (time.perf_counter() - t0) * 1000
