@@ -1,10 +1,11 @@
 """The auditor on lithify vs the same agent on LangGraph's graph API with SqliteSaver.
 
-Both agents make the same calls through the same traced tools and mock model (one LangGraph
+Both agents make the same calls through the same tools and mock model (one LangGraph
 node per step, as LangGraph agents are usually written: read, plan, count and analyze inside
 the step node; a compact node; a report node). Printed side by side: files, model calls,
 compactions, findings, recall (identical by construction, and checked), wall ms of the run
-excluding imports (median of --repeats), commits/checkpoints, database size, and, for
+excluding imports (median of --repeats; the timed runs write no call trace, an untimed first
+run of each is traced to count its calls), commits/checkpoints, database size, and, for
 --trials crash trials of --kills SIGKILLs each (20 ms model latency), the model and tool calls
 each re-executed. LangGraph runs with SQLite synchronous=NORMAL, the same durability as
 lithify's "process" level; its library default (FULL) is reported too.
@@ -174,10 +175,11 @@ def fresh(path: Path) -> str:
 def child(args: argparse.Namespace) -> None:
     calls = Calls(MockModel(), args.trace)
     if args.child == "langgraph":
-        run_langgraph(args.db, args.repo, args.budget, args.max_files, calls)
+        state: Any = run_langgraph(args.db, args.repo, args.budget, args.max_files, calls)
     else:
-        run_lithify(args.db, args.repo, args.budget, args.max_files, calls)
+        state = run_lithify(args.db, args.repo, args.budget, args.max_files, calls)
     calls.close()
+    print(json.dumps(score(args.repo, state)))
 
 
 def crash_trial(which: str, tmp: Path, repo: str, budget: int, max_files: int, kills: int,
@@ -200,11 +202,18 @@ def crash_trial(which: str, tmp: Path, repo: str, budget: int, max_files: int, k
         p.send_signal(signal.SIGKILL)
         p.wait()
         landed += 1
-    subprocess.run([*cmd], env={**os.environ, "AUDITOR_SLOW_MS": "0"}, check=True)
+    done = subprocess.run([*cmd], env={**os.environ, "AUDITOR_SLOW_MS": "0"}, check=True,
+                          capture_output=True, text=True)
+    final = json.loads(done.stdout.strip().splitlines()[-1])
     lines = trace.read_text().splitlines()
     model = sum(line.startswith("model ") for line in lines)
     tool = sum(line.startswith("tool ") for line in lines)
-    return {"kills": landed, "model_rerun": model - clean["model"], "tool_rerun": tool - clean["tool"]}
+    # A resumed run that stops short makes fewer calls than a clean run: say so rather than
+    # report a negative re-run count.
+    complete = final == clean["result"]
+    return {"kills": landed, "complete": complete, "final": final,
+            "model_rerun": model - clean["model"] if complete else None,
+            "tool_rerun": tool - clean["tool"] if complete else None}
 
 
 # -- main ------------------------------------------------------------------------------------
@@ -237,12 +246,12 @@ def main() -> None:
         walls: dict[str, list[float]] = {"lithify": [], "langgraph": [], "langgraph_fsync_default": []}
         totals: dict[str, list[float]] = {k: [] for k in walls}
         clean_calls: dict[str, int] = {}
-        for r in range(args.repeats):
+        for r in range(args.repeats + 1):  # run 0 is traced (call counts) and not timed
             for which in walls:
                 db = fresh(tmp / f"{which}-{r}.db")
                 trace = tmp / f"{which}-{r}.trace"
                 trace.unlink(missing_ok=True)
-                calls = Calls(MockModel(), trace)
+                calls = Calls(MockModel(), trace if r == 0 else None)
                 clock: list[float] = []
                 t = time.perf_counter()
                 if which == "lithify":
@@ -250,13 +259,15 @@ def main() -> None:
                 else:
                     sync = "FULL" if which.endswith("default") else "NORMAL"
                     state = run_langgraph(db, args.repo, args.budget, args.max_files, calls, sync, clock)
-                totals[which].append((time.perf_counter() - t) * 1000)
-                walls[which].append(clock[0] * 1000)
+                if r > 0:
+                    totals[which].append((time.perf_counter() - t) * 1000)
+                    walls[which].append(clock[0] * 1000)
                 calls.close()
                 if r == 0:
                     lines = trace.read_text().splitlines()
                     clean_calls = {"model": sum(x.startswith("model ") for x in lines),
-                                   "tool": sum(x.startswith("tool ") for x in lines)}
+                                   "tool": sum(x.startswith("tool ") for x in lines),
+                                   "result": score(args.repo, state)}
                     name = "langgraph" if which.startswith("langgraph") else "lithify"
                     runs[which] = {**score(args.repo, state), "commits": commits(db, name),
                                    "db_bytes": os.path.getsize(db)}
@@ -279,8 +290,9 @@ def main() -> None:
         "crash_trials": crash,
         "targets": {
             "wall_ratio_le_0.5": med["lithify"] / med["langgraph"] <= 0.5,
-            "lithify_tool_reruns_zero": all(c["tool_rerun"] == 0 for c in crash["lithify"]),
-            "lithify_model_reruns_le_1_per_kill": all(c["model_rerun"] <= c["kills"] for c in crash["lithify"]),
+            "lithify_tool_reruns_zero": all(c["complete"] and c["tool_rerun"] == 0 for c in crash["lithify"]),
+            "lithify_model_reruns_le_1_per_kill": all(c["complete"] and c["model_rerun"] <= c["kills"]
+                                                      for c in crash["lithify"]),
             "db_not_larger": runs["lithify"]["db_bytes"] <= runs["langgraph"]["db_bytes"],
         },
     })
@@ -296,9 +308,13 @@ def main() -> None:
         ("commits (events | checkpoints+writes)", runs["lithify"]["commits"], runs["langgraph"]["commits"]),
         ("database bytes", runs["lithify"]["db_bytes"], runs["langgraph"]["db_bytes"]),
     ]
+    def shown(trial: dict[str, Any], what: str) -> Any:
+        return trial[what] if trial["complete"] else "incomplete"
+
     for t, (a, b) in enumerate(zip(crash["lithify"], crash["langgraph"]), 1):
-        rows.append((f"trial {t}: model calls re-run ({a['kills']}/{b['kills']} kills)", a["model_rerun"], b["model_rerun"]))
-        rows.append((f"trial {t}: tool calls re-run", a["tool_rerun"], b["tool_rerun"]))
+        rows.append((f"trial {t}: model calls re-run ({a['kills']}/{b['kills']} kills)",
+                     shown(a, "model_rerun"), shown(b, "model_rerun")))
+        rows.append((f"trial {t}: tool calls re-run", shown(a, "tool_rerun"), shown(b, "tool_rerun")))
     print(f"{'':<44}{'lithify':>14}{'LangGraph':>14}")
     for label, a, b in rows:
         print(f"{label:<44}{a!s:>14}{b!s:>14}")

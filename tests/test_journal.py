@@ -533,3 +533,25 @@ def test_intent_log_tolerates_a_torn_last_line(db_path):
         f.write("+ 0 abc")  # a crash mid-write
     with Journal.open(db_path, Ctx) as j:
         assert j.root().unknown_outcomes() == ["a"]
+
+
+def test_journal_from_before_the_lazy_effect_index_is_upgraded_in_place(db_path):
+    # Files written before effect_index had an index on events(key_hash) maintained on every
+    # append; opening one drops it, adds the table, and every committed effect is still found.
+    with Journal.open(db_path, Ctx) as j:
+        root = j.root()
+        for i in range(5):
+            root.effect(f"tool:{i}", lambda i=i: i)
+    con = sqlite3.connect(db_path)
+    con.executescript(
+        "DROP TABLE effect_index;"
+        "CREATE INDEX events_effects ON events(key_hash, branch, seq) WHERE key_hash IS NOT NULL;"
+    )
+    con.close()
+    with Journal.open(db_path, Ctx) as j:
+        names = {r[0] for r in j._db().conn.execute("SELECT name FROM sqlite_master")}
+        assert "effect_index" in names and "events_effects" not in names
+        root = j.root()
+        assert [root.effect(f"tool:{i}", lambda: "re-run!") for i in range(5)] == [0, 1, 2, 3, 4]
+        assert root.unknown_outcomes() == []
+        assert j.verify().ok

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _UNSET: Any = object()
 _IMMUTABLE = (str, int, float, bool, type(None))
-FX_CACHE_MAX_EVENTS = 20_000  # longer histories look every effect key up in the database
+FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
 
 
 def _unix_ms(value: Any, what: str) -> int:
@@ -61,11 +61,14 @@ class Branch:
         self._state: Any = _UNSET
         self._snap_seq = 0
         self._receipt: Any = None
+        self._receipt_of: Any = None  # the last receipt encoded, and its canonical text
+        self._receipt_text = ""
         self._attempt = 1
         self._started = 0.0
         # Effect keys in this handle's history (see _lookup): the set and the data_version
         # of the file it was last known to be complete at.
-        self._fx: set[bytes] | None = None
+        self._fx: dict[bytes, tuple[int, int]] | None = None  # see _lookup
+        self._fx_indexed = 0  # effects up to this global position are in effect_index
         self._fx_version = self._lookup_version = -1
 
     def __repr__(self) -> str:
@@ -149,27 +152,42 @@ class Branch:
             raise InvalidValue(f"an effect key is a non-empty str, not {key!r}")
         kh = ev.key_hash(key)
         j = self._j
-        j.flush()
+        if j._npending:
+            j.flush()
         db = j._db()
-        # A miss needs no query while the handle knows every effect key in its history: no
-        # other connection has committed since (data_version) and no other handle in this
-        # process wrote to this branch. Anyone else's append to this branch takes the seq
-        # after our head, so a successful append of ours proves the set is still complete.
+        # The handle maps its history's effects (key hash -> where) when it first looks one up;
+        # past FX_MAP_MAX effects, older ones are left to the effect_index table. Anyone else's
+        # append to this branch takes the seq after our head (and makes our next append fail),
+        # so it is the one place to check, and only when another connection has committed
+        # since (data_version) or another handle in this process wrote to the branch.
         fx = self._fx
-        if fx is None and self._head <= FX_CACHE_MAX_EVENTS:
-            self._fx_version = db.data_version()
-            fx = self._fx = db.effect_keys(self._segments, self._head)
-        if fx is not None:
-            self._lookup_version = version = db.data_version()
-            if kh in fx or version != self._fx_version or j._last_writer.get(self.id, id(self)) != id(self):
-                fx = None
         if fx is None:
-            hit = db.find_effect(kh, self._segments)
+            fx = self._load_fx(db)
+        self._lookup_version = version = db.data_version()
+        where = fx.get(kh)
+        if where is not None:
+            return True, ev.loads(db.effect_payload(*where))["result"], kh
+        if self._fx_indexed:
+            hit = db.find_effect_indexed(kh, self._segments, self._fx_indexed)
             if hit is not None:
-                return True, ev.loads(hit[1])["result"], kh
+                return True, ev.loads(hit[2])["result"], kh
+        if version != self._fx_version or j._last_writer.get(self.id, id(self)) != id(self):
+            after = db.find_effect_after(kh, self.id, self._head)
+            if after is not None:
+                return True, ev.loads(after[1])["result"], kh
         self._attempt = db.intents.announce(self.id, kh, key)
         self._started = time.perf_counter()
         return False, None, kh
+
+    def _load_fx(self, db: Any) -> dict[bytes, tuple[int, int]]:
+        self._fx_version = db.data_version()  # before reading: a later commit changes it
+        if self._head <= FX_MAP_MAX:
+            self._fx_indexed = 0
+            self._fx = db.effect_keys(self._segments, self._head)
+        else:
+            self._fx_indexed = db.catch_up_effect_index()
+            self._fx = {}
+        return self._fx
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
         text, plain = ev.canonical_plain(result, "result")  # unsafe raises; the intent stays
@@ -179,9 +197,13 @@ class Branch:
         payload += ',"result":' + text + "}"
         self._append("effect", payload, False, "effect",
                      (kh, round((time.perf_counter() - self._started) * 1000, 3), self._attempt))
-        if self._fx is not None:  # committed at our head + 1: the set is complete again
-            self._fx.add(kh)
+        fx = self._fx
+        if fx is not None:  # committed at our head + 1: nobody else has written to this branch
+            fx[kh] = (self.id, self._head)
             self._fx_version = self._lookup_version
+            if len(fx) > FX_MAP_MAX:
+                self._fx_indexed = self._j._db().catch_up_effect_index()
+                fx.clear()
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else ev.loads(text)
 
@@ -243,8 +265,9 @@ class Branch:
     @contextmanager
     def receipt(self, receipt: Any) -> Iterator[None]:
         """Journal ``receipt`` with the effects committed inside this block (what the model saw)."""
-        text = ev.canonical(receipt.to_json(), "receipt")  # encoded once, however many calls use it
-        previous, self._receipt = self._receipt, text
+        if receipt is not self._receipt_of:  # encoded once, however many calls and blocks use it
+            self._receipt_of, self._receipt_text = receipt, ev.canonical(receipt.to_json(), "receipt")
+        previous, self._receipt = self._receipt, self._receipt_text
         try:
             yield
         finally:

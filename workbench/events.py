@@ -36,7 +36,6 @@ MAX_SAFE_INT = 2**53 - 1
 
 _OK, _FIX, _CONVERT, _BAD = 0, 1, 2, 4
 _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
-_encode_str = json.encoder.encode_basestring  # type: ignore[attr-defined]
 
 
 # Values reaching _dumps were checked by _scan (finite floats whose repr is already the
@@ -50,8 +49,6 @@ _std_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=Tru
 
 
 def _dumps(value: Any) -> str:
-    if type(value) is str:
-        return _encode_str(value)
     try:
         return orjson.dumps(value, option=_SORTED).decode("utf-8")
     except orjson.JSONEncodeError:  # nested deeper than orjson's limit: the json module has none

@@ -13,6 +13,8 @@ import json
 import os
 from collections.abc import Callable
 
+_ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
 
 class IntentLog:
     """Append-only log of effects announced before they run: ``<db>-intents`` beside a file.
@@ -63,9 +65,9 @@ class IntentLog:
                     k = (parts[1], parts[2])
                     self._attempts[k] = self._attempts.get(k, 0) + 1
         k = (str(branch), key_hash.hex())
-        self._attempts[k] = self._attempts.get(k, 0) + 1
-        self._append(f"+ {branch} {key_hash.hex()} {json.dumps(key, ensure_ascii=True)}\n")
-        return self._attempts[k]
+        n = self._attempts[k] = self._attempts.get(k, 0) + 1
+        self._append(f"+ {k[0]} {k[1]} {_ascii_json(key)}\n")
+        return n
 
     def withdraw(self, branch: int, key_hash: bytes) -> None:
         """Record that an announced effect raised, so it committed nothing."""

@@ -535,8 +535,8 @@ class Journal:
         size = (lambda: os.path.getsize(self.path) + (os.path.getsize(self.path + "-wal")
                 if os.path.exists(self.path + "-wal") else 0)) if self.path != ":memory:" else (lambda: 0)
         before = size()
+        self._compact_intents(force=True)  # first: it writes (the effect index catches up)
         self._db().vacuum()
-        self._compact_intents(force=True)
         return before, size()
 
     def subscribe(self, name: str) -> Subscription:

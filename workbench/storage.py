@@ -64,14 +64,18 @@ CREATE TABLE IF NOT EXISTS events (
     attempts INTEGER
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
-CREATE INDEX IF NOT EXISTS events_effects ON events(key_hash, branch, seq)
-    WHERE key_hash IS NOT NULL;
+DROP INDEX IF EXISTS events_effects;
 CREATE TABLE IF NOT EXISTS snapshots (
     branch INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     state TEXT NOT NULL,
     digest BLOB NOT NULL,
     PRIMARY KEY (branch, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS effect_index (
+    key_hash BLOB NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (key_hash, position)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS hash_index (
     hash BLOB NOT NULL,
@@ -130,7 +134,7 @@ BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 
 WAL_AUTOCHECKPOINT_BYTES = 32 << 20  # of WAL between automatic checkpoints
 PAGE_SIZE = 2048  # bytes, for new journals
-_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "sweeps", "fork_runs", "subscriptions", "tags", "writers", "intents"}
+_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "effect_index", "sweeps", "fork_runs", "subscriptions", "tags", "writers", "intents"}
 _ADDED_COLUMNS = {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER"}
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
 
@@ -284,8 +288,8 @@ class Storage:
         self._lock = threading.RLock()
         self._in_tx = False
         self._adbc_conn: Any = None
-        self._where_cache: dict[tuple[bool, ...], str] = {}
-        self._segment_cache: dict[tuple[Segment, ...], tuple[str, list[Any]]] = {}
+        self._where_cache: dict[tuple[str, tuple[bool, ...]], str] = {}
+        self._segment_cache: dict[tuple[str, tuple[Segment, ...]], tuple[str, list[Any]]] = {}
         self.encrypted = key is not None
         self.db = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
         _check_encryption(path, key)
@@ -594,17 +598,19 @@ class Storage:
                 (branch,),
             )
 
-    def _segment_sql(self, segments: Sequence[Segment]) -> tuple[str, list[Any]]:
-        """`(branch = ? AND seq >= ? [AND seq <= ?]) OR ...` over a resolved history."""
-        key = tuple(segments)
+    def _segment_sql(self, segments: Sequence[Segment], prefix: str = "") -> tuple[str, list[Any]]:
+        """`(branch = ? AND seq >= ? [AND seq <= ?]) OR ...` over a resolved history (columns
+        qualified with ``prefix``, e.g. "e.")."""
+        key = (prefix, tuple(segments))
         hit = self._segment_cache.get(key)
         if hit is not None:
             return hit
-        shape = tuple(last is None for _, _, last in segments)
+        shape = (prefix, tuple(last is None for _, _, last in segments))
         where = self._where_cache.get(shape)
         if where is None:
+            b, q = prefix + "branch", prefix + "seq"
             where = " OR ".join(
-                "(branch = ? AND seq >= ?" + ("" if open_ else " AND seq <= ?") + ")" for open_ in shape
+                f"({b} = ? AND {q} >= ?" + ("" if open_ else f" AND {q} <= ?") + ")" for open_ in shape[1]
             )
             self._where_cache[shape] = where
         args: list[Any] = []
@@ -615,26 +621,54 @@ class Storage:
         self._segment_cache[key] = (where, args)
         return where, args
 
-    def find_effect(self, key_hash: bytes, segments: Sequence[Segment]) -> tuple[int, str] | None:
-        """(seq, payload) of the effect with this key in a resolved history, newest first."""
-        where, args = self._segment_sql(segments)
+    # Effects are looked up by key through two lazily built structures rather than an index
+    # maintained on every append (an index over random key hashes cost each effect commit a
+    # third b-tree page, ~1/3 of its time): a handle's own map of its history (effect_keys)
+    # and, for long histories, the effect_index table, caught up on demand.
+
+    def effect_keys(self, segments: Sequence[Segment], upto: int) -> dict[bytes, tuple[int, int]]:
+        """{key hash: (branch, seq)} of every effect in a resolved history up to seq ``upto``."""
+        out: dict[bytes, tuple[int, int]] = {}
+        with self._lock:
+            for branch, first, last in reversed(segments):  # oldest first: newer entries win
+                hi = upto if last is None else min(last, upto)
+                out.update((kh, (branch, seq)) for kh, seq in self.conn.execute(
+                    "SELECT key_hash, seq FROM events WHERE branch = ? AND seq >= ? AND seq <= ? "
+                    "AND key_hash IS NOT NULL ORDER BY seq", (branch, first, hi)))
+        return out
+
+    def effect_payload(self, branch: int, seq: int) -> str:
+        """The payload of the effect stored at (branch, seq)."""
+        with self._lock:
+            return self.conn.execute(  # type: ignore[no-any-return]
+                "SELECT payload FROM events WHERE branch = ? AND seq = ?", (branch, seq)
+            ).fetchone()[0]
+
+    def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> tuple[int, str] | None:
+        """(seq, payload) of an effect with this key on ``branch`` after ``seq`` (what another
+        writer appended past a handle's head), newest first."""
         with self._lock:
             return self.conn.execute(
-                f"SELECT seq, payload FROM events WHERE key_hash = ? AND ({where}) "
-                "ORDER BY seq DESC LIMIT 1",
-                [key_hash, *args],
+                "SELECT seq, payload FROM events WHERE branch = ? AND seq > ? AND key_hash = ? "
+                "ORDER BY seq DESC LIMIT 1", (branch, seq, key_hash)).fetchone()
+
+    def find_effect_indexed(self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
+                            ) -> tuple[int, int, str] | None:
+        """(branch, seq, payload) of the newest effect with this key in a resolved history among
+        the events effect_index covers (positions up to ``upto_position``)."""
+        where, args = self._segment_sql(segments, "e.")
+        with self._lock:
+            return self.conn.execute(
+                "SELECT e.branch, e.seq, e.payload FROM effect_index x JOIN events e ON e.position = x.position "
+                f"WHERE x.key_hash = ? AND x.position <= ? AND ({where}) ORDER BY e.seq DESC LIMIT 1",
+                [key_hash, upto_position, *args],
             ).fetchone()
 
-    def effect_keys(self, segments: Sequence[Segment], upto: int) -> set[bytes]:
-        """Key hashes of every effect in a resolved history up to seq ``upto``."""
-        out: set[bytes] = set()
-        with self._lock:
-            for branch, first, last in segments:
-                hi = upto if last is None else min(last, upto)
-                out.update(r[0] for r in self.conn.execute(
-                    "SELECT key_hash FROM events WHERE branch = ? AND seq >= ? AND seq <= ? "
-                    "AND key_hash IS NOT NULL", (branch, first, hi)))
-        return out
+    def catch_up_effect_index(self) -> int:
+        """Index every effect appended since the last catch-up; returns the position covered."""
+        return self._catch_up("effect_index", "effect_index_position",
+                              "SELECT key_hash, position FROM events WHERE position > ? AND position <= ? "
+                              "AND key_hash IS NOT NULL")
 
     def data_version(self) -> int:
         """Changes whenever another connection commits to the file (not on our own commits)."""
@@ -658,20 +692,19 @@ class Storage:
     def _catch_up_hash_index(self) -> None:
         # The hash index is built when hashes are looked up, not on every append: an index
         # over random 32-byte keys would cost appends a third page write per commit.
-        with self.atomic():
-            row = self.conn.execute("SELECT value FROM meta WHERE key = 'hash_index_position'").fetchone()
+        self._catch_up("hash_index", "hash_index_position",
+                       "SELECT hash, position FROM events WHERE position > ? AND position <= ?")
+
+    def _catch_up(self, table: str, meta_key: str, select: str) -> int:
+        """Insert ``select``'s rows for the events after the position ``meta_key`` records."""
+        with self._lock, self.atomic():
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
             done = int(row[0]) if row else 0
             top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
-            if top <= done:
-                return
-            self.conn.execute(
-                "INSERT OR IGNORE INTO hash_index SELECT hash, position FROM events "
-                "WHERE position > ? AND position <= ?",
-                (done, top),
-            )
-            self.conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('hash_index_position', ?)", (str(top),)
-            )
+            if top > done:
+                self.conn.execute(f"INSERT OR IGNORE INTO {table} {select}", (done, top))
+                self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (meta_key, str(top)))
+            return max(top, done)  # type: ignore[no-any-return]
 
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events with position > cursor, in position (commit) order."""
@@ -766,13 +799,15 @@ class Storage:
         """Which of these effect key hashes a branch has committed itself."""
         out: set[bytes] = set()
         with self._lock:
+            self.catch_up_effect_index()
             for i in range(0, len(key_hashes), 500):
                 chunk = list(key_hashes[i : i + 500])
                 marks = ",".join("?" * len(chunk))
                 out.update(
                     r[0]
                     for r in self.conn.execute(
-                        f"SELECT key_hash FROM events WHERE key_hash IN ({marks}) AND branch = ?",
+                        "SELECT x.key_hash FROM effect_index x JOIN events e ON e.position = x.position "
+                        f"WHERE x.key_hash IN ({marks}) AND e.branch = ?",
                         [*chunk, branch],
                     )
                 )
