@@ -555,3 +555,41 @@ def test_journal_from_before_the_lazy_effect_index_is_upgraded_in_place(db_path)
         assert [root.effect(f"tool:{i}", lambda: "re-run!") for i in range(5)] == [0, 1, 2, 3, 4]
         assert root.unknown_outcomes() == []
         assert j.verify().ok
+
+
+def test_effect_committed_while_ours_raised_is_found(db_path):
+    # Our call announced, then failed; meanwhile another process committed "k" on our branch.
+    # Its announcement follows ours in the intent log, so the handle asks the database.
+    with Journal.open(db_path, Ctx) as j1, Journal.open(db_path, Ctx) as j2:
+        mine = j1.root()
+        mine.effect("warm", lambda: 0)
+        other = j2.branch(0)
+
+        def fails():
+            other.effect("k", lambda: "theirs")
+            raise RuntimeError("tool down")
+
+        with pytest.raises(RuntimeError):
+            mine.effect("x", fails)
+        assert mine.effect("k", lambda: "re-run!") == "theirs"
+
+
+def test_lazy_buffer_refused_makes_the_handle_stale_for_good(db_path):
+    # Buffered events refused at flush are gone; the handle must not chain new events onto
+    # them (that would break the hash chain), and must not skip asking for others' effects.
+    with Journal.open(db_path, Ctx, durability="lazy") as j1, Journal.open(db_path, Ctx) as j2:
+        mine = j1.root()
+        mine.apply({"x": 1})
+        mine.apply({"x": 2})  # buffered
+        j2.branch(0).effect("k", lambda: "theirs")  # takes seq 1 first
+        with pytest.raises(BranchConflict):
+            j1.flush()
+        with pytest.raises(BranchConflict):
+            mine.apply({"x": 3})
+        with pytest.raises(BranchConflict):
+            mine.effect("k", lambda: "re-run!")
+        fresh = j1.branch(0)
+        assert fresh.effect("k", lambda: "re-run!") == "theirs"
+        fresh.apply({"x": 4})
+    with Journal.open(db_path, Ctx) as j:
+        assert j.verify().ok and j.root().head == 2

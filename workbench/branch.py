@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import deltas
 from . import events as ev
-from .errors import InvalidValue
+from .errors import BranchConflict, InvalidValue
 from .storage import BranchRow, now_ms
 
 if TYPE_CHECKING:
@@ -69,7 +69,8 @@ class Branch:
         # of the file it was last known to be complete at.
         self._fx: dict[bytes, tuple[int, int]] | None = None  # see _lookup
         self._fx_indexed = 0  # effects up to this global position are in effect_index
-        self._fx_version = self._lookup_version = -1
+        self._log_mark: int | None = None  # the intent log's end after our last line in it
+        self._refused = journal._refused.get(self.id, 0)  # see Journal.flush
 
     def __repr__(self) -> str:
         name = f" {self.name!r}" if self.name else ""
@@ -110,10 +111,22 @@ class Branch:
         parent = self._head_hash
         h = ev.event_hash(parent, kind, payload)
         j = self._j
-        j._write((self.id, seq, kind, h, parent, now_ms(), payload, *extra), shape, buffered)
-        j._last_writer[self.id] = id(self)
+        if j._refused.get(self.id, 0) != self._refused:
+            raise self._stale()
+        try:
+            j._write((self.id, seq, kind, h, parent, now_ms(), payload, *extra), shape, buffered)
+        except BaseException:
+            self._log_mark = None  # another writer may have appended: ask the database from now on
+            raise
         self._head, self._head_hash = seq, h
         return seq
+
+    def _stale(self) -> BranchConflict:
+        return BranchConflict(
+            f"branch {self.id}: events this handle buffered were refused because another writer "
+            f"appended first; take a fresh handle with journal.branch({self.id}) and decide again",
+            branch=self.id,
+        )
 
     def apply(self, delta: Any, occurred_at: int | datetime | None = None) -> int:
         """Apply a JSON-safe delta to the state and journal it; returns the new event's seq.
@@ -154,16 +167,17 @@ class Branch:
         j = self._j
         if j._npending:
             j.flush()
+        if j._refused.get(self.id, 0) != self._refused:
+            raise self._stale()
         db = j._db()
         # The handle maps its history's effects (key hash -> where) when it first looks one up;
         # past FX_MAP_MAX effects, older ones are left to the effect_index table. Anyone else's
         # append to this branch takes the seq after our head (and makes our next append fail),
-        # so it is the one place to check, and only when another connection has committed
-        # since (data_version) or another handle in this process wrote to the branch.
+        # so that is the one place left to look, and only if someone announced an effect in the
+        # intent log since our last line there (every effect is announced before it commits).
         fx = self._fx
         if fx is None:
             fx = self._load_fx(db)
-        self._lookup_version = version = db.data_version()
         where = fx.get(kh)
         if where is not None:
             return True, ev.loads(db.effect_payload(*where))["result"], kh
@@ -171,16 +185,17 @@ class Branch:
             hit = db.find_effect_indexed(kh, self._segments, self._fx_indexed)
             if hit is not None:
                 return True, ev.loads(hit[2])["result"], kh
-        if version != self._fx_version or j._last_writer.get(self.id, id(self)) != id(self):
+        if not db.intents.quiet_since(self._log_mark):
             after = db.find_effect_after(kh, self.id, self._head)
             if after is not None:
                 return True, ev.loads(after[1])["result"], kh
         self._attempt = db.intents.announce(self.id, kh, key)
+        self._log_mark = db.intents.mark
         self._started = time.perf_counter()
         return False, None, kh
 
     def _load_fx(self, db: Any) -> dict[bytes, tuple[int, int]]:
-        self._fx_version = db.data_version()  # before reading: a later commit changes it
+        self._log_mark = None  # until our next announcement, ask the database
         if self._head <= FX_MAP_MAX:
             self._fx_indexed = 0
             self._fx = db.effect_keys(self._segments, self._head)
@@ -200,7 +215,6 @@ class Branch:
         fx = self._fx
         if fx is not None:  # committed at our head + 1: nobody else has written to this branch
             fx[kh] = (self.id, self._head)
-            self._fx_version = self._lookup_version
             if len(fx) > FX_MAP_MAX:
                 self._fx_indexed = self._j._db().catch_up_effect_index()
                 fx.clear()

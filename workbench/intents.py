@@ -34,6 +34,7 @@ class IntentLog:
         self._fd: int | None = None
         self._memory: list[str] = []
         self._attempts: dict[tuple[str, str], int] | None = None
+        self.mark: int | None = None  # where our last line ended (see quiet_since)
 
     def _open(self) -> int:
         if self._fd is None:
@@ -48,11 +49,23 @@ class IntentLog:
     def _append(self, line: str) -> None:
         if self.path is None:
             self._memory.append(line)
+            self.mark = len(self._memory)
             return
         fd = self._open()
         os.write(fd, line.encode("utf-8"))
+        self.mark = os.lseek(fd, 0, os.SEEK_CUR)  # the end of our line (O_APPEND)
         if self.fsync:
             os.fsync(fd)
+
+    def quiet_since(self, mark: int | None) -> bool:
+        """True if nothing was appended to the log after the line that left it at ``mark``
+        (the ``mark`` right after an announce or withdraw). Every effect is announced here
+        before it can be committed, so a quiet log means no one committed a new effect."""
+        if mark is None:
+            return False
+        if self.path is None:
+            return len(self._memory) == mark
+        return self._fd is not None and os.fstat(self._fd).st_size == mark
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> int:
         """Record that an effect is about to run (durable before the call is made); returns

@@ -79,9 +79,7 @@ class Journal:
         self._rows: dict[int, BranchRow] = {}
         self._segments: dict[int, list[Segment]] = {}
         self._pending: dict[int, list[tuple[EventRow, str]]] = {}
-        # branch id -> id() of the handle that last appended to it (a dead handle's id can be
-        # reused only by a handle created after its last write)
-        self._last_writer: dict[int, int] = {}
+        self._refused: dict[int, int] = {}  # branch id -> how many buffered batches were refused
         self._npending = 0
         self._closed = False
         self._lazy = durability == "lazy"
@@ -203,10 +201,12 @@ class Journal:
             return
         pending, self._pending, self._npending = self._pending, {}, 0
         first_error: WorkbenchError | None = None
-        for rows in pending.values():
+        for branch_id, rows in pending.items():
             try:
                 self._db().append_many(rows)
             except WorkbenchError as e:
+                # The buffered events are gone: every handle that wrote them is stale for good.
+                self._refused[branch_id] = self._refused.get(branch_id, 0) + 1
                 first_error = first_error or e
         if first_error is not None:
             raise first_error

@@ -223,8 +223,13 @@ class TableIntents:
 
     COMPACT_BYTES = 1 << 20
 
+    mark = None
+
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
+
+    def quiet_since(self, mark: int | None) -> bool:
+        return False  # other writers' announcements are not visible without a query
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> int:
         with self.storage._lock:
@@ -669,11 +674,6 @@ class Storage:
         return self._catch_up("effect_index", "effect_index_position",
                               "SELECT key_hash, position FROM events WHERE position > ? AND position <= ? "
                               "AND key_hash IS NOT NULL")
-
-    def data_version(self) -> int:
-        """Changes whenever another connection commits to the file (not on our own commits)."""
-        with self._lock:
-            return self.conn.execute("PRAGMA data_version").fetchone()[0]  # type: ignore[no-any-return]
 
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[tuple[bytes, int, int]]:
         """(hash, branch, seq) of events whose hash lies in [lo, hi), earliest first."""
