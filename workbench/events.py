@@ -81,6 +81,13 @@ def _scan(v: Any) -> int:
             tx = type(x)
             if tx is str or (tx is int and -MAX_SAFE_INT <= x <= MAX_SAFE_INT):
                 continue
+            if tx is list:  # one more level inline, e.g. the [id, tokens] rows of a receipt
+                for y in x:
+                    ty = type(y)
+                    if ty is not str and (ty is not int or not -MAX_SAFE_INT <= y <= MAX_SAFE_INT):
+                        break
+                else:
+                    continue
             flags |= _scan(x)
             if flags & _BAD:
                 return flags
