@@ -190,7 +190,7 @@ class AuditState(State):
         elif kind == "budget":
             self.budget = delta["budget"]
         elif kind == "step":
-            before = context_size(self.notes)
+            before = self.size()
             self.pending.remove(delta["path"])
             self.done.append(delta["path"])
             self.notes.append(delta["note"])
@@ -198,19 +198,34 @@ class AuditState(State):
             self.tokens_in += 2 * delta["tokens"] + before
         elif kind == "report":
             self.model_calls += 1
-            self.tokens_in += context_size(self.notes)
+            self.tokens_in += self.size()
             self.report = delta["report"]
         else:
             raise ValueError(f"unknown auditor delta type {kind!r}")
 
+    def _memo(self) -> tuple[list[Any], list[int]]:
+        # Notes only grow between compactions (which make a new state), so each note's part
+        # and running token total are computed once, not on every step. Not a field: it is
+        # neither stored nor compared.
+        notes = self.notes
+        memo = self.__dict__.get("_memo_notes")
+        if memo is None or memo[0] is not notes or len(memo[1]) > len(notes):
+            memo = self.__dict__["_memo_notes"] = (notes, [], [0])
+        _, parts, totals = memo
+        if len(parts) < len(notes):
+            from ...context import Part
+
+            for i in range(len(parts), len(notes)):
+                parts.append(Part(f"note[{i}]", notes[i]))
+                totals.append(totals[-1] + tokens(notes[i]))
+        return parts, totals
+
     def size(self) -> int:
-        return context_size(self.notes)
+        return self._memo()[1][-1]
 
     def context_parts(self) -> list[Any]:
         """The notes as renderable parts (what every model call sees)."""
-        from ...context import Part
-
-        return [Part(f"note[{i}]", n) for i, n in enumerate(self.notes)]
+        return list(self._memo()[0])
 
     def compacted(self, summary: str) -> AuditState:
         """The state after the model squashed the notes into ``summary``."""
@@ -223,5 +238,5 @@ class AuditState(State):
             report=self.report,
             compactions=self.compactions + 1,
             model_calls=self.model_calls + 1,
-            tokens_in=self.tokens_in + context_size(self.notes),
+            tokens_in=self.tokens_in + self.size(),
         )
