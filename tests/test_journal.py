@@ -593,3 +593,46 @@ def test_lazy_buffer_refused_makes_the_handle_stale_for_good(db_path):
         fresh.apply({"x": 4})
     with Journal.open(db_path, Ctx) as j:
         assert j.verify().ok and j.root().head == 2
+
+
+TRICKY = [{"x": 1}, {"x": 2, "note": "é\u2028\x00\"\\ 😀"}, {"x": 3, "f": [1.5, 1e21, 1e-7, 2.0]},
+          {"x": 4, "nested": {"b": [1, {"a": None}], "a": True}}, {"x": 5, "\U0001f600k": 1, "\ufb01": 2}]
+
+
+@pytest.mark.parametrize("json_each", [True, False])
+def test_apply_many_writes_what_apply_would(tmp_path, json_each):
+    # Same events (hashes, payload text), same states at every seq, snapshots inside the batch.
+    one = Journal.open(tmp_path / "one.db", Ctx, snapshot_every=2)
+    many = Journal.open(tmp_path / "many.db", Ctx, snapshot_every=2)
+    if not json_each:
+        many._db()._has_json_each = False  # an SQLite without JSON functions
+    for d in TRICKY:
+        one.root().apply(d)
+    assert many.root().apply_many(TRICKY) == len(TRICKY)
+    assert many.root().apply_many([]) == len(TRICKY)
+    a, b = one.root().history(), many.root().history()
+    assert [(r.seq, r.hash, r.parent_hash, r.payload) for r in a] == [(r.seq, r.hash, r.parent_hash, r.payload) for r in b]
+    raw = "SELECT seq, payload FROM events ORDER BY position"
+    assert one._db().conn.execute(raw).fetchall() == many._db().conn.execute(raw).fetchall()
+    assert many._db().conn.execute("SELECT count(*) FROM snapshots WHERE seq > 0").fetchone()[0] == 2
+    fresh = Journal.open(tmp_path / "many.db", Ctx)
+    assert [fresh.root().at(s) for s in range(6)] == [one.root().at(s) for s in range(6)]
+    assert fresh.verify().ok
+    for j in (one, many, fresh):
+        j.close()
+
+
+def test_apply_many_is_all_or_nothing(journal):
+    root = journal.root()
+    root.apply({"x": 1})
+    with pytest.raises(InvalidValue, match=r"deltas\[2\]"):
+        root.apply_many([{"x": 2}, {"x": 3}, {"x": {4}}])
+    with pytest.raises(KeyError):
+        root.apply_many([{"x": 2}, {"y": 3}])  # Ctx.apply fails on the second
+    assert root.head == 1 and root.state() == Ctx(items=[1], total=1)
+    assert journal.branch(0).head == 1
+    stale = journal.branch(0)
+    root.apply({"x": 5})
+    with pytest.raises(BranchConflict):
+        stale.apply_many([{"x": 6}, {"x": 7}])
+    assert journal.branch(0).state() == Ctx(items=[1, 5], total=6)

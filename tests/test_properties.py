@@ -21,6 +21,7 @@ from workbench import branch as branch_module
 ops = st.lists(
     st.one_of(
         st.tuples(st.just("apply"), st.integers(-50, 50)),
+        st.tuples(st.just("apply_many"), st.lists(st.integers(-50, 50), max_size=6)),
         st.tuples(st.just("effect"), st.sampled_from(["a", "b", "c"])),
         st.tuples(st.just("observe"), st.floats(-1e6, 1e6, allow_nan=False)),
         st.tuples(st.just("compact"), st.none()),
@@ -103,6 +104,11 @@ def run_history(backend: str, snapshot_every: int, history) -> None:
                 assert br.apply({"x": arg}) == model.head(cur) + 1
                 items, total = model.states[cur][-1]
                 model.push(cur, (items + (arg,), total + arg))
+            elif op == "apply_many":
+                assert br.apply_many([{"x": x} for x in arg]) == model.head(cur) + len(arg)
+                for x in arg:
+                    items, total = model.states[cur][-1]
+                    model.push(cur, (items + (x,), total + x))
             elif op == "effect":
                 do_effect(cur, arg)
             elif op == "observe":

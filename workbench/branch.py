@@ -11,13 +11,13 @@ import json
 import math
 import time
 from datetime import datetime, timezone
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import deltas
 from . import events as ev
-from .errors import BranchConflict, InvalidValue
+from .errors import BranchConflict, InvalidValue, WorkbenchError
 from .storage import BranchRow, now_ms
 
 if TYPE_CHECKING:
@@ -149,6 +149,47 @@ class Branch:
         if seq - self._snap_seq >= j.snapshot_every:
             self._write_snapshot()
         return seq
+
+    def apply_many(self, items: Iterable[Any]) -> int:
+        """Apply several deltas as consecutive events written in one transaction; returns the
+        last seq (the head when there are none).
+
+        All or nothing: every delta is checked, hashed and applied before anything is written,
+        so an unsafe value or a failing ``State.apply`` writes none of them. Snapshots fall
+        inside the batch as they would with ``apply``. The fast way to import a history."""
+        texts, raw, hashes = ev.chain_payloads(self._head_hash, "delta", deltas.encode_many(list(items)), "deltas")
+        if not texts:
+            return self._head
+        j = self._j
+        if j._npending:
+            j.flush()
+        if j._refused.get(self.id, 0) != self._refused:
+            raise self._stale()
+        first = self._head + 1
+        state = self._state if self._state is not _UNSET else self._live()
+        apply, loads, every, snap = j._applier(), ev.loads, j.snapshot_every, self._snap_seq
+        snapshots: list[tuple[int, str, bytes]] = []
+        try:
+            done = 0  # deltas applied; a snapshot falls after every ``every`` events, as in apply
+            while done < len(raw):
+                upto = min(len(raw), max(snap + every - first + 1, done + 1))
+                for data in raw[done:upto]:
+                    state = apply(state, loads(data))  # what a replay applies
+                done = upto
+                seq = first + done - 1
+                if seq - snap >= every:
+                    stext = ev.canonical(ev.encode_state(state), "state")
+                    snapshots.append((seq, stext, ev.snapshot_digest(hashes[done - 1], stext)))
+                    snap = seq
+            j._db().append_batch(self.id, first, "delta", hashes, self._head_hash, now_ms(), texts, snapshots)
+        except BaseException as e:
+            self._state = _UNSET  # rebuilt from the journal on next use
+            if isinstance(e, WorkbenchError):
+                self._log_mark = None
+            raise
+        self._state, self._snap_seq = state, snap
+        self._head, self._head_hash = first + len(texts) - 1, hashes[-1]
+        return self._head
 
     def observe(self, name: str, value: float) -> int:
         """Record a measurement (a row of the results matrix); returns its seq."""

@@ -73,6 +73,16 @@ def encode(value: Any) -> Any:
     return {TYPE: tag[0], VERSION: tag[1], **fields}
 
 
+def encode_many(values: list[Any]) -> list[Any]:
+    """``encode`` over a list (the list itself while no delta class is registered)."""
+    return [encode(v) for v in values] if _by_class else values
+
+
+def any_registered() -> bool:
+    """Whether any delta class is registered (else decode returns payloads unchanged)."""
+    return bool(_classes)
+
+
 def decode(payload: Any) -> Any:
     """A stored delta as what State.apply receives: the upcast dataclass, or the plain JSON."""
     if not isinstance(payload, dict) or TYPE not in payload:

@@ -20,6 +20,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from decimal import Decimal
+from collections.abc import Sequence
 from typing import Any, ClassVar, Literal
 
 import blake3
@@ -230,6 +231,43 @@ def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
         except UnicodeEncodeError:
             _find_surrogate(value, path)
     return text, plain
+
+
+def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values"
+                   ) -> tuple[list[str], list[bytes], list[bytes]]:
+    """Consecutive events of one kind after ``parent_hash``: their canonical payload texts,
+    the texts' UTF-8 bytes and the events' hashes (canonical + event_hash in one pass). An
+    unsafe value raises naming ``path[i]`` before anything is returned."""
+    texts: list[str] = []
+    raw: list[bytes] = []
+    hashes: list[bytes] = []
+    dumps, scan, top = orjson.dumps, _scan, MAX_SAFE_INT
+    new, join, prefix, h = blake3.blake3, b"".join, _KIND_PREFIX[kind], parent_hash
+    for i, v in enumerate(values):
+        text = None
+        flat = type(v) is dict  # the common delta, a flat dict of str keys and scalars: inline
+        if flat:
+            for k, x in v.items():
+                tx = type(x)
+                if (type(k) is not str or not k.isascii()
+                        or not (tx is str or tx is bool or x is None or (tx is int and -top <= x <= top))):
+                    flat = False
+                    break
+        if flat or scan(v) == _OK:
+            try:
+                # decoded at once: orjson's buffers are oversized, and thousands held alive
+                # cost more than the encoding did
+                text = dumps(v, option=_SORTED).decode("utf-8")
+            except orjson.JSONEncodeError:  # a lone surrogate or deep nesting: the general path
+                pass
+        if text is None:
+            text = canonical(v, f"{path}[{i}]")
+        data = text.encode("utf-8")
+        h = new(join((h, prefix, data, b"}"))).digest()
+        texts.append(text)
+        raw.append(data)
+        hashes.append(h)
+    return texts, raw, hashes
 
 
 def _find_surrogate(v: Any, path: str) -> None:

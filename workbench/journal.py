@@ -437,6 +437,17 @@ class Journal:
         out = state.apply(deltas.decode(delta))
         return state if out is None else out
 
+    def _applier(self) -> Callable[[Any, Any], Any]:
+        """``_apply`` with its checks hoisted, for applying many deltas in a row."""
+        if self.state_class is None or deltas.any_registered():
+            return self._apply
+
+        def apply(state: Any, delta: Any) -> Any:
+            out = state.apply(delta)
+            return state if out is None else out
+
+        return apply
+
     def resolve(self, ref: str, default_branch: int | str = 0) -> tuple[int, int]:
         """(branch, seq) a ref names: head, head~N, BRANCH, BRANCH@SEQ, LABEL or a hash prefix."""
         from .refs import resolve

@@ -18,6 +18,8 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+import orjson
+
 from .errors import BranchConflict, Conflict, InvalidValue, NotAJournal, WorkbenchError
 from .intents import IntentLog
 
@@ -153,6 +155,11 @@ _INSERT_SHAPE = {
         "".join(c + ", " for c in extra), "?, " * (7 + len(extra)))
     for shape, extra in EVENT_SHAPES.items()
 }
+_INSERT_BATCH = (
+    "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, writer) "
+    "SELECT ?1, ?2 + j.key, ?3, substr(?4, j.key * 32 + 33, 32), substr(?4, j.key * 32 + 1, 32), ?5, j.value, ?6 "
+    "FROM json_each(?7) j"  # json_each yields the array in order, so positions follow seqs
+)
 _EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
 _BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
 
@@ -293,6 +300,7 @@ class Storage:
         self._lock = threading.RLock()
         self._in_tx = False
         self._adbc_conn: Any = None
+        self._has_json_each: bool | None = None
         self._where_cache: dict[tuple[str, tuple[bool, ...]], str] = {}
         self._segment_cache: dict[tuple[str, tuple[Segment, ...]], tuple[str, list[Any]]] = {}
         self.encrypted = key is not None
@@ -468,6 +476,39 @@ class Storage:
             raise self._conflict(row[0], row[1] - 1, e) from None
         finally:
             lock.release()
+
+    def append_batch(self, branch: int, first_seq: int, kind: str, hashes: Sequence[bytes], parent: bytes,
+                     ts: int, payloads: Sequence[str], snapshots: Sequence[tuple[int, str, bytes]] = ()) -> None:
+        """Insert consecutive plain events of one branch (and snapshots among them) in one
+        transaction. One INSERT ... SELECT over json_each carries the whole batch, so Python
+        binds four values instead of eight per event (about half the cost of executemany)."""
+        with self._lock:
+            try:
+                with self.atomic():
+                    w = self._writer_id()
+                    if self._json_each():
+                        chain = b"".join((parent, *hashes))  # event k: hash at k + 1, parent at k
+                        self.conn.execute(_INSERT_BATCH, (branch, first_seq, kind, chain, ts, w,
+                                                          orjson.dumps(list(payloads)).decode("utf-8")))
+                    else:
+                        parents = [parent, *hashes[:-1]]
+                        self.conn.executemany(_INSERT_SHAPE["plain"], [
+                            (branch, first_seq + i, kind, bytearray(h), bytearray(p), ts, text, w)
+                            for i, (h, p, text) in enumerate(zip(hashes, parents, payloads))])
+                    if snapshots:
+                        self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
+                                              [(branch, seq, text, d) for seq, text, d in snapshots])
+            except self.db.IntegrityError as e:
+                raise self._conflict(branch, first_seq - 1, e) from None
+
+    def _json_each(self) -> bool:
+        if self._has_json_each is None:
+            try:
+                self.conn.execute("SELECT count(*) FROM json_each('[]')").fetchone()
+                self._has_json_each = True
+            except self.db.OperationalError:  # an SQLite built without JSON functions
+                self._has_json_each = False
+        return self._has_json_each
 
     def append_many(self, rows: Sequence[tuple[EventRow, str]]) -> None:
         """Insert several (row, shape) events of one branch in one transaction (all or nothing),
