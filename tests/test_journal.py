@@ -599,9 +599,11 @@ TRICKY = [{"x": 1}, {"x": 2, "note": "é\u2028\x00\"\\ 😀"}, {"x": 3, "f": [1.
           {"x": 4, "nested": {"b": [1, {"a": None}], "a": True}}, {"x": 5, "\U0001f600k": 1, "\ufb01": 2}]
 
 
-@pytest.mark.parametrize("json_each", [True, False])
-def test_apply_many_writes_what_apply_would(tmp_path, json_each):
-    # Same events (hashes, payload text), same states at every seq, snapshots inside the batch.
+@pytest.mark.parametrize("json_each,chunk", [(True, 512), (True, 2), (False, 2)])
+def test_apply_many_writes_what_apply_would(tmp_path, monkeypatch, json_each, chunk):
+    # Same events (hashes, payload text), same states at every seq, snapshots inside the batch
+    # (chunk 2: the batch goes to the database in three parts, from a second thread).
+    monkeypatch.setattr("workbench.branch.BATCH_CHUNK", chunk)
     one = Journal.open(tmp_path / "one.db", Ctx, snapshot_every=2)
     many = Journal.open(tmp_path / "many.db", Ctx, snapshot_every=2)
     if not json_each:
@@ -622,7 +624,10 @@ def test_apply_many_writes_what_apply_would(tmp_path, json_each):
         j.close()
 
 
-def test_apply_many_is_all_or_nothing(journal):
+@pytest.mark.parametrize("chunk", [512, 1])
+def test_apply_many_is_all_or_nothing(journal, monkeypatch, chunk):
+    # chunk 1: earlier deltas are already inserted (uncommitted) when a later one fails
+    monkeypatch.setattr("workbench.branch.BATCH_CHUNK", chunk)
     root = journal.root()
     root.apply({"x": 1})
     with pytest.raises(InvalidValue, match=r"deltas\[2\]"):

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _UNSET: Any = object()
 _IMMUTABLE = (str, int, float, bool, type(None))
+BATCH_CHUNK = 512  # apply_many prepares this many deltas while the chunk before is inserted
 FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
 
 
@@ -154,11 +155,12 @@ class Branch:
         """Apply several deltas as consecutive events written in one transaction; returns the
         last seq (the head when there are none).
 
-        All or nothing: every delta is checked, hashed and applied before anything is written,
-        so an unsafe value or a failing ``State.apply`` writes none of them. Snapshots fall
-        inside the batch as they would with ``apply``. The fast way to import a history."""
-        texts, raw, hashes = ev.chain_payloads(self._head_hash, "delta", deltas.encode_many(list(items)), "deltas")
-        if not texts:
+        All or nothing: an unsafe value or a failing ``State.apply`` anywhere in the batch
+        writes none of it (and the error names ``deltas[i]``). Snapshots fall inside the batch
+        as they would with ``apply``. The fast way to import a history: deltas are encoded,
+        hashed and applied while the ones before them are being inserted."""
+        values = deltas.encode_many(list(items))
+        if not values:
             return self._head
         j = self._j
         if j._npending:
@@ -167,28 +169,40 @@ class Branch:
             raise self._stale()
         first = self._head + 1
         state = self._state if self._state is not _UNSET else self._live()
-        apply, loads, every, snap = j._applier(), ev.loads, j.snapshot_every, self._snap_seq
         snapshots: list[tuple[int, str, bytes]] = []
+        done = {"state": state, "snap": self._snap_seq, "hash": self._head_hash}
+
+        def chunks() -> Iterator[tuple[list[bytes], list[str]]]:
+            apply, loads, every = j._applier(), ev.loads, j.snapshot_every
+            state, snap, h = done["state"], done["snap"], done["hash"]
+            for lo in range(0, len(values), BATCH_CHUNK):
+                part = values[lo:lo + BATCH_CHUNK]
+                texts, raw, hashes = ev.chain_payloads(h, "delta", part, "deltas", offset=lo)
+                seq = first + lo - 1  # the last seq applied
+                i = 0
+                while i < len(raw):  # apply, with a snapshot after every ``every`` events
+                    upto = min(len(raw), max(snap + every - seq, 1) + i)
+                    for data in raw[i:upto]:
+                        state = apply(state, loads(data))  # what a replay applies
+                    seq += upto - i
+                    i = upto
+                    if seq - snap >= every:
+                        stext = ev.canonical(ev.encode_state(state), "state")
+                        snapshots.append((seq, stext, ev.snapshot_digest(hashes[i - 1], stext)))
+                        snap = seq
+                h = hashes[-1]
+                yield hashes, texts
+            done.update(state=state, snap=snap, hash=h)
+
         try:
-            done = 0  # deltas applied; a snapshot falls after every ``every`` events, as in apply
-            while done < len(raw):
-                upto = min(len(raw), max(snap + every - first + 1, done + 1))
-                for data in raw[done:upto]:
-                    state = apply(state, loads(data))  # what a replay applies
-                done = upto
-                seq = first + done - 1
-                if seq - snap >= every:
-                    stext = ev.canonical(ev.encode_state(state), "state")
-                    snapshots.append((seq, stext, ev.snapshot_digest(hashes[done - 1], stext)))
-                    snap = seq
-            j._db().append_batch(self.id, first, "delta", hashes, self._head_hash, now_ms(), texts, snapshots)
+            j._db().append_batch(self.id, first, "delta", self._head_hash, now_ms(), chunks(), snapshots)
         except BaseException as e:
             self._state = _UNSET  # rebuilt from the journal on next use
             if isinstance(e, WorkbenchError):
                 self._log_mark = None
             raise
-        self._state, self._snap_seq = state, snap
-        self._head, self._head_hash = first + len(texts) - 1, hashes[-1]
+        self._state, self._snap_seq = done["state"], done["snap"]
+        self._head, self._head_hash = first + len(values) - 1, done["hash"]
         return self._head
 
     def observe(self, name: str, value: float) -> int:

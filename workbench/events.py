@@ -233,11 +233,11 @@ def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
     return text, plain
 
 
-def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values"
+def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values", offset: int = 0
                    ) -> tuple[list[str], list[bytes], list[bytes]]:
     """Consecutive events of one kind after ``parent_hash``: their canonical payload texts,
     the texts' UTF-8 bytes and the events' hashes (canonical + event_hash in one pass). An
-    unsafe value raises naming ``path[i]`` before anything is returned."""
+    unsafe value raises naming ``path[offset + i]`` before anything is returned."""
     texts: list[str] = []
     raw: list[bytes] = []
     hashes: list[bytes] = []
@@ -261,7 +261,7 @@ def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: s
             except orjson.JSONEncodeError:  # a lone surrogate or deep nesting: the general path
                 pass
         if text is None:
-            text = canonical(v, f"{path}[{i}]")
+            text = canonical(v, f"{path}[{offset + i}]")
         data = text.encode("utf-8")
         h = new(join((h, prefix, data, b"}"))).digest()
         texts.append(text)

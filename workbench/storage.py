@@ -11,10 +11,11 @@ from __future__ import annotations
 import itertools
 import operator
 import os
+import queue
 import sqlite3
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -222,6 +223,63 @@ def _check_encryption(path: str, key: Any) -> None:
     if key is None and not plain:
         raise NotAJournal(f"{path} is not a lithify journal, or it is an encrypted one: then open it "
                           "with key= (or set LITHIFY_KEY for the CLI)", path=path)
+
+
+class _ChunkWorker:
+    """Runs ``fn(*args)`` for submitted chunks, in order, on one background thread (started
+    with the second chunk: a single chunk runs inline). ``finish`` waits and re-raises."""
+
+    def __init__(self, fn: Callable[..., None]) -> None:
+        self.fn = fn
+        self.first: tuple[Any, ...] | None = None
+        self.queue: queue.Queue[tuple[Any, ...] | None] | None = None
+        self.thread: threading.Thread | None = None
+        self.error: BaseException | None = None
+        self.cancelled = False
+
+    def submit(self, args: tuple[Any, ...]) -> None:
+        if self.error is not None:
+            raise self.error
+        if self.first is None and self.queue is None:
+            self.first = args
+            return
+        if self.queue is None:
+            self.queue = queue.Queue(maxsize=4)
+            self.thread = threading.Thread(target=self._run, name="lithify-append-batch", daemon=True)
+            self.thread.start()
+            self.queue.put(self.first)
+            self.first = None
+        self.queue.put(args)
+
+    def _run(self) -> None:
+        assert self.queue is not None
+        while (args := self.queue.get()) is not None:
+            if self.error is None and not self.cancelled:
+                try:
+                    self.fn(*args)
+                except BaseException as e:  # handed to the submitting thread by finish()
+                    self.error = e
+
+    def abandon(self) -> None:
+        """Stop: queued chunks are skipped (the caller rolls back)."""
+        self.cancelled = True
+        self.first = None
+        if self.queue is not None:
+            self.queue.put(None)
+            assert self.thread is not None
+            self.thread.join()
+            self.queue = None
+
+    def finish(self) -> None:
+        if self.queue is not None:
+            self.queue.put(None)
+            assert self.thread is not None
+            self.thread.join()
+        elif self.first is not None and self.error is None:
+            self.fn(*self.first)
+        self.first = None
+        if self.error is not None:
+            raise self.error
 
 
 class TableIntents:
@@ -477,29 +535,58 @@ class Storage:
         finally:
             lock.release()
 
-    def append_batch(self, branch: int, first_seq: int, kind: str, hashes: Sequence[bytes], parent: bytes,
-                     ts: int, payloads: Sequence[str], snapshots: Sequence[tuple[int, str, bytes]] = ()) -> None:
-        """Insert consecutive plain events of one branch (and snapshots among them) in one
-        transaction. One INSERT ... SELECT over json_each carries the whole batch, so Python
-        binds four values instead of eight per event (about half the cost of executemany)."""
+    def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
+                     chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
+                     snapshots: Sequence[tuple[int, str, bytes]]) -> None:
+        """Insert consecutive plain events of one branch in one transaction, all or nothing.
+
+        ``chunks`` yields (hashes, payload texts) in order; ``snapshots`` (seq, state, digest)
+        is read once it is exhausted, and an exception from it rolls everything back. Each
+        chunk is one INSERT ... SELECT over json_each (four bound values per chunk rather than
+        eight per event), run on a second thread while the next chunk is prepared: SQLite
+        works without the GIL, so preparing and inserting overlap on two cores."""
         with self._lock:
+            if self._in_tx:
+                raise WorkbenchError("append_batch cannot join an open transaction")
+            self.conn.execute("BEGIN IMMEDIATE")
+            self._in_tx = True
+            done = False
             try:
-                with self.atomic():
-                    w = self._writer_id()
-                    if self._json_each():
-                        chain = b"".join((parent, *hashes))  # event k: hash at k + 1, parent at k
-                        self.conn.execute(_INSERT_BATCH, (branch, first_seq, kind, chain, ts, w,
-                                                          orjson.dumps(list(payloads)).decode("utf-8")))
-                    else:
-                        parents = [parent, *hashes[:-1]]
-                        self.conn.executemany(_INSERT_SHAPE["plain"], [
-                            (branch, first_seq + i, kind, bytearray(h), bytearray(p), ts, text, w)
-                            for i, (h, p, text) in enumerate(zip(hashes, parents, payloads))])
-                    if snapshots:
-                        self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
-                                              [(branch, seq, text, d) for seq, text, d in snapshots])
+                w = self._writer_id()
+                insert = self._insert_chunk
+                worker = _ChunkWorker(insert)
+                try:
+                    previous = parent
+                    for hashes, texts in chunks:
+                        if hashes:
+                            worker.submit((branch, first_seq, kind, previous, hashes, ts, w, texts))
+                            first_seq += len(hashes)
+                            previous = hashes[-1]
+                except BaseException:
+                    worker.abandon()
+                    raise
+                worker.finish()  # re-raises the first error the inserts met
+                if snapshots:
+                    self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
+                                          [(branch, seq, text, d) for seq, text, d in snapshots])
+                done = True
             except self.db.IntegrityError as e:
                 raise self._conflict(branch, first_seq - 1, e) from None
+            finally:
+                self._in_tx = False
+                self.conn.execute("COMMIT" if done else "ROLLBACK")
+
+    def _insert_chunk(self, branch: int, first_seq: int, kind: str, parent: bytes, hashes: Sequence[bytes],
+                      ts: int, writer: int, texts: Sequence[str]) -> None:
+        if self._json_each():
+            chain = b"".join((parent, *hashes))  # event k: hash at k + 1, parent at k
+            self.conn.execute(_INSERT_BATCH, (branch, first_seq, kind, chain, ts, writer,
+                                              orjson.dumps(list(texts)).decode("utf-8")))
+        else:
+            parents = [parent, *hashes[:-1]]
+            self.conn.executemany(_INSERT_SHAPE["plain"], [
+                (branch, first_seq + i, kind, bytearray(h), bytearray(p), ts, text, writer)
+                for i, (h, p, text) in enumerate(zip(hashes, parents, texts))])
 
     def _json_each(self) -> bool:
         if self._has_json_each is None:
