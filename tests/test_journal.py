@@ -159,7 +159,7 @@ def test_stale_handle_finds_an_effect_another_handle_committed(journal):
     a = journal.root()
     a.effect("warm", lambda: 0)
     b = journal.branch(0)
-    assert b.effect("warm", lambda: 1) == 0  # b now holds the branch's key set
+    assert b.effect("warm", lambda: 1) == 0  # b now maps the branch's effects
     calls = []
     assert a.effect("tool", lambda: calls.append(1) or "first") == "first"
     assert b.effect("tool", lambda: calls.append(2) or "again") == "first"
@@ -169,10 +169,11 @@ def test_stale_handle_finds_an_effect_another_handle_committed(journal):
 
 
 def test_effect_committed_by_another_connection_is_not_rerun(db_path):
-    # Another process's commit changes SQLite's data_version; the handle then asks the file.
+    # Another process announced the effect in the intent log, then committed it on our branch
+    # past our head: the handle sees the log grew since its last line and asks the file.
     with Journal.open(db_path, Ctx) as j1, Journal.open(db_path, Ctx) as j2:
         mine = j1.root()
-        mine.effect("before", lambda: 1)  # the handle now holds its key set
+        mine.effect("before", lambda: 1)  # the handle now maps its history's effects
         j2.branch(0).effect("tool", lambda: "theirs")
         assert mine.effect("tool", lambda: "re-run!") == "theirs"
         with pytest.raises(BranchConflict):
@@ -641,3 +642,14 @@ def test_apply_many_is_all_or_nothing(journal, monkeypatch, chunk):
     with pytest.raises(BranchConflict):
         stale.apply_many([{"x": 6}, {"x": 7}])
     assert journal.branch(0).state() == Ctx(items=[1, 5], total=6)
+
+
+def test_effect_lookup_is_not_fooled_by_a_rewritten_intent_log(db_path):
+    # vacuum() rewrites the intent log; another handle's announcement of "k" then leaves it
+    # exactly as long as after our own last line ("w"): the handle must still ask the file.
+    with Journal.open(db_path, Ctx) as j:
+        mine = j.root()
+        mine.effect("w", lambda: 0)
+        j.vacuum()
+        j.branch(0).effect("k", lambda: "theirs")
+        assert mine.effect("k", lambda: "re-run!") == "theirs"

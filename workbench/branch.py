@@ -66,11 +66,10 @@ class Branch:
         self._receipt_text = ""
         self._attempt = 1
         self._started = 0.0
-        # Effect keys in this handle's history (see _lookup): the set and the data_version
-        # of the file it was last known to be complete at.
-        self._fx: dict[bytes, tuple[int, int]] | None = None  # see _lookup
+        # Effects in this handle's history, key hash -> (branch, seq); see _lookup.
+        self._fx: dict[bytes, tuple[int, int]] | None = None
         self._fx_indexed = 0  # effects up to this global position are in effect_index
-        self._log_mark: int | None = None  # the intent log's end after our last line in it
+        self._log_mark: tuple[int, int] | None = None  # the intent log after our last line in it
         self._refused = journal._refused.get(self.id, 0)  # see Journal.flush
 
     def __repr__(self) -> str:

@@ -34,7 +34,8 @@ class IntentLog:
         self._fd: int | None = None
         self._memory: list[str] = []
         self._attempts: dict[tuple[str, str], int] | None = None
-        self.mark: int | None = None  # where our last line ended (see quiet_since)
+        self._generation = 0  # bumped when compact() rewrites the log
+        self.mark: tuple[int, int] | None = None  # (generation, where our last line ended)
 
     def _open(self) -> int:
         if self._fd is None:
@@ -49,23 +50,24 @@ class IntentLog:
     def _append(self, line: str) -> None:
         if self.path is None:
             self._memory.append(line)
-            self.mark = len(self._memory)
+            self.mark = (self._generation, len(self._memory))
             return
         fd = self._open()
         os.write(fd, line.encode("utf-8"))
-        self.mark = os.lseek(fd, 0, os.SEEK_CUR)  # the end of our line (O_APPEND)
+        self.mark = (self._generation, os.lseek(fd, 0, os.SEEK_CUR))  # the end of our line (O_APPEND)
         if self.fsync:
             os.fsync(fd)
 
-    def quiet_since(self, mark: int | None) -> bool:
+    def quiet_since(self, mark: tuple[int, int] | None) -> bool:
         """True if nothing was appended to the log after the line that left it at ``mark``
-        (the ``mark`` right after an announce or withdraw). Every effect is announced here
-        before it can be committed, so a quiet log means no one committed a new effect."""
-        if mark is None:
+        (``self.mark`` right after an announcement). Every effect is announced here before it
+        can be committed, so a quiet log means no one committed a new effect. (Other processes
+        cannot rewrite the log while we hold it open; our own compact() changes the generation.)"""
+        if mark is None or mark[0] != self._generation:
             return False
         if self.path is None:
-            return len(self._memory) == mark
-        return self._fd is not None and os.fstat(self._fd).st_size == mark
+            return len(self._memory) == mark[1]
+        return self._fd is not None and os.fstat(self._fd).st_size == mark[1]
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> int:
         """Record that an effect is about to run (durable before the call is made); returns
@@ -130,6 +132,7 @@ class IntentLog:
         def body(items: dict[tuple[int, bytes], str]) -> str:
             return "".join(f"+ {b} {h.hex()} {json.dumps(k)}\n" for (b, h), k in items.items())
 
+        self._generation += 1
         if self.path is None:
             self._memory = [body(still_open(self._fold(self._text())))]
             return True

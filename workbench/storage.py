@@ -293,7 +293,7 @@ class TableIntents:
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
 
-    def quiet_since(self, mark: int | None) -> bool:
+    def quiet_since(self, mark: tuple[int, int] | None) -> bool:
         return False  # other writers' announcements are not visible without a query
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> int:
