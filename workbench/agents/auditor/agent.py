@@ -156,8 +156,9 @@ def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None
         "budget": float(state.budget),
         "wall_ms": round(wall_ms, 3),
     }
+    observed = _observed_since_report(branch)
     for name in METRICS:
-        if name not in _observed_since_report(branch):
+        if name not in observed:
             branch.observe(name, metrics[name])
     return RunResult(branch.id, metrics, findings, state)
 
