@@ -21,6 +21,7 @@ Results: benchmarks/results/auditor_vs_langgraph.json
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import random
@@ -281,6 +282,7 @@ def main() -> None:
                 trace.unlink(missing_ok=True)
                 calls = Calls(MockModel(), trace if r == 0 else None)
                 clock: list[float] = []
+                gc.collect()  # start every run from the same heap, whichever ran before it
                 t = time.perf_counter()
                 if which == "lithify":
                     state: Any = run_lithify(db, args.repo, args.budget, args.max_files, calls, clock)
