@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import deltas
 from . import events as ev
+from .context import CharEstimator, default_renderer, make_receipt, render_parts
 from .errors import BranchConflict, InvalidValue, WorkbenchError
 from .storage import BranchRow, now_ms
 
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _UNSET: Any = object()
 _IMMUTABLE = (str, int, float, bool, type(None))
+_CHARS = CharEstimator()  # the default estimator (stateless)
 BATCH_CHUNK = 512  # apply_many prepares this many deltas while the chunk before is inserted
 FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
 
@@ -318,9 +320,7 @@ class Branch:
         over ``budget`` tokens, and a Receipt of what was included and omitted.
 
         Returns (text, receipt), or (list of {"role", "content"} messages, receipt)."""
-        from .context import CharEstimator, default_renderer, make_receipt, render_parts
-
-        est = estimator or CharEstimator()
+        est = estimator or _CHARS
         at = self._head if seq is None else seq
         self._check_seq(at, "render at")
         state = self._live() if at == self._head else self.at(at)
