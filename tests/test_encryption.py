@@ -27,6 +27,7 @@ def test_no_plaintext_in_any_file_and_everything_works(tmp_path):
     with Journal.open(db, key="correct horse") as j:
         b = j.root()
         b.apply({"note": SECRET})
+        b.apply_many([{"more": SECRET + str(i)} for i in range(3)])
         b.effect(f"llm:{SECRET}", lambda: SECRET * 2)
         b.observe("recall", 0.5)
         b.fork(params={"budget": SECRET})
@@ -35,7 +36,7 @@ def test_no_plaintext_in_any_file_and_everything_works(tmp_path):
     assert SECRET.encode() not in files(db)
     assert not files(db).startswith(b"SQLite format 3")
     with Journal.open(db, key=lambda: "correct horse") as j:  # a key provider, called once
-        assert j.root().state() == {"note": SECRET}
+        assert j.root().state() == {"note": SECRET, "more": SECRET + "2"}
         assert j.root().effect(f"llm:{SECRET}", lambda: "rerun") == SECRET * 2
 
 
