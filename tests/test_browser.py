@@ -61,20 +61,27 @@ def lab(tmp_path):
     log.close()
 
 
+def offline_page(pw, base: str, width: int, height: int):
+    """Headless Chromium on one page that records every request leaving ``base``:
+    (browser, page, list of outside URLs). The tests assert the list stays empty."""
+    browser = pw.chromium.launch(
+        executable_path=CHROMIUM, headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+              "--disable-sync", "--no-first-run", "--disable-quic"])
+    page = browser.new_page(viewport={"width": width, "height": height})
+    outside: list[str] = []
+    page.on("request", lambda r: outside.append(r.url)
+            if not r.url.startswith((base, "data:", "blob:", "about:")) else None)
+    return browser, page, outside
+
+
 def test_fork_and_sweep_notebook_in_a_real_browser(lab):
     from playwright.sync_api import sync_playwright
 
     base, work = lab
     ARTIFACTS.mkdir(exist_ok=True)
-    outside: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"])
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        page.on("request", lambda r: outside.append(r.url)
-                if not r.url.startswith((base, "data:", "blob:", "about:")) else None)
+        browser, page, outside = offline_page(pw, base, 1400, 1000)
         page.goto(f"{base}/lab/tree/02-fork-and-sweep.ipynb?reset", timeout=60_000)
         page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
         page.wait_for_function(  # the indicator is idle before the kernel is connected

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import ARTIFACTS, CHROMIUM, lab  # noqa: F401 (fixture)
+from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
 from workbench import Journal
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
 
@@ -23,15 +23,8 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
         start(j.root(), None, 3000, 8)
         run(j.root(), Calls(MockModel()))
     ARTIFACTS.mkdir(exist_ok=True)
-    outside: list[str] = []
     with sync_playwright() as pw:
-        browser = pw.chromium.launch(
-            executable_path=CHROMIUM, headless=True,
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-                  "--disable-sync", "--no-first-run", "--disable-quic"])
-        page = browser.new_page(viewport={"width": 1500, "height": 950})
-        page.on("request", lambda r: outside.append(r.url)
-                if not r.url.startswith((base, "data:", "blob:", "about:")) else None)
+        browser, page, outside = offline_page(pw, base, 1500, 950)
         page.goto(f"{base}/lab?reset", timeout=60_000)
         page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('lithify:open-sidebar')",
                                timeout=90_000)
