@@ -123,6 +123,15 @@ class Branch:
         self._head, self._head_hash = seq, h
         return seq
 
+    def _ready(self) -> Journal:
+        """The journal with buffered events written, refusing a handle whose buffer was refused."""
+        j = self._j
+        if j._npending:
+            j.flush()
+        if j._refused.get(self.id, 0) != self._refused:
+            raise self._stale()
+        return j
+
     def _stale(self) -> BranchConflict:
         return BranchConflict(
             f"branch {self.id}: events this handle buffered were refused because another writer "
@@ -163,11 +172,7 @@ class Branch:
         values = deltas.encode_many(list(items))
         if not values:
             return self._head
-        j = self._j
-        if j._npending:
-            j.flush()
-        if j._refused.get(self.id, 0) != self._refused:
-            raise self._stale()
+        j = self._ready()
         first = self._head + 1
         state = self._state if self._state is not _UNSET else self._live()
         snapshots: list[tuple[int, str, bytes]] = []
@@ -220,11 +225,7 @@ class Branch:
         if not isinstance(key, str) or not key:
             raise InvalidValue(f"an effect key is a non-empty str, not {key!r}")
         kh = ev.key_hash(key)
-        j = self._j
-        if j._npending:
-            j.flush()
-        if j._refused.get(self.id, 0) != self._refused:
-            raise self._stale()
+        j = self._ready()
         db = j._db()
         # The handle maps its history's effects (key hash -> where) when it first looks one up;
         # past FX_MAP_MAX effects, older ones are left to the effect_index table. Anyone else's

@@ -584,8 +584,9 @@ class Storage:
                                               orjson.dumps(list(texts)).decode("utf-8")))
         else:
             parents = [parent, *hashes[:-1]]
+            bind = self._bindable
             self.conn.executemany(_INSERT_SHAPE["plain"], [
-                (branch, first_seq + i, kind, bytearray(h), bytearray(p), ts, text, writer)
+                bind((branch, first_seq + i, kind, h, p, ts, text), "plain")
                 for i, (h, p, text) in enumerate(zip(hashes, parents, texts))])
 
     def _json_each(self) -> bool:
