@@ -69,7 +69,7 @@ def test_two_processes_on_one_branch_one_is_refused_no_interleaving(tmp_path):
 
 def test_stale_handle_across_processes_names_heads(tmp_path):
     path = tmp_path / "stale.db"
-    j = Journal.open(path, Ctx)
+    j = Journal.open(path)  # plain JSON states, like the worker that writes it
     mine = j.root()
     p = spawn(str(path), "0", "10", "other")
     out, err = p.communicate(timeout=60)

@@ -111,7 +111,7 @@ def test_papermill_runner_keeps_executed_notebooks(base):
     j, at, _ = base
     p = sweep.plan(j, 0, at, {"budget": [300, 5000]}, notebook=TEMPLATE)
     r = sweep.run(p, runner="papermill", workers=2, progress=False)
-    assert r.ok, r
+    assert r.ok, [f.error for f in r.forks]
     for f in r.forks:
         nb = nbformat.read(f.notebook, as_version=4)
         assert Path(f.notebook).parent.name == str(p.id)
@@ -142,7 +142,7 @@ def test_warm_runner_resets_namespace_and_saves_notebooks(base):
     j, at, _ = base
     p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
     r = sweep.run(p, runner="warm", workers=2, progress=False)
-    assert r.ok, r
+    assert r.ok, [f.error for f in r.forks]
     for f in r.forks:
         nb = nbformat.read(f.notebook, as_version=4)
         assert any(f"budget = {f.params['budget']}" in c.source for c in nb.cells)
@@ -196,7 +196,7 @@ def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
     assert any(f.status != "finished" for f in sweep.status(j, p.id))
     before = trace.read_text().splitlines()
     r = sweep.resume(j, p.id, workers=3, out_dir=runs_dir, progress=False)
-    assert r.ok, r
+    assert r.ok, [f.error for f in r.forks]
     lines = trace.read_text().splitlines()
     tools = collections.Counter(x for x in lines if x.startswith("tool "))
     forks = len(p.forks)

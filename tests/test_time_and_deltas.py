@@ -65,12 +65,12 @@ class Noted:
     text: str
 
 @dataclass
-class S(State):  # the same JSON form as the test's Facts: a list of facts
+class Facts(State):  # the same class as the test's Facts, in its v1 days
     facts: list = field(default_factory=list)
     def apply(self, d):
         self.facts.append(d.text)
 
-with Journal.open({path!r}, S) as j:
+with Journal.open({path!r}, Facts) as j:
     j.root().apply(Noted("old style"))
     print(j.root().head_hash)
 """

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import deltas
 from . import events as ev
 from .context import CharEstimator, default_renderer, make_receipt, render_parts
-from .errors import BranchConflict, InvalidValue, WorkbenchError
+from .errors import BranchConflict, EffectInFlight, InvalidValue, WorkbenchError
 from .storage import BranchRow, now_ms
 
 if TYPE_CHECKING:
@@ -67,6 +67,7 @@ class Branch:
         self._receipt_of: Any = None  # the last receipt encoded, and its canonical text
         self._receipt_text = ""
         self._attempt = 1
+        self._announcement = ""  # the intent-log id of the effect this handle is running
         self._started = 0.0
         # Effects in this handle's history, key hash -> (branch, seq); see _lookup.
         self._fx: dict[bytes, tuple[int, int]] | None = None
@@ -158,7 +159,7 @@ class Branch:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
         if seq - self._snap_seq >= j.snapshot_every:
-            self._write_snapshot()
+            self._try_snapshot()
         return seq
 
     def apply_many(self, items: Iterable[Any]) -> int:
@@ -222,9 +223,7 @@ class Branch:
         return self._append("observe", text, True, "observe", (name, v))
 
     def _lookup(self, key: str) -> tuple[bool, Any, bytes]:
-        if not isinstance(key, str) or not key:
-            raise InvalidValue(f"an effect key is a non-empty str, not {key!r}")
-        kh = ev.key_hash(key)
+        kh = ev.key_hash(ev.check_text(key, "an effect key"))
         j = self._ready()
         db = j._db()
         # The handle maps its history's effects (key hash -> where) when it first looks one up;
@@ -246,7 +245,22 @@ class Branch:
             after = db.find_effect_after(kh, self.id, self._head)
             if after is not None:
                 return True, ev.loads(after[1])["result"], kh
-        self._attempt = db.intents.announce(self.id, kh, key)
+        db.writable()
+        attempt, ann, holder = db.intents.announce(self.id, kh, key)
+        if holder is not None:
+            # Announced first by a process that may still be running it: its result may be
+            # committed already; if not, running fn here too would run it twice.
+            db.intents.withdraw(self.id, kh, ann)
+            self._log_mark = None
+            after = db.find_effect_after(kh, self.id, self._head)
+            if after is not None:
+                return True, ev.loads(after[1])["result"], kh
+            raise EffectInFlight(
+                f"effect {key!r} on branch {self.id} is running now (announced by {holder}, still "
+                "alive) and has not committed a result; wait for it and read the result with a fresh "
+                f"handle (journal.branch({self.id})), or give this call another key",
+                branch=self.id, key=key, holder=holder)
+        self._attempt, self._announcement = attempt, ann
         self._log_mark = db.intents.mark
         self._started = time.perf_counter()
         return False, None, kh
@@ -262,13 +276,24 @@ class Branch:
         return self._fx
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
-        text, plain = ev.canonical_plain(result, "result")  # unsafe raises; the intent stays
-        payload = '{"key":' + _quote(key) + ',"key_hash":"' + kh.hex() + '"'
-        if self._receipt is not None:
-            payload += ',"receipt":' + self._receipt
-        payload += ',"result":' + text + "}"
-        self._append("effect", payload, False, "effect",
-                     (kh, round((time.perf_counter() - self._started) * 1000, 3), self._attempt))
+        intents = self._j._db().intents
+        ann = self._announcement
+        try:
+            # An unsafe result raises; the call happened, so its intent stays: an unknown outcome.
+            text, plain = ev.canonical_plain(result, "result")
+            payload = '{"key":' + _quote(key) + ',"key_hash":"' + kh.hex() + '"'
+            if self._receipt is not None:
+                payload += ',"receipt":' + self._receipt
+            payload += ',"result":' + text + "}"
+            self._append("effect", payload, False, "effect",
+                         (kh, round((time.perf_counter() - self._started) * 1000, 3), self._attempt))
+        except BaseException:
+            try:
+                intents.settle(self.id, kh, ann)
+            except WorkbenchError:
+                pass  # the unknown outcome stays announced: as after a crash
+            raise
+        intents.finished(self.id, kh, ann)
         fx = self._fx
         if fx is not None:  # committed at our head + 1: nobody else has written to this branch
             fx[kh] = (self.id, self._head)
@@ -290,7 +315,7 @@ class Branch:
         try:
             result = fn(*args, **kwargs)
         except BaseException:
-            self._j._db().intents.withdraw(self.id, kh)
+            self._withdraw(kh)
             raise
         return self._commit(key, kh, result)  # type: ignore[no-any-return]
 
@@ -304,9 +329,15 @@ class Branch:
         try:
             result = await fn(*args, **kwargs)
         except BaseException:
-            self._j._db().intents.withdraw(self.id, kh)
+            self._withdraw(kh)
             raise
         return self._commit(key, kh, result)  # type: ignore[no-any-return]
+
+    def _withdraw(self, kh: bytes) -> None:
+        try:
+            self._j._db().intents.withdraw(self.id, kh, self._announcement)
+        except WorkbenchError:
+            pass  # the intent stays: an unknown outcome, as after a crash; fn's error matters more
 
     def render(
         self,
@@ -375,11 +406,7 @@ class Branch:
         source._check_seq(seq, "rollback to")
         text = ev.canonical(ev.encode_state(source.at(seq)), "state")
         mark = ev.canonical({"branch": branch, "seq": seq, "hash": self._j.hash_at(branch, seq).hex()}, "rollback")
-        at = self._append("compact", '{"rollback":' + mark + ',"state":' + text + "}", buffered=False)
-        self._j._db().put_snapshot(self.id, at, text, ev.snapshot_digest(self._head_hash, text))
-        self._state = ev.decode_state(self._j.state_class, ev.loads(text))
-        self._snap_seq = at
-        return at
+        return self._replace_state('{"rollback":' + mark + ',"state":' + text + "}", text)
 
     def _in_history(self, branch: int, seq: int) -> bool:
         return self._j._owner(self.id, seq)[0] == branch
@@ -412,9 +439,23 @@ class Branch:
         if new is None:
             raise InvalidValue("the compactor returned None; it must return the new state")
         text = ev.canonical(ev.encode_state(new), "state")
-        seq = self._append("compact", '{"state":' + text + "}", buffered=False)
-        self._j._db().put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text))
-        self._state = ev.decode_state(self._j.state_class, ev.loads(text))
+        return self._replace_state('{"state":' + text + "}", text)
+
+    def _replace_state(self, payload: str, text: str) -> int:
+        """Append a compact event and its snapshot in one transaction (both, or neither)."""
+        j = self._j
+        j.flush()
+        db = j._db()
+        head, head_hash = self._head, self._head_hash
+        try:
+            with db.atomic():
+                seq = self._append("compact", payload, buffered=False)
+                db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text))
+        except BaseException:
+            self._head, self._head_hash = head, head_hash  # rolled back: nothing was written
+            self._state = _UNSET
+            raise
+        self._state = ev.decode_state(j.state_class, ev.loads(text))
         self._snap_seq = seq
         return seq
 
@@ -431,6 +472,16 @@ class Branch:
         owner, seq = self._j._owner(self.id, self._head)
         self._j._db().put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text))
         self._snap_seq = seq
+
+    def _try_snapshot(self) -> None:
+        """The automatic snapshot after an append: the event is committed already, so a failed
+        snapshot (a full disk, a state too deep to store) must not fail the call; the next
+        append tries again. A failed flush of buffered events still raises: they were lost."""
+        self._j.flush()
+        try:
+            self._write_snapshot()
+        except WorkbenchError:
+            pass
 
     # -- reading --------------------------------------------------------------------------
 

@@ -233,6 +233,20 @@ def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
     return text, plain
 
 
+def check_text(value: Any, what: str) -> str:
+    """A non-empty str that UTF-8 can encode (no lone surrogates), else InvalidValue: for keys,
+    names and labels, which are stored and hashed as UTF-8."""
+    if not isinstance(value, str) or not value:
+        raise InvalidValue(f"{what} is a non-empty str, not {value!r}")
+    if not value.isascii():
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            raise InvalidValue(f"{what} {value!r} holds a lone surrogate ({e.object[e.start]!r}) that "
+                               "UTF-8 cannot encode; decode your bytes with errors='replace' first") from None
+    return value
+
+
 def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values", offset: int = 0
                    ) -> tuple[list[str], list[bytes], list[bytes]]:
     """Consecutive events of one kind after ``parent_hash``: their canonical payload texts,

@@ -4,59 +4,185 @@ An effect's intent must be durable before its function is called (so that after 
 ``unknown_outcomes()`` can name the call that may have happened). Writing it as a line in
 ``<db>-intents`` costs one write() instead of a second SQLite commit per effect. Encrypted
 journals keep intents in the database instead (``storage.TableIntents``).
+
+Lines (each one write() with O_APPEND, so lines of several processes never interleave):
+
+    + BRANCH KEYHASH ID "KEY"   announced, about to run
+    - BRANCH KEYHASH ID         withdrawn: the function raised, nothing happened to commit
+    = BRANCH KEYHASH ID         settled: it ran but its result could not be committed
+                                (still an unknown outcome, no longer running)
+
+A committed effect needs no line: the database shows it. ``ID`` is ``TOKEN:N``, the Nth
+announcement of the process ``TOKEN`` (pid, process start time, boot), which tells whether the
+announcing process still lives: a second process announcing the same effect while the first
+runs it is refused (``EffectInFlight``) instead of running it twice, and an announcement of a
+dead process is an unknown outcome, not a block. Old logs (lines without an id) still read.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
+import itertools
 import json
 import os
+import threading
 from collections.abc import Callable
 
+from .errors import WorkbenchError, os_error
+
 _ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+
+# Announcements of this process whose effect is running now: another announcement of the same
+# effect (from another thread or handle) finds it here, in flight.
+_RUNNING: set[str] = set()
+_RUNNING_LOCK = threading.Lock()
+_COUNTER = itertools.count(1)
+_TOKEN: str | None = None
+
+
+def _proc_start(pid: int) -> str:
+    """The process's start time in clock ticks since boot (Linux), "" where unknown, "dead"
+    for a zombie (it ran to its end; only its parent has not reaped it)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read().decode("ascii", "replace")
+        fields = stat[stat.rindex(")") + 2:].split()
+        return "dead" if fields[0] in ("Z", "X") else fields[19]
+    except (OSError, ValueError, IndexError):
+        return ""
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()[:8]
+    except OSError:
+        return ""
+
+
+def process_token() -> str:
+    """This process, as ``PID.START.BOOT``: a pid reused later, or after a reboot, differs."""
+    global _TOKEN
+    pid = os.getpid()
+    if _TOKEN is None or not _TOKEN.startswith(f"{pid}."):  # recomputed in a forked child
+        _TOKEN = f"{pid}.{_proc_start(pid)}.{_boot_id()}"
+    return _TOKEN
+
+
+def new_announcement() -> str:
+    """A process-unique announcement id, ``TOKEN:N``, registered as running."""
+    ann = f"{process_token()}:{next(_COUNTER)}"
+    with _RUNNING_LOCK:
+        _RUNNING.add(ann)
+    return ann
+
+
+def end_announcement(ann: str) -> None:
+    """The announcement's effect is no longer running here."""
+    with _RUNNING_LOCK:
+        _RUNNING.discard(ann)
+
+
+def announcement_live(ann: str) -> bool:
+    """Whether the effect an announcement id names may be running now (this process: still
+    registered; another process: that process is alive)."""
+    token = ann.rpartition(":")[0]
+    if token == process_token():
+        with _RUNNING_LOCK:
+            return ann in _RUNNING
+    return bool(token) and token_alive(token)
+
+
+def token_alive(token: str) -> bool:
+    """Whether the process a token names is still running."""
+    pid_text, _, rest = token.partition(".")
+    start, _, boot = rest.partition(".")
+    try:
+        pid = int(pid_text)
+    except ValueError:
+        return False
+    if boot and boot != _boot_id():
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass  # exists, owned by someone else
+    return not start or _proc_start(pid) in ("", start)
 
 
 class IntentLog:
     """Append-only log of effects announced before they run: ``<db>-intents`` beside a file.
 
-    A line ``+ BRANCH KEYHASH KEY`` is written (one write(), so it survives kill -9; fsynced
-    at the "fsync" level) before an effect's function is called, and ``- BRANCH KEYHASH``
-    when the function raised. A committed effect needs no line: an intent whose key the
-    branch has committed is resolved. ``compact`` rewrites the log without resolved lines,
-    under an exclusive flock; every process with the log open holds a shared one.
+    A line is written (one write(), so it survives kill -9; fsynced at the "fsync" level)
+    before an effect's function is called. ``compact`` rewrites the log without resolved lines
+    into a new file renamed over the old one (a kill at any point leaves one whole log), under
+    an exclusive flock; every process with the log open holds a shared one, and checks after
+    locking that it holds the file the path names (not one a compaction replaced).
     """
 
     COMPACT_BYTES = 1 << 20
 
-    def __init__(self, db_path: str, durability: str) -> None:
+    def __init__(self, db_path: str, durability: str, readonly: bool = False) -> None:
         self.path = None if db_path == ":memory:" else db_path + "-intents"
         self.fsync = durability == "fsync"
+        self.readonly = readonly
         self._fd: int | None = None
         self._memory: list[str] = []
-        self._attempts: dict[tuple[str, str], int] | None = None
+        self._attempts: dict[tuple[str, str], int] = {}
+        self._unended: dict[tuple[str, str], set[str]] = {}  # key -> ids announced and not ended
+        self._seen = 0  # bytes of the log folded into _attempts and _unended
         self._generation = 0  # bumped when compact() rewrites the log
+        self._lock = threading.RLock()
         self.mark: tuple[int, int] | None = None  # (generation, where our last line ended)
+
+    def _fail(self, err: OSError, doing: str) -> WorkbenchError:
+        return os_error(err, self.path[: -len("-intents")] if self.path else ":memory:", doing)
 
     def _open(self) -> int:
         if self._fd is None:
             assert self.path is not None
-            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
-            # Held until close: appenders share the log, so each append is a single write()
-            # rather than lock + write + unlock; ``compact`` needs every other holder gone.
-            fcntl.flock(fd, fcntl.LOCK_SH)
+            if self.readonly:
+                raise self._fail(OSError(errno.EROFS, "opened read-only"), "announcing an effect")
+            while True:
+                fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
+                # Held until close: appenders share the log, so each append is a single write()
+                # rather than lock + write + unlock; ``compact`` needs every other holder gone.
+                fcntl.flock(fd, fcntl.LOCK_SH)
+                try:
+                    same = os.fstat(fd).st_ino == os.stat(self.path).st_ino
+                except FileNotFoundError:
+                    same = False
+                if same:
+                    break
+                os.close(fd)  # a compaction replaced the file while we waited for the lock
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                os.write(fd, b"\n")  # end a line torn by a crash, so ours starts clean
             self._fd = fd
+            self._reset()  # read the log afresh from this file
         return self._fd
 
-    def _append(self, line: str) -> None:
+    def _append(self, line: str) -> int:
+        """Append one line; returns where it starts."""
         if self.path is None:
+            start = sum(len(x) for x in self._memory)
             self._memory.append(line)
-            self.mark = (self._generation, len(self._memory))
-            return
-        fd = self._open()
-        os.write(fd, line.encode("utf-8"))
-        self.mark = (self._generation, os.lseek(fd, 0, os.SEEK_CUR))  # the end of our line (O_APPEND)
-        if self.fsync:
-            os.fsync(fd)
+            self.mark = (self._generation, start + len(line))
+            return start
+        data = line.encode("utf-8")
+        try:
+            fd = self._open()
+            os.write(fd, data)
+            end = os.lseek(fd, 0, os.SEEK_CUR)  # the end of our line (O_APPEND)
+            if self.fsync:
+                os.fsync(fd)
+        except OSError as e:
+            raise self._fail(e, "announcing an effect") from None
+        self.mark = (self._generation, end)
+        return end - len(data)
 
     def quiet_since(self, mark: tuple[int, int] | None) -> bool:
         """True if nothing was appended to the log after the line that left it at ``mark``
@@ -66,54 +192,144 @@ class IntentLog:
         if mark is None or mark[0] != self._generation:
             return False
         if self.path is None:
-            return len(self._memory) == mark[1]
+            return sum(len(x) for x in self._memory) == mark[1]
         return self._fd is not None and os.fstat(self._fd).st_size == mark[1]
 
-    def announce(self, branch: int, key_hash: bytes, key: str) -> int:
-        """Record that an effect is about to run (durable before the call is made); returns
-        which attempt this is (earlier announcements that never committed count)."""
-        if self._attempts is None:
-            self._attempts = {}
-            for line in self._text().splitlines():
-                parts = line.split(" ", 3)
-                if len(parts) >= 3 and parts[0] == "+":
-                    k = (parts[1], parts[2])
-                    self._attempts[k] = self._attempts.get(k, 0) + 1
-        k = (str(branch), key_hash.hex())
-        n = self._attempts[k] = self._attempts.get(k, 0) + 1
-        self._append(f"+ {k[0]} {k[1]} {_ascii_json(key)}\n")
-        return n
+    def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
+        """Record that an effect is about to run (durable before the call is made).
 
-    def withdraw(self, branch: int, key_hash: bytes) -> None:
-        """Record that an announced effect raised, so it committed nothing."""
-        self._append(f"- {branch} {key_hash.hex()}\n")
+        Returns (which attempt this is, counting earlier announcements that never committed;
+        this announcement's id; the id of an earlier announcement of the same effect that may
+        still be running, in this process or another live one, else None). The caller ends
+        this announcement with ``finished``, ``withdraw`` or ``settle``."""
+        k = (str(branch), key_hash.hex())
+        ann = new_announcement()
+        try:
+            with self._lock:
+                start = self._append(f"+ {k[0]} {k[1]} {ann} {_ascii_json(key)}\n")
+                self._fold_until(start)
+                ids = self._unended.setdefault(k, set())
+                holder = None
+                for other in list(ids):
+                    if announcement_live(other):
+                        holder = other
+                        break
+                    ids.discard(other)  # a dead process's announcement: an unknown outcome
+                ids.add(ann)
+                n = self._attempts[k] = self._attempts.get(k, 0) + 1
+                if self.mark is not None:
+                    self._seen = self.mark[1]
+        except BaseException:
+            end_announcement(ann)
+            raise
+        return n, ann, holder
+
+    def _fold_until(self, end: int) -> None:
+        """Fold the lines other processes appended before ``end`` (our own line's start)."""
+        if end <= self._seen:
+            return
+        text = self._read(self._seen, end)
+        self._seen = end
+        for line in text.splitlines():
+            parts = line.split(" ", 4)
+            if len(parts) < 3 or parts[0] not in ("+", "-", "="):
+                continue
+            k = (parts[1], parts[2])
+            ann = parts[3] if len(parts) >= 4 and not parts[3].startswith('"') else None
+            if parts[0] == "+":
+                self._attempts[k] = self._attempts.get(k, 0) + 1
+                if ann is not None:
+                    self._unended.setdefault(k, set()).add(ann)
+            elif ann is None:
+                self._unended.pop(k, None)  # an old line: it ended every announcement
+            else:
+                self._unended.get(k, set()).discard(ann)
+
+    def _read(self, start: int, end: int) -> str:
+        if self.path is None:
+            return "".join(self._memory).encode("utf-8")[start:end].decode("utf-8", "replace")
+        fd = self._fd if self._fd is not None else None
+        if fd is None:
+            return self._text()[start:end]
+        try:
+            return os.pread(fd, end - start, start).decode("utf-8", "replace")
+        except OSError as e:
+            raise self._fail(e, "reading the intent log") from None
+
+    def _ended(self, branch: int, key_hash: bytes, ann: str, op: str) -> None:
+        end_announcement(ann)
+        with self._lock:
+            self._unended.get((str(branch), key_hash.hex()), set()).discard(ann)
+            if op:
+                self._append(f"{op} {branch} {key_hash.hex()} {ann}\n")
+
+    def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
+        """The announced effect committed (the database shows it; no line needed)."""
+        self._ended(branch, key_hash, ann, "")
+
+    def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
+        """Record that an announced effect committed nothing and has no outcome (its function
+        raised, or it was never called)."""
+        self._ended(branch, key_hash, ann, "-")
+
+    def settle(self, branch: int, key_hash: bytes, ann: str) -> None:
+        """Record that an announced effect ran but its result was not committed: an unknown
+        outcome that no process is running any more."""
+        self._ended(branch, key_hash, ann, "=")
+
+    def _size(self) -> int:
+        if self.path is None:
+            return len("".join(self._memory).encode("utf-8"))
+        if self._fd is not None:
+            return os.fstat(self._fd).st_size
+        try:
+            return os.path.getsize(self.path)
+        except OSError:
+            return 0
 
     def _text(self) -> str:
         if self.path is None:
             return "".join(self._memory)
         try:
-            with open(self.path, encoding="utf-8") as f:
-                return f.read()
+            with open(self.path, "rb") as f:
+                return f.read().decode("utf-8", "replace")
         except FileNotFoundError:
             return ""
+        except OSError as e:
+            raise self._fail(e, "reading the intent log") from None
 
     @staticmethod
     def _fold(text: str) -> dict[tuple[int, bytes], str]:
-        open_: dict[tuple[int, bytes], str] = {}
-        for line in text.splitlines():
+        """{(branch, key hash): key} of announcements not withdrawn, oldest first."""
+        keys: dict[tuple[int, bytes], str] = {}
+        ids: dict[tuple[int, bytes], set[str]] = {}
+        for n, line in enumerate(text.splitlines()):
             parts = line.split(" ", 3)
-            if len(parts) < 3:
-                continue  # a torn last line from a crash mid-write
+            if len(parts) < 3 or parts[0] not in ("+", "-", "="):
+                continue  # a torn line from a crash mid-write, or garbage
             try:
                 ident = (int(parts[1]), bytes.fromhex(parts[2]))
-                if parts[0] == "+" and len(parts) == 4:
-                    open_.pop(ident, None)
-                    open_[ident] = json.loads(parts[3])
-                elif parts[0] == "-":
-                    open_.pop(ident, None)
             except ValueError:
                 continue
-        return open_
+            rest = parts[3] if len(parts) == 4 else ""
+            if parts[0] == "+":
+                ann, key_text = (f"line{n}", rest) if rest.startswith('"') else rest.partition(" ")[::2]
+                try:
+                    key = json.loads(key_text)
+                except ValueError:
+                    continue
+                if isinstance(key, str):
+                    keys.pop(ident, None)
+                    keys[ident] = key
+                    ids.setdefault(ident, set()).add(ann)
+            elif parts[0] == "-":
+                if rest:
+                    ids.get(ident, set()).discard(rest)
+                else:
+                    ids.pop(ident, None)  # an old line: it withdrew every announcement
+                if not ids.get(ident):
+                    keys.pop(ident, None)
+        return keys
 
     def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
         """Announced, not withdrawn intents (resolved or not), oldest first."""
@@ -124,41 +340,77 @@ class IntentLog:
         self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
     ) -> bool:
         """Rewrite the log keeping only what ``still_open(announced)`` returns; False (log
-        untouched) while another process has it open.
+        untouched) while another process has it open or the log is read-only.
 
-        Runs under the exclusive lock, so no intent is appended while the log is rewritten.
-        """
+        The new log is written beside the old one, fsynced and renamed over it, so a kill at
+        any moment leaves either the old log or the new one, whole."""
 
         def body(items: dict[tuple[int, bytes], str]) -> str:
-            return "".join(f"+ {b} {h.hex()} {json.dumps(k)}\n" for (b, h), k in items.items())
+            return "".join(f"+ {b} {h.hex()} - {json.dumps(k)}\n" for (b, h), k in items.items())
 
-        self._generation += 1
-        if self.path is None:
-            self._memory = [body(still_open(self._fold(self._text())))]
-            return True
-        fd = self._open()
-        try:  # our shared lock becomes exclusive only if no other process holds the log open
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+        if self.readonly:
             return False
-        try:
-            keep = still_open(self._fold(self._text()))
-            os.ftruncate(fd, 0)
-            os.write(fd, body(keep).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            fcntl.flock(fd, fcntl.LOCK_SH)
-        return True
+        with self._lock:
+            if self.path is None:
+                self._generation += 1
+                self._memory = [body(still_open(self._fold(self._text())))]
+                self._reset()
+                return True
+            try:
+                fd = self._open()
+                try:  # our shared lock becomes exclusive only if no other process holds the log open
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    return False
+                tmp = f"{self.path}.compact-{os.getpid()}"
+                try:
+                    keep = still_open(self._fold(self._text()))
+                    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+                    try:
+                        os.write(out, body(keep).encode("utf-8"))
+                        os.fsync(out)
+                    finally:
+                        os.close(out)
+                    os.replace(tmp, self.path)
+                    _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+                except BaseException:
+                    try:
+                        os.unlink(tmp)
+                    except OSError:
+                        pass
+                    fcntl.flock(fd, fcntl.LOCK_SH)
+                    raise
+                # Our descriptor (and lock) belong to the replaced file: let go of both.
+                self._generation += 1
+                os.close(fd)
+                self._fd = None
+                self._reset()
+                return True
+            except OSError as e:
+                raise self._fail(e, "compacting the intent log") from None
+
+    def _reset(self) -> None:
+        self._seen = 0
+        self._attempts.clear()
+        self._unended.clear()
 
     def size(self) -> int:
-        if self.path is None:
-            return sum(len(x) for x in self._memory)
-        try:
-            return os.path.getsize(self.path)
-        except FileNotFoundError:
-            return 0
+        return self._size()
 
     def close(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+
+
+def _fsync_dir(path: str) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

@@ -15,7 +15,17 @@ from typing import TYPE_CHECKING, Any
 from . import deltas
 from . import events as ev
 from .branch import Branch
-from .errors import Conflict, InvalidValue, NotFound, WorkbenchError
+from .errors import (
+    BranchConflict,
+    Conflict,
+    Corrupt,
+    IntegrityError,
+    InvalidValue,
+    NotFound,
+    StateMismatch,
+    StateUnavailable,
+    WorkbenchError,
+)
 from .storage import BranchRow, EventRow, Segment, Storage, StoredEvent
 
 if TYPE_CHECKING:
@@ -25,6 +35,13 @@ if TYPE_CHECKING:
 
 DURABILITY = ("process", "fsync", "lazy")
 LAZY_BUFFER = 512
+PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
+
+
+def state_name_of(cls: type) -> str:
+    """The name a journal records for a State class: its ``state_name``, else its qualname."""
+    name = getattr(cls, "state_name", None)
+    return name if isinstance(name, str) and name else cls.__qualname__
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +53,8 @@ class VerifyReport:
     events: int = 0
     branches: int = 0
     snapshots: int = 0
+    heads: list[tuple[int, int, str]] = field(default_factory=list)  # (branch, head seq, head hash)
+    anchored: list[tuple[int, int, str]] = field(default_factory=list)  # expected hashes found: (branch, seq, hash)
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object."""
@@ -44,6 +63,8 @@ class VerifyReport:
             "events": self.events,
             "branches": self.branches,
             "snapshots": self.snapshots,
+            "heads": [{"branch": b, "seq": s, "hash": h} for b, s, h in self.heads],
+            "anchored": [{"branch": b, "seq": s, "hash": h} for b, s, h in self.anchored],
             "problems": [{"branch": b, "seq": s, "what": w} for b, s, w in self.problems],
         }
 
@@ -70,15 +91,21 @@ class Journal:
     """An append-only journal of events on branches; see ``Journal.open``."""
 
     def __init__(
-        self, storage: Storage, state: type | None, snapshot_every: int, durability: str
+        self, storage: Storage, state: type | None, snapshot_every: int, durability: str,
+        state_known: bool = True,
     ) -> None:
         self._storage = storage
         self.state_class = state
         self.snapshot_every = snapshot_every
         self.durability = durability
+        self._state_known = state_known
+        # One lock for the connection and for everything here that threads share: the lazy
+        # buffer, the branch caches, the refusal counters.
+        self._lock = storage._lock
         self._rows: dict[int, BranchRow] = {}
         self._segments: dict[int, list[Segment]] = {}
         self._pending: dict[int, list[tuple[EventRow, str]]] = {}
+        self._tips: dict[int, tuple[int, bytes]] = {}  # branch -> (seq, hash) of its last buffered event
         self._refused: dict[int, int] = {}  # branch id -> how many buffered batches were refused
         self._npending = 0
         self._closed = False
@@ -96,13 +123,25 @@ class Journal:
         snapshot_every: int = 128,
         source: str | None = None,
         key: str | bytes | Callable[[], str | bytes] | None = None,
+        create: bool | None = None,
+        readonly: bool = False,
+        raw: bool = False,
+        timeout: float = 30.0,
     ) -> Journal:
         """Open (or create) the journal at ``path``.
 
-        ``state`` is the State class deltas are applied to; without one, a class registered
-        under the journal's ``state_name`` is used, else states are plain JSON values that
-        deltas update as RFC 7386 merge patches. ``durability``: "process" (survives kill -9),
-        "fsync" (also power loss) or "lazy" (buffers deltas and observations).
+        ``state`` is the State class deltas are applied to. The journal records its name
+        (``state_name``, else the class's qualname) and refuses another class
+        (``StateMismatch``). Without one, the class registered under the recorded name is used;
+        if there is none, event-level reads work and state-level ones raise
+        ``StateUnavailable``. ``raw=True`` reads states as plain JSON updated by RFC 7386 merge
+        patches (a read-only view). ``durability``: "process" (survives kill -9), "fsync"
+        (also power loss) or "lazy" (buffers deltas and observations).
+
+        ``create``: None (default) creates a missing file but refuses an existing empty one
+        (what truncation looks like); True also starts a journal in an empty file; False
+        requires a journal. ``readonly`` never writes (it also works on read-only files and
+        folders). ``timeout``: seconds to wait for another connection's lock (``Busy`` after).
         """
         path = os.fspath(path)
         if path == ":memory:":
@@ -112,9 +151,12 @@ class Journal:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 1e7:
+            raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
         if callable(key):
             key = key()
-        return cls._make(path, state, durability, snapshot_every, source, key)
+        return cls._make(path, state, durability, snapshot_every, source, key, create=create,
+                         readonly=readonly or raw, raw=raw, timeout=float(timeout))
 
     @classmethod
     def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128) -> Journal:
@@ -123,33 +165,85 @@ class Journal:
 
     @classmethod
     def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int,
-              source: str | None = None, key: str | bytes | None = None) -> Journal:
+              source: str | None = None, key: str | bytes | None = None, *, create: bool | None = None,
+              readonly: bool = False, raw: bool = False, timeout: float = 30.0) -> Journal:
         if durability not in DURABILITY:
             raise InvalidValue(
                 f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
                 durability=durability,
             )
-        if not isinstance(snapshot_every, int) or snapshot_every < 1:
+        if isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) or snapshot_every < 1:
             raise InvalidValue(f"snapshot_every must be a positive int, not {snapshot_every!r}")
-        if state is not None and not callable(getattr(state, "apply", None)):
+        if create not in (None, True, False):
+            raise InvalidValue(f"create is None, True or False, not {create!r}")
+        if state is not None and raw:
+            raise InvalidValue("raw=True reads states as plain JSON; pass no State class with it")
+        if state is not None and (not isinstance(state, type) or not callable(getattr(state, "apply", None))):
             raise InvalidValue(
                 f"{getattr(state, '__name__', state)!r} has no apply(self, delta) method; a "
                 "State class must define how a delta changes it",
             )
-        initial_text = digest = None
+        initial_text = None
+        digest = b""
+        name = PLAIN_STATE
         if state is not None:
+            name = state_name_of(state)
             initial_text = ev.canonical(ev.encode_state(state()), "state")
             digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
-        storage = Storage(path, durability, source=source, key=key)
+        storage = Storage(path, durability, int(timeout * 1000), source=source, key=key, readonly=readonly,
+                          create=create, schema=(name, initial_text, digest))
         try:
-            name = getattr(state, "state_name", None) if state is not None else None
-            storage.ensure_schema(name, initial_text, digest or b"")
+            state, known = cls._state_for(storage, state, raw)
         except BaseException:
             storage.close()
             raise
-        if state is None:
-            state = ev.registered_state(storage.meta.get("state_name"))
-        return cls(storage, state, snapshot_every, durability)
+        return cls(storage, state, snapshot_every, durability, known)
+
+    @staticmethod
+    def _state_for(storage: Storage, state: type | None, raw: bool) -> tuple[type | None, bool]:
+        """(the State class to use, whether states can be built) for what the journal recorded."""
+        stored = storage.meta.get("state_name", "")
+        if raw:
+            return None, True
+        if state is not None:
+            given = state_name_of(state)
+            if stored == "":  # written before names were recorded: take the caller's word for it
+                if not storage.readonly:
+                    storage.set_meta("state_name", given)
+                return state, True
+            if stored != given:
+                what = "plain JSON states (no State class)" if stored == PLAIN_STATE else f"the State {stored!r}"
+                raise StateMismatch(
+                    f"{storage.path} was written with {what}, not {given!r}: open it with that class"
+                    + ("" if stored == PLAIN_STATE else
+                       f", or, if {state.__qualname__} is a compatible successor, set "
+                       f"`state_name = {stored!r}` on it to declare so"),
+                    path=storage.path, stored=stored, given=given)
+            return state, True
+        if stored in ("", PLAIN_STATE):
+            return ev.registered_state(stored) if stored else None, True
+        found = ev.registered_state(stored)
+        return found, found is not None
+
+    @property
+    def state_name(self) -> str:
+        """The name of the State the journal was written with ("@json": plain JSON states)."""
+        return self._storage.meta.get("state_name", "") or (
+            state_name_of(self.state_class) if self.state_class is not None else PLAIN_STATE)
+
+    @property
+    def readonly(self) -> bool:
+        """True when opened read-only (nothing can be written through this journal)."""
+        return self._storage.readonly
+
+    def _need_state(self) -> None:
+        if not self._state_known:
+            name = self._storage.meta.get("state_name")
+            raise StateUnavailable(
+                f"{self.path} holds states of {name!r}, a State class this process does not know: "
+                "pass it (Journal.open(path, YourState); the CLI's --state module:Class), import the "
+                "module that defines it, or read plain JSON with Journal.open(path, raw=True) "
+                "(the CLI's --raw)", path=self.path, state_name=name)
 
     @property
     def path(self) -> str:
@@ -158,14 +252,16 @@ class Journal:
 
     def close(self) -> None:
         """Flush buffered events and close the connection; safe to call twice."""
-        if self._closed:
-            return
-        try:
-            self.flush()
-            self._compact_intents()
-        finally:
-            self._closed = True
-            self._storage.close()
+        with self._lock:
+            if self._closed:
+                return
+            try:
+                self.flush()
+                if not self.readonly:
+                    self._compact_intents()
+            finally:
+                self._closed = True
+                self._storage.close()
 
     def __enter__(self) -> Journal:
         return self
@@ -184,32 +280,77 @@ class Journal:
     # -- writing (used by Branch) -----------------------------------------------------------
 
     def _write(self, row: EventRow, shape: str, buffered: bool) -> None:
-        """Append one event: buffered in lazy mode for deltas and observations."""
+        """Append one event: buffered in lazy mode for deltas and observations. A buffered
+        event must follow the branch's last buffered (else durable) event, or it is refused
+        here, before it can spoil the buffer of an up-to-date handle."""
         if buffered and self._lazy:
-            self._pending.setdefault(row[0], []).append((row, shape))
-            self._npending += 1
-            if self._npending >= LAZY_BUFFER:
-                self.flush()
+            with self._lock:
+                branch, seq = row[0], row[1]
+                tip = self._tips.get(branch)
+                if tip is None:
+                    tip = self._durable_head(branch)
+                if seq != tip[0] + 1 or row[4] != tip[1]:
+                    raise BranchConflict(
+                        f"branch {branch} moved: this handle expected head {seq - 1} but the journal's "
+                        f"head is {tip[0]} (another handle appended); take a fresh handle with "
+                        f"journal.branch({branch}) and decide again",
+                        branch=branch, expected=seq - 1, actual=tip[0])
+                self._pending.setdefault(branch, []).append((row, shape))
+                self._tips[branch] = (seq, row[3])
+                self._npending += 1
+                if self._npending >= LAZY_BUFFER:
+                    self.flush()
             return
         if self._npending:
             self.flush()
         self._db().append(row, shape)
 
+    def _durable_head(self, branch: int) -> tuple[int, bytes]:
+        head = self._db().head(branch)
+        if head is not None:
+            return head
+        row = self._row(branch)
+        return row[3], (self.hash_at(row[2], row[3]) if row[2] is not None else ev.ZERO_HASH)
+
     def flush(self) -> None:
-        """Write buffered ("lazy") events now; a stale branch's buffer raises BranchConflict."""
+        """Write buffered ("lazy") events now.
+
+        A branch's buffer is written whole or not at all. When one cannot be written (another
+        writer appended first, a full disk...), the error says how many buffered events were
+        lost, and every handle of that branch is stale from then on (``BranchConflict``): a
+        fresh handle starts at the branch's durable head, and nothing is ever written past a gap.
+        """
         if not self._npending:
             return
-        pending, self._pending, self._npending = self._pending, {}, 0
-        first_error: WorkbenchError | None = None
-        for branch_id, rows in pending.items():
-            try:
-                self._db().append_many(rows)
-            except WorkbenchError as e:
-                # The buffered events are gone: every handle that wrote them is stale for good.
+        with self._lock:
+            if not self._npending:
+                return
+            pending, self._pending, self._npending = self._pending, {}, 0
+            self._tips = {}
+            lost: dict[int, int] = {}
+            first_error: BaseException | None = None
+            for branch_id, rows in pending.items():
+                if first_error is not None and not isinstance(first_error, WorkbenchError):
+                    lost[branch_id] = len(rows)  # interrupted: the rest is not tried
+                    continue
+                try:
+                    self._db().append_many(rows)
+                except BaseException as e:
+                    lost[branch_id] = len(rows)
+                    first_error = first_error or e
+            if first_error is None:
+                return
+            for branch_id in lost:  # handles that buffered these events are stale for good
                 self._refused[branch_id] = self._refused.get(branch_id, 0) + 1
-                first_error = first_error or e
-        if first_error is not None:
+        if not isinstance(first_error, WorkbenchError):
             raise first_error
+        n = sum(lost.values())
+        where = ", ".join(f"branch {b}: {k}" for b, k in sorted(lost.items()))
+        raise type(first_error)(
+            f"{n} buffered event(s) were not written ({where}): {first_error.message} Handles of "
+            "these branches are stale: take a fresh one with journal.branch(id) (it starts at the "
+            "last durable event) and redo what was lost",
+            **{**first_error.fields, "lost": n, "lost_by_branch": lost})
 
     # -- branches -------------------------------------------------------------------------
 
@@ -397,13 +538,14 @@ class Journal:
 
     def _state_at(self, branch_id: int, seq: int) -> tuple[Any, int]:
         """(state, seq of the snapshot used) as of seq in a branch's resolved history."""
+        self._need_state()
         segs = self.segments(branch_id)
         db = self._db()
         cls = self.state_class
         snap = db.nearest_snapshot(segs, seq)
         if snap is not None:
             base = snap[1]
-            state = ev.decode_state(cls, ev.loads(snap[2]))
+            state = ev.decode_state(cls, ev.loads(self._sealed(snap)))
         else:
             base = 0
             state = cls() if cls is not None else {}
@@ -415,10 +557,21 @@ class Journal:
                 state = self._apply(state, payload)
         return state, base
 
+    def _sealed(self, snap: tuple[int, int, str, bytes, bytes | None]) -> str:
+        """A snapshot's state text, after checking its seal (a changed byte raises)."""
+        branch, seq, text, digest, at_hash = snap
+        if ev.snapshot_digest(ev.ZERO_HASH if seq == 0 else (at_hash or b""), text) != digest:
+            raise IntegrityError(
+                f"the snapshot of branch {branch} at seq {seq} in {self.path} does not match its seal "
+                "(its state was changed after it was written); run `lithify verify`, and restore the "
+                "journal from a copy", branch=branch, seq=seq)
+        return text
+
     def _initial(self) -> Any:
+        self._need_state()
         snap = self._db().nearest_snapshot([(0, 0, 0)], 0)
         if snap is not None:
-            return ev.decode_state(self.state_class, ev.loads(snap[2]))
+            return ev.decode_state(self.state_class, ev.loads(self._sealed(snap)))
         return self.state_class() if self.state_class is not None else {}
 
     def _valid_at(self, branch_id: int, head: int, when: int) -> Any:
@@ -432,6 +585,8 @@ class Journal:
         return state
 
     def _apply(self, state: Any, delta: Any) -> Any:
+        if not self._state_known:
+            self._need_state()
         if self.state_class is None:
             return ev.merge_patch(state, delta)
         out = state.apply(deltas.decode(delta))
@@ -439,6 +594,7 @@ class Journal:
 
     def _applier(self) -> Callable[[Any, Any], Any]:
         """``_apply`` with its checks hoisted, for applying many deltas in a row."""
+        self._need_state()
         if self.state_class is None or deltas.any_registered():
             return self._apply
 
@@ -597,52 +753,102 @@ class Journal:
 
     # -- integrity ------------------------------------------------------------------------
 
-    def verify(self) -> VerifyReport:
-        """Recompute every hash, chain link and snapshot seal; report the first bad seq per branch."""
+    def verify(self, expect: Mapping[int | str, str] | None = None) -> VerifyReport:
+        """Recompute every hash, chain link and snapshot seal, and let SQLite check its pages;
+        report the first bad seq per branch, and every branch's head hash.
+
+        ``expect`` maps branches (id or name) to a head hash recorded outside the journal (a
+        hex prefix of 8+ characters): each must still be in that branch's history, which proves
+        the history up to it was not rewritten, something the journal cannot prove about itself.
+        """
         self.flush()
+        anchors = self._anchors(expect)
         db = self._db()
         problems: list[tuple[int, int, str]] = []
-        rows = db.branch_rows()
-        for r in rows:
-            self._rows.setdefault(r[0], r)
-        snaps = db.snapshots()
-        # Keep only the hashes something else chains to: fork points and snapshot seqs.
-        needed = {self._owner(r[2], r[3]) for r in rows if r[2] is not None and r[3] > 0}
-        needed.update((b, s) for b, s, _, _ in snaps)
-        hashes: dict[tuple[int, int], bytes] = {}
+        heads: list[tuple[int, int, str]] = []
+        found: list[tuple[int, int, str]] = []
         n_events = 0
-        for bid, _, parent, fork_seq, _, _, _ in rows:
-            if parent is None or fork_seq == 0:
-                prev: bytes | None = ev.ZERO_HASH
-            else:
-                prev = hashes.get(self._owner(parent, fork_seq))
-            expect_seq = fork_seq + 1
-            for _, _, seq, kind, h, ph, _, payload, kh, metric, value in db.own_events(bid):
-                n_events += 1
-                what = None
-                if seq != expect_seq:
-                    what = f"seq {seq} follows {expect_seq - 1}: events are missing"
-                elif kind not in ev.KINDS:
-                    what = f"unknown kind {kind!r}"
-                elif prev is not None and ph != prev:
-                    what = "parent hash does not match the previous event's hash"
-                elif ev.event_hash(ph, kind, payload) != h:
-                    what = "hash does not match the stored payload (payload changed)"
+        rows: list[BranchRow] = []
+        snaps: list[tuple[int, int, str, bytes]] = []
+        try:
+            rows = db.branch_rows()
+            for r in rows:
+                self._rows.setdefault(r[0], r)
+            snaps = db.snapshots()
+            # Keep only the hashes something else chains to: fork points and snapshot seqs.
+            needed = {self._owner(r[2], r[3]) for r in rows if r[2] is not None and r[3] > 0}
+            needed.update((b, s) for b, s, _, _ in snaps)
+            hashes: dict[tuple[int, int], bytes] = {}
+            prefixes = {p for _, p in anchors}
+            for bid, _, parent, fork_seq, _, _, _ in rows:
+                if parent is None or fork_seq == 0:
+                    prev: bytes | None = ev.ZERO_HASH
                 else:
-                    what = _check_columns(kind, payload, kh, metric, value)
-                if what is not None:
-                    problems.append((bid, seq, what))
-                    break
-                if (bid, seq) in needed:
-                    hashes[(bid, seq)] = h
-                prev = h
-                expect_seq = seq + 1
-        for bid, seq, state, digest in snaps:
-            at = ev.ZERO_HASH if seq == 0 else hashes.get((bid, seq))
-            if at is None or ev.snapshot_digest(at, state) != digest:
-                problems.append((bid, seq, "snapshot does not match its seal (state changed)"))
+                    prev = hashes.get(self._owner(parent, fork_seq))
+                expect_seq = fork_seq + 1
+                for _, _, seq, kind, h, ph, _, payload, kh, metric, value in db.own_events(bid):
+                    n_events += 1
+                    what = None
+                    if seq != expect_seq:
+                        what = f"seq {seq} follows {expect_seq - 1}: events are missing"
+                    elif kind not in ev.KINDS:
+                        what = f"unknown kind {kind!r}"
+                    elif prev is not None and ph != prev:
+                        what = "parent hash does not match the previous event's hash"
+                    elif ev.event_hash(ph, kind, payload) != h:
+                        what = "hash does not match the stored payload (payload changed)"
+                    else:
+                        what = _check_columns(kind, payload, kh, metric, value)
+                    if what is not None:
+                        problems.append((bid, seq, what))
+                        break
+                    if (bid, seq) in needed:
+                        hashes[(bid, seq)] = h
+                    if prefixes:
+                        hx = h.hex()
+                        found.extend((bid, seq, hx) for p in prefixes if hx.startswith(p))
+                    prev = h
+                    expect_seq = seq + 1
+            for bid, seq, state, digest in snaps:
+                at = ev.ZERO_HASH if seq == 0 else hashes.get((bid, seq))
+                if at is None or ev.snapshot_digest(at, state) != digest:
+                    problems.append((bid, seq, "snapshot does not match its seal (state changed)"))
+            for r in rows:
+                head = db.head(r[0])
+                if head is None:
+                    seq, h = r[3], (ev.ZERO_HASH if r[2] is None else self.hash_at(r[2], r[3]))
+                else:
+                    seq, h = head
+                heads.append((r[0], seq, h.hex()))
+            for what in db.quick_check():
+                problems.append((-1, 0, f"damaged: SQLite's quick_check says {what}"))
+        except Corrupt as e:
+            problems.append((-1, 0, f"damaged: {e}"))
+        anchored = []
+        for bid, prefix in anchors:
+            head_seq = next((s for b, s, _ in heads if b == bid), None)
+            hit = next(((b, s, h) for b, s, h in found if h.startswith(prefix) and head_seq is not None
+                        and s <= head_seq and self._owner(bid, s) == (b, s)), None)
+            if hit is None:
+                problems.append((bid, head_seq or 0, f"expected hash {prefix} is not in branch {bid}'s "
+                                 "history: it was rewritten, or this is another journal"))
+            else:
+                anchored.append((bid, hit[1], hit[2]))
         problems.sort()
-        return VerifyReport(not problems, problems, n_events, len(rows), len(snaps))
+        return VerifyReport(not problems, problems, n_events, len(rows), len(snaps), heads, anchored)
+
+    def _anchors(self, expect: Mapping[int | str, str] | None) -> list[tuple[int, str]]:
+        if expect is None:
+            return []
+        if not isinstance(expect, Mapping):
+            raise InvalidValue("expect maps branches (id or name) to expected head hashes")
+        out = []
+        for ref, h in expect.items():
+            p = h.lower() if isinstance(h, str) else ""
+            if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
+                raise InvalidValue(f"expected hash {h!r} for branch {ref!r} is not 8 to 64 hex characters")
+            out.append((self._resolve(ref), p))
+        return out
 
     def _owner(self, branch: int, seq: int) -> tuple[int, int]:
         """(branch that wrote seq, seq) in a branch's resolved history."""

@@ -1,13 +1,20 @@
 """The SQLite layer: schema, pragmas, transactions and every SQL statement of the package.
 
 No other module imports ``sqlite3``. Invariants the database can hold, it holds: a unique
-``(branch, seq)`` key refuses a stale writer, triggers refuse UPDATE and DELETE on events,
-and effect intents go to an append-only sidecar log (``IntentLog``) so that announcing a call
-costs one write() rather than a second commit.
+``(branch, seq)`` key refuses a stale writer, a trigger refuses an append that does not
+follow the branch's stored head (no gaps, whatever the caller does), triggers refuse UPDATE
+and DELETE on events, and effect intents go to an append-only sidecar log (``IntentLog``) so
+that announcing a call costs one write() rather than a second commit.
+
+Every ``sqlite3`` and ``OSError`` fault is translated here into a ``StorageError`` subclass
+(``Busy``, ``ReadOnly``, ``DiskFull``, ``Corrupt``) or ``NotAJournal``, with the path and what
+to do. A journal file is only ever opened through SQLite: closing any other descriptor of it
+would drop every POSIX lock this process holds on it, the live connection's included.
 """
 
 from __future__ import annotations
 
+import errno
 import itertools
 import operator
 import os
@@ -15,14 +22,30 @@ import queue
 import sqlite3
 import threading
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
+from urllib.parse import quote
 
 import orjson
 
-from .errors import BranchConflict, Conflict, InvalidValue, NotAJournal, WorkbenchError
-from .intents import IntentLog
+from .errors import (
+    BranchConflict,
+    Busy,
+    Conflict,
+    Corrupt,
+    DiskFull,
+    EffectInFlight,
+    InvalidValue,
+    NotAJournal,
+    NotFound,
+    ReadOnly,
+    StorageError,
+    WorkbenchError,
+    os_error,
+)
+from .intents import IntentLog, announcement_live, end_announcement, new_announcement
 
 SCHEMA_VERSION = 1
 APPLICATION = "lithify-journal"
@@ -110,6 +133,7 @@ CREATE TABLE IF NOT EXISTS intents (
     key TEXT NOT NULL,
     started INTEGER NOT NULL,
     attempts INTEGER NOT NULL,
+    pid TEXT,
     PRIMARY KEY (branch, key_hash)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS tags (
@@ -129,6 +153,10 @@ CREATE TABLE IF NOT EXISTS fork_runs (
     finished INTEGER,
     wall_ms REAL
 );
+CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
+WHEN NEW.seq IS NOT coalesce((SELECT max(seq) FROM events WHERE branch = NEW.branch),
+                             (SELECT fork_seq FROM branches WHERE id = NEW.branch)) + 1
+BEGIN SELECT RAISE(ABORT, 'lithify: an append must follow the branch head'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
@@ -137,9 +165,16 @@ BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 
 WAL_AUTOCHECKPOINT_BYTES = 32 << 20  # of WAL between automatic checkpoints
 PAGE_SIZE = 2048  # bytes, for new journals
-_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "effect_index", "sweeps", "fork_runs", "subscriptions", "tags", "writers", "intents"}
-_ADDED_COLUMNS = {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER"}
+_TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "effect_index", "sweeps", "fork_runs",
+           "subscriptions", "tags", "writers", "intents"}
+_TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
+# Columns later versions added to tables of older files: table -> {column: declaration}.
+_ADDED_COLUMNS = {
+    "events": {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER"},
+    "intents": {"pid": "TEXT"},
+}
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
+APPEND_REFUSED = "lithify: an append must follow the branch head"  # the events_follow_head trigger
 
 # An EventRow is (branch, seq, kind, hash, parent_hash, ts, payload) followed by the optional
 # columns of its shape. Columns a shape leaves out are stored as NULL without being bound:
@@ -162,6 +197,9 @@ _INSERT_BATCH = (
     "FROM json_each(?7) j"  # json_each yields the array in order, so positions follow seqs
 )
 _EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
+_OBSERVATIONS = ("SELECT position, branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL "
+                 "ORDER BY position")
+OBS_ROWS_DIRECT = 50_000  # observations read through sqlite3 before the Arrow path pays off
 _BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
 
 
@@ -201,28 +239,6 @@ def _key_literal(key: str | bytes) -> str:
     if not isinstance(key, str) or not key:
         raise InvalidValue("a key is a non-empty passphrase (str) or 32 raw bytes")
     return "'" + key.replace("'", "''") + "'"
-
-
-def _check_encryption(path: str, key: Any) -> None:
-    """Refuse a key on a plain file and a plain open of an encrypted one, before any write."""
-    if path == ":memory:":
-        if key is not None:
-            raise InvalidValue("in-memory journals are not encrypted; open a file to use key=")
-        return
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-    except FileNotFoundError:
-        return
-    if not head:
-        return
-    plain = head == b"SQLite format 3\x00"
-    if key is not None and plain:
-        raise NotAJournal(f"{path} is not encrypted; open it without key= (a key only opens encrypted journals)",
-                          path=path)
-    if key is None and not plain:
-        raise NotAJournal(f"{path} is not a lithify journal, or it is an encrypted one: then open it "
-                          "with key= (or set LITHIFY_KEY for the CLI)", path=path)
 
 
 class _ChunkWorker:
@@ -282,9 +298,167 @@ class _ChunkWorker:
             raise self.error
 
 
+# -- translating faults -----------------------------------------------------------------------
+
+# SQLite's primary result codes by the text sqlite3_errstr gives them, for drivers (SQLCipher's)
+# whose exceptions carry no code.
+_MESSAGES = {
+    "database is locked": "BUSY",
+    "database table is locked": "LOCKED",
+    "attempt to write a readonly database": "READONLY",
+    "disk I/O error": "IOERR",
+    "database disk image is malformed": "CORRUPT",
+    "database or disk is full": "FULL",
+    "unable to open database file": "CANTOPEN",
+    "file is not a database": "NOTADB",
+    "interrupted": "INTERRUPT",
+}
+
+
+def _sqlite_code(err: BaseException) -> tuple[str, str]:
+    """(primary code, extended code) of an SQLite error, e.g. ("IOERR", "SQLITE_IOERR_WRITE")."""
+    name = getattr(err, "sqlite_errorname", None)
+    if isinstance(name, str) and name.startswith("SQLITE_"):
+        return name.split("_")[1], name
+    text = str(err)
+    for msg, code in _MESSAGES.items():
+        if text.startswith(msg):
+            return code, "SQLITE_" + code
+    return "", ""
+
+
+def is_driver_error(err: BaseException) -> bool:
+    """True for an exception of sqlite3 or of SQLCipher's DB-API module."""
+    return isinstance(err, sqlite3.Error) or type(err).__module__.startswith(("sqlcipher3", "pysqlite3"))
+
+
+def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
+    """The WorkbenchError for a driver, OS or decoding fault on the journal at ``path``."""
+    if isinstance(err, WorkbenchError):
+        return err
+    where = "the in-memory journal" if path == ":memory:" else path
+    while_ = f" while {doing}" if doing else ""
+    if isinstance(err, OSError):
+        return os_error(err, path, doing)
+    if isinstance(err, (orjson.JSONDecodeError, UnicodeDecodeError)):
+        return Corrupt(f"{where}: a stored value cannot be decoded ({err}); run `lithify verify` and "
+                       "restore the journal from a copy", path=path)
+    if not is_driver_error(err):
+        return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
+    code, ext = _sqlite_code(err)
+    said = f"(SQLite says: {err})"
+    if code in ("BUSY", "LOCKED"):
+        return Busy(f"{where} stayed locked by another connection past the busy timeout{while_} {said}; "
+                    "another process is writing or holds a long transaction: try again, or open with a "
+                    "longer timeout (Journal.open(..., timeout=SECONDS))", path=path)
+    if code == "READONLY":
+        return ReadOnly(f"cannot write {where}{while_}: the file or its folder is read-only {said}; read "
+                        "commands still work, or copy the journal to a writable folder", path=path)
+    if code == "FULL" or (code == "IOERR" and any(w in ext for w in ("WRITE", "FSYNC", "TRUNCATE", "SHMSIZE"))):
+        return DiskFull(f"could not write {where}{while_}: the disk is full, a file size limit was hit or "
+                        f"the disk failed {said}; nothing of this operation was written: free space and "
+                        "try again", path=path)
+    if code == "CORRUPT":
+        return Corrupt(f"{where} is damaged {said}; run `lithify verify` to see where, and restore it from "
+                       "a copy", path=path)
+    if code == "NOTADB":
+        return NotAJournal(f"{where} is not a lithify journal, or it is an encrypted one: then open it with "
+                           f"key= (or set LITHIFY_KEY for the CLI) {said}", path=path)
+    if code == "CANTOPEN":
+        return ReadOnly(f"cannot open {where}{while_} {said}; check that the file and its folder exist and "
+                        "are readable (and writable, to write)", path=path)
+    if code == "INTERRUPT":
+        return StorageError(f"{where}: the operation was interrupted{while_} {said}; nothing of it was "
+                            "written", path=path)
+    if code == "IOERR":
+        return StorageError(f"{where}: the disk failed{while_} {said}; check the disk, then run "
+                            "`lithify verify`", path=path)
+    return StorageError(f"{where}{while_}: {said}", path=path)
+
+
+class _Guard:
+    """``with storage._guard:`` holds the connection's lock and translates faults (a class,
+    not a generator context manager: it wraps every query, so it has to be cheap)."""
+
+    __slots__ = ("storage", "lock")
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.lock = storage._lock
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+        if self.storage.conn is None:
+            self.lock.release()
+            raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+
+    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> None:
+        self.lock.release()
+        if err is not None and not isinstance(err, WorkbenchError) and (
+                is_driver_error(err) or isinstance(err, (OSError, orjson.JSONDecodeError))):
+            raise translate(err, self.storage.path) from err
+
+
+# -- which journal files this process holds ---------------------------------------------------
+# SQLite shares lock state between the connections one library opens on one file in one
+# process, and keeps their descriptors open while a lock is held; two libraries (sqlite3 and
+# SQLCipher's copy) do not share it. So a file is opened by one driver at a time here, and
+# never with a plain descriptor.
+
+_OPEN_FILES: dict[tuple[int, int], list[Any]] = {}  # (st_dev, st_ino) -> [driver name, count]
+_OPEN_LOCK = threading.RLock()
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _is_empty(path: str) -> bool:
+    """A 0-byte file with no WAL content (what truncation to zero looks like)."""
+    return _size(path) == 0 and _size(path + "-wal") == 0
+
+
+def _ro_uri(path: str, immutable: bool = False) -> str:
+    return f"file:{quote(os.path.abspath(path))}?mode=ro" + ("&immutable=1" if immutable else "")
+
+
+def is_journal_file(path: str) -> bool:
+    """True if ``path`` is a (plain) lithify journal; reads it only through SQLite, read-only."""
+    if not os.path.isfile(path):
+        return False
+    with _OPEN_LOCK:
+        fid = _file_id(path)
+        if fid is not None and fid in _OPEN_FILES:
+            return True  # this process has it open as a journal
+        if _is_empty(path):
+            return False
+        try:
+            con = sqlite3.connect(_ro_uri(path), uri=True, timeout=5, check_same_thread=False)
+        except sqlite3.Error:
+            return False
+        try:
+            row = con.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
+        except sqlite3.Error:
+            return False
+        finally:
+            con.close()
+        return row is not None and row[0] == APPLICATION
+
+
 class TableIntents:
     """Effect intents kept in the (encrypted) database itself: one commit per announcement,
-    slower than the sidecar log but leaking nothing."""
+    slower than the sidecar log but leaking nothing. Same contract as ``IntentLog``."""
 
     COMPACT_BYTES = 1 << 20
 
@@ -296,112 +470,287 @@ class TableIntents:
     def quiet_since(self, mark: tuple[int, int] | None) -> bool:
         return False  # other writers' announcements are not visible without a query
 
-    def announce(self, branch: int, key_hash: bytes, key: str) -> int:
-        with self.storage._lock:
-            c = self.storage.conn
-            row = c.execute("SELECT attempts FROM intents WHERE branch = ? AND key_hash = ?", (branch, key_hash)).fetchone()
-            n = (row[0] if row else 0) + 1
-            c.execute("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?)", (branch, key_hash, key, now_ms(), n))
-            return n
+    def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
+        s = self.storage
+        ann = new_announcement()
+        try:
+            with s._guard, s.atomic():
+                row = s.conn.execute("SELECT attempts, pid FROM intents WHERE branch = ? AND key_hash = ?",
+                                     (branch, key_hash)).fetchone()
+                if row is not None and row[1] and announcement_live(row[1]):
+                    return int(row[0]) + 1, ann, str(row[1])
+                n = (row[0] if row else 0) + 1
+                s.conn.execute("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?)",
+                               (branch, key_hash, key, now_ms(), n, ann))
+                return n, ann, None
+        except BaseException:
+            end_announcement(ann)
+            raise
 
-    def withdraw(self, branch: int, key_hash: bytes) -> None:
-        with self.storage._lock:
-            self.storage.conn.execute("DELETE FROM intents WHERE branch = ? AND key_hash = ?", (branch, key_hash))
+    def _end(self, branch: int, key_hash: bytes, ann: str, sql: str) -> None:
+        end_announcement(ann)
+        if sql:
+            with self.storage._guard:
+                self.storage.conn.execute(sql, (branch, key_hash, ann))
+
+    def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
+        self._end(branch, key_hash, ann, "")
+
+    def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
+        self._end(branch, key_hash, ann, "DELETE FROM intents WHERE branch = ? AND key_hash = ? AND pid = ?")
+
+    def settle(self, branch: int, key_hash: bytes, ann: str) -> None:
+        self._end(branch, key_hash, ann, "UPDATE intents SET pid = NULL WHERE branch = ? AND key_hash = ? AND pid = ?")
 
     def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
-        with self.storage._lock:
+        with self.storage._guard:
             rows = self.storage.conn.execute("SELECT branch, key_hash, key FROM intents ORDER BY started").fetchall()
         return {(b, h): k for b, h, k in rows if branch is None or b == branch}
 
     def compact(self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]) -> None:
+        if self.storage.readonly:
+            return
         keep = still_open(self.pending())
-        with self.storage._lock:
+        with self.storage._guard:
             for (b, h) in self.pending():
                 if (b, h) not in keep:
                     self.storage.conn.execute("DELETE FROM intents WHERE branch = ? AND key_hash = ?", (b, h))
 
     def size(self) -> int:
-        with self.storage._lock:
-            return self.storage.conn.execute("SELECT count(*) FROM intents").fetchone()[0] * 256
+        with self.storage._guard:
+            return int(self.storage.conn.execute("SELECT count(*) FROM intents").fetchone()[0]) * 256
 
     def close(self) -> None:
         pass
 
 
-def is_journal_file(path: str) -> bool:
-    """True if ``path`` is an SQLite file with lithify's metadata (read-only check)."""
-    try:
-        with open(path, "rb") as f:
-            if f.read(16) != b"SQLite format 3\x00":
-                return False
-        from urllib.parse import quote
-
-        con = sqlite3.connect(f"file:{quote(os.path.abspath(path))}?mode=ro", uri=True, timeout=5)
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
-        finally:
-            con.close()
-        return row is not None and row[0] == APPLICATION
-    except (OSError, sqlite3.Error):
-        return False
-
-
 class Storage:
-    """Owns one SQLite connection to a journal file (or memory) and all SQL against it."""
+    """Owns one SQLite connection to a journal file (or memory) and all SQL against it.
+
+    ``readonly`` opens the file read-only (``mode=ro``; ``immutable`` where SQLite cannot
+    share the WAL index, in a read-only folder with no WAL content): nothing is written, not
+    even an index. ``create``: None creates a missing file (never an existing empty one),
+    True also initializes an existing empty file, False requires a journal to exist."""
 
     def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
-                 source: str | None = None, key: str | bytes | None = None) -> None:
+                 source: str | None = None, key: str | bytes | None = None, *, readonly: bool = False,
+                 create: bool | None = None, schema: tuple[str, str | None, bytes] | None = None) -> None:
         self.path = path
         self.source = source
+        self.readonly = readonly
+        self.immutable = False
         self._writer: int | None = None
         self.durability = durability
         self._lock = threading.RLock()
+        self._guard = _Guard(self)
         self._in_tx = False
-        self._adbc_conn: Any = None
+        self._savepoints = 0
         self._has_json_each: bool | None = None
         self._where_cache: dict[tuple[str, tuple[bool, ...]], str] = {}
         self._segment_cache: dict[tuple[str, tuple[Segment, ...]], tuple[str, list[Any]]] = {}
         self.encrypted = key is not None
         self.db = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
-        _check_encryption(path, key)
-        try:
-            self.conn = self.db.connect(
-                path, isolation_level=None, check_same_thread=False, timeout=busy_timeout_ms / 1000
-            )
+        self.timeout_s = busy_timeout_ms / 1000
+        self._fid: tuple[int, int] | None = None
+        self.conn: Any = None
+        self.meta: dict[str, str] = {}
+        state_name, initial, digest = schema if schema is not None else ("", None, b"")
+        if path == ":memory:":
             if key is not None:
-                self.conn.execute(f"PRAGMA key = {_key_literal(key)}")
-                try:
-                    self.conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-                except self.db.DatabaseError:
-                    raise NotAJournal(f"{path}: wrong key (SQLCipher cannot decrypt it)", path=path) from None
-            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            if path != ":memory:":
-                if key is None and self.conn.execute("PRAGMA page_count").fetchone()[0] == 0:
-                    # A new file: smaller pages mean fewer bytes per WAL frame, and a commit
-                    # writes whole frames (measured: the auditor runs ~12% faster at 2 KiB).
-                    self.conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-                self._set_wal()
-                # Checkpoint every ~32 MiB of WAL rather than SQLite's 4 MiB: each append
-                # touches two b-trees, and checkpoints (with their fsync) dominate otherwise.
-                page = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
-                self.conn.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_BYTES // page}")
-            self.conn.execute(f"PRAGMA synchronous = {SYNCHRONOUS[durability]}")
-        except self.db.DatabaseError as e:
-            raise NotAJournal(
-                f"{path} is not a lithify journal (SQLite says: {e}); pass the path of a "
-                "journal, or a new path to create one",
-                path=path,
-            ) from None
+                raise InvalidValue("in-memory journals are not encrypted; open a file to use key=")
+            self.conn = self._connect(path)
+            self.intents: Any = IntentLog(path, durability)
+            self.ensure_schema(state_name, initial, digest)
+            return
+        with _OPEN_LOCK:
+            fid = _file_id(path)
+            if fid is None:
+                if readonly or create is False:
+                    raise NotFound(f"no journal at {path}; check the path (or create one by opening it "
+                                   "writable)", path=path)
+                self._create(key, state_name, initial, digest)
+                fid = _file_id(path)
+            elif _is_empty(path) and create is not True:
+                raise NotAJournal(
+                    f"{path} is empty (0 bytes): truncated? Restore it from a copy; to start a new journal "
+                    "in this file, pass create=True (the CLI's `lithify run` does)", path=path)
+            held = _OPEN_FILES.get(fid) if fid is not None else None
+            if held is not None and held[0] != self.db.__name__:
+                raise NotAJournal(
+                    f"{path} is open in this process as " + ("a plain journal: open it without key="
+                    if key is not None else "an encrypted journal: open it with its key="), path=path)
+            self._open_file(key, held is None)
+            try:
+                self.ensure_schema(state_name, initial, digest)
+                self._fid = _file_id(path)
+                if self._fid is None:
+                    raise NotFound(f"{path} disappeared while it was being opened", path=path)
+                entry = _OPEN_FILES.setdefault(self._fid, [self.db.__name__, 0])
+                entry[1] += 1
+            except BaseException:
+                self._close_conn()
+                raise
         # An encrypted journal keeps its intents inside the encrypted file: effect keys are
         # payload, and a plaintext sidecar would leak them.
-        self.intents: Any = TableIntents(self) if key is not None else IntentLog(path, durability)
+        self.intents = TableIntents(self) if key is not None else IntentLog(path, durability, readonly)
+
+    # -- connecting -----------------------------------------------------------------------
+
+    def _connect(self, target: str, uri: bool = False) -> Any:
+        try:
+            return self.db.connect(target, isolation_level=None, check_same_thread=False,
+                                   timeout=self.timeout_s, uri=uri)
+        except Exception as e:
+            raise translate(e, self.path, "opening it") from None
+
+    def _open_file(self, key: str | bytes | None, first_here: bool) -> None:
+        """Connect to an existing file, check it is a journal this key opens, set the pragmas."""
+        path = self.path
+        if not self.readonly:
+            self.conn = self._connect(path)
+        else:
+            self.conn = self._connect(_ro_uri(path), uri=True)
+        try:
+            self._probe(key, first_here)
+        except WorkbenchError as e:
+            self._close_conn()
+            # A read-only folder with no WAL index: SQLite can read the file as immutable, which
+            # is exact while no WAL content exists (there is none to miss).
+            if not self.readonly or not isinstance(e, ReadOnly) or _size(path + "-wal") > 0:
+                if self.readonly and isinstance(e, ReadOnly):
+                    raise ReadOnly(
+                        f"{path} has changes in {path}-wal that SQLite can only read with its -shm "
+                        "index, which this read-only folder cannot hold: copy the journal with its -wal "
+                        "to a writable folder, or open it where its folder is writable", path=path) from None
+                raise
+            self.conn = self._connect(_ro_uri(path, immutable=True), uri=True)
+            self.immutable = True
+            try:
+                self._probe(key, first_here)
+            except BaseException:
+                self._close_conn()
+                raise
+        try:
+            self._pragmas()
+        except BaseException as e:
+            self._close_conn()
+            raise translate(e, path, "opening it") from None
+
+    def _probe(self, key: str | bytes | None, first_here: bool) -> None:
+        """Read the schema once: a wrong key, an encrypted file opened plain or a plain file
+        opened with a key each get their own message."""
+        c = self.conn
+        try:
+            if key is not None:
+                c.execute(f"PRAGMA key = {_key_literal(key)}")
+            c.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except WorkbenchError:
+            raise
+        except Exception as e:
+            err = translate(e, self.path, "opening it")
+            if key is not None and isinstance(err, NotAJournal):
+                if first_here and self._plain_readable():
+                    raise NotAJournal(f"{self.path} is not encrypted; open it without key= (a key only "
+                                      "opens encrypted journals)", path=self.path) from None
+                raise NotAJournal(f"{self.path}: wrong key (SQLCipher cannot decrypt it), or not a "
+                                  "journal", path=self.path) from None
+            raise err from None
+
+    def _plain_readable(self) -> bool:
+        # The same driver (SQLCipher) without a key reads a plain file; no other driver holds
+        # this file in this process (checked by the caller).
+        try:
+            con = self.db.connect(_ro_uri(self.path), uri=True, timeout=self.timeout_s)
+        except Exception:  # noqa: BLE001 (cannot tell: report the key as wrong)
+            return False
+        try:
+            con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return True
+        except Exception:  # noqa: BLE001
+            return False
+        finally:
+            con.close()
+
+    def _pragmas(self) -> None:
+        """Every pragma of a journal connection, in one place."""
+        c = self.conn
+        c.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+        if self.readonly:
+            return
+        if self.path != ":memory:":
+            if not self.encrypted and c.execute("PRAGMA page_count").fetchone()[0] == 0:
+                # A new file: smaller pages mean fewer bytes per WAL frame, and a commit writes
+                # whole frames (measured: the auditor runs ~12% faster at 2 KiB).
+                c.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+            self._set_wal()
+            # Checkpoint every ~32 MiB of WAL rather than SQLite's 4 MiB: each append
+            # touches two b-trees, and checkpoints (with their fsync) dominate otherwise.
+            page = int(c.execute("PRAGMA page_size").fetchone()[0])
+            c.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_BYTES // page}")
+        c.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.durability]}")
+
+    def _create(self, key: str | bytes | None, state_name: str, initial: str | None, digest: bytes) -> None:
+        """Create a new journal atomically: built complete under a temporary name, then linked
+        into place, so no other process ever sees a half-made (or 0-byte) journal at ``path``."""
+        path = self.path
+        if _size(path + "-wal") > 0:
+            raise Conflict(f"{path}-wal exists but {path} does not: the leftover of a deleted journal. "
+                           f"Restore {path}, or remove {path}-wal and {path}-shm to start a new one", path=path)
+        tmp = f"{path}.creating-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        try:
+            self.conn = self._connect(tmp)
+            try:
+                if key is not None:
+                    self.conn.execute(f"PRAGMA key = {_key_literal(key)}")
+                self._pragmas()
+                self.ensure_schema(state_name, initial, digest)
+                self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            except Exception as e:
+                raise translate(e, path, "creating it") from None
+            finally:
+                self._close_conn()
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                return  # another process created it first: open theirs
+            except OSError as e:
+                if e.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                    raise translate(e, path, "creating it") from None
+                # No hard links here: move it into place unless someone else created one.
+                if os.path.exists(path):
+                    return
+                os.rename(tmp, path)
+            # A new journal has no intents: a log beside it belongs to a deleted one.
+            if os.path.exists(path + "-intents"):
+                os.replace(path + "-intents", f"{path}-intents.orphaned-{now_ms()}")
+        finally:
+            for suffix in ("", "-wal", "-shm", "-journal"):
+                try:
+                    os.unlink(tmp + suffix)
+                except OSError:
+                    pass
+
+    def _close_conn(self) -> None:
+        if self.conn is not None:
+            try:
+                self.conn.close()
+            except Exception:  # noqa: BLE001 (closing after a failure: the first error matters)
+                pass
+            self.conn = None
 
     def rekey(self, new_key: str | bytes) -> None:
         """Re-encrypt an encrypted journal under a new key (SQLCipher's PRAGMA rekey)."""
         if not self.encrypted:
             raise InvalidValue("this journal is not encrypted; rekey changes the key of an encrypted one")
-        with self._lock:
+        self.writable()
+        with self._guard:
             self.conn.execute(f"PRAGMA rekey = {_key_literal(new_key)}")
+
+    def writable(self) -> None:
+        """Refuse to write through a read-only open, before anything else happens."""
+        if self.readonly:
+            raise ReadOnly(f"{self.path} was opened read-only; open it without readonly=True (the CLI's "
+                           "read commands never write) to change it", path=self.path)
 
     def _set_wal(self) -> None:
         # Changing the journal mode needs a moment with no other connection mid-transaction;
@@ -415,91 +764,154 @@ class Storage:
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise
             time.sleep(0.005 * (1 + attempt % 10))
-        raise WorkbenchError(f"could not switch {self.path} to WAL mode; is it on a network share?")
+        raise StorageError(f"could not switch {self.path} to WAL mode; is it on a network share?", path=self.path)
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
         with self._lock:
-            self.intents.close()
-            if self._adbc_conn is not None:
-                self._adbc_conn.close()
-                self._adbc_conn = None
-            if self.conn is not None:
-                self.conn.close()
-                self.conn = None  # type: ignore[assignment]
+            intents = getattr(self, "intents", None)
+            if intents is not None:
+                intents.close()
+            self._close_conn()
+            if self._fid is not None:
+                with _OPEN_LOCK:
+                    entry = _OPEN_FILES.get(self._fid)
+                    if entry is not None:
+                        entry[1] -= 1
+                        if entry[1] <= 0:
+                            del _OPEN_FILES[self._fid]
+                self._fid = None
 
     # -- transactions ---------------------------------------------------------------------
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
-        """One write transaction (BEGIN IMMEDIATE); nested calls join the outer one."""
+        """One write transaction (BEGIN IMMEDIATE); a nested call is a savepoint inside it.
+
+        Rolls back on any exception (re-raised as it is: the body translates its own faults),
+        and when COMMIT itself fails; a transaction SQLite has already rolled back (after a full
+        disk, say) is not rolled back twice, and the first error is the one raised."""
         with self._lock:
+            self.writable()
+            c = self.conn
             if self._in_tx:
-                yield
+                self._savepoints += 1
+                name = f"lithify_{self._savepoints}"
+                try:
+                    c.execute(f"SAVEPOINT {name}")
+                except Exception as e:
+                    self._savepoints -= 1
+                    raise translate(e, self.path) from None
+                try:
+                    yield
+                except BaseException:
+                    if c.in_transaction:
+                        self._quietly(f"ROLLBACK TO {name}")
+                        self._quietly(f"RELEASE {name}")
+                    raise
+                else:
+                    try:
+                        c.execute(f"RELEASE {name}")
+                    except Exception as e:
+                        raise translate(e, self.path) from None
+                finally:
+                    self._savepoints -= 1
                 return
-            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                c.execute("BEGIN IMMEDIATE")
+            except Exception as e:
+                raise translate(e, self.path, "starting a write") from None
             self._in_tx = True
             try:
                 yield
             except BaseException:
                 self._in_tx = False
-                self.conn.execute("ROLLBACK")
+                self._rollback()
                 raise
             self._in_tx = False
-            self.conn.execute("COMMIT")
+            try:
+                c.execute("COMMIT")
+            except Exception as e:
+                self._rollback()
+                raise translate(e, self.path, "committing") from None
+
+    def _rollback(self) -> None:
+        if self.conn is not None and self.conn.in_transaction:
+            self._quietly("ROLLBACK")
+
+    def _quietly(self, sql: str) -> None:
+        try:
+            self.conn.execute(sql)
+        except Exception:  # noqa: BLE001 (cleaning up after a failure: the first error matters)
+            pass
 
     # -- schema ---------------------------------------------------------------------------
 
-    def ensure_schema(self, state_name: str | None, initial_state: str | None, digest: bytes) -> None:
-        """Create the schema and the root branch on first open; check the version after."""
-        with self._lock:
-            try:
-                tables = {
-                    r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")
-                }
-            except self.db.DatabaseError as e:
-                raise NotAJournal(
-                    f"{self.path} is not a lithify journal (SQLite says: {e})", path=self.path
-                ) from None
+    def ensure_schema(self, state_name: str, initial_state: str | None, digest: bytes) -> None:
+        """Create the schema and the root branch on first open; upgrade an older file; check
+        the version. Read-only opens only check."""
+        with self._guard:
+            c = self.conn
+            rows = c.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'trigger')").fetchall()
+            names = {r[0] for r in rows}
+            tables = {r[0] for r in rows if r[1] == "table"}
             if tables and "meta" not in tables:
                 raise NotAJournal(
                     f"{self.path} is an SQLite database but not a lithify journal (it has tables "
                     f"{sorted(tables)[:5]} and no lithify metadata); choose another path",
                     path=self.path,
                 )
-            if "meta" in tables:
+            if "meta" in names:
                 self._check_meta()
-                cols = {r[1] for r in self.conn.execute("PRAGMA table_info(events)")}
-                if not _TABLES <= tables or not set(_ADDED_COLUMNS) <= cols:  # an older file
+                missing = self._missing(names)
+                if missing:
+                    if self.readonly:
+                        raise NotAJournal(
+                            f"{self.path} was written by an older lithify-workbench and needs an upgrade "
+                            f"({', '.join(sorted(missing)[:3])}); open it once writable to upgrade it",
+                            path=self.path)
                     with self.atomic():
-                        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(events)")}
-                        for name, decl in _ADDED_COLUMNS.items():
-                            if name not in cols:
-                                self.conn.execute(f"ALTER TABLE events ADD COLUMN {name} {decl}")
-                        for statement in _statements(_SCHEMA):
-                            self.conn.execute(statement)
+                        self._upgrade()
                 return
+            if self.readonly:
+                raise NotAJournal(f"{self.path} is an empty SQLite database, not a lithify journal",
+                                  path=self.path)
             with self.atomic():
                 for statement in _statements(_SCHEMA):
-                    self.conn.execute(statement)
-                have = self.conn.execute("SELECT value FROM meta WHERE key='application'").fetchone()
-                if have is None:
-                    meta = {
-                        "application": APPLICATION,
-                        "schema_version": str(SCHEMA_VERSION),
-                        "state_name": state_name or "",
-                        "created": str(now_ms()),
-                    }
-                    self.conn.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
-                    self.conn.execute(
-                        f"INSERT INTO branches ({_BRANCH_COLS}) VALUES (0, 'main', NULL, 0, '{{}}', ?, NULL)",
-                        (now_ms(),),
-                    )
-                    if initial_state is not None:
-                        self.conn.execute(
-                            "INSERT INTO snapshots VALUES (0, 0, ?, ?)", (initial_state, digest)
-                        )
+                    c.execute(statement)
+                meta = {
+                    "application": APPLICATION,
+                    "schema_version": str(SCHEMA_VERSION),
+                    "state_name": state_name,
+                    "created": str(now_ms()),
+                }
+                c.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
+                c.execute(
+                    f"INSERT INTO branches ({_BRANCH_COLS}) VALUES (0, 'main', NULL, 0, '{{}}', ?, NULL)",
+                    (now_ms(),),
+                )
+                if initial_state is not None:
+                    c.execute("INSERT INTO snapshots VALUES (0, 0, ?, ?)", (initial_state, digest))
             self._check_meta()
+
+    def _missing(self, names: set[str]) -> set[str]:
+        missing = (_TABLES | _TRIGGERS) - names
+        for table, cols in _ADDED_COLUMNS.items():
+            if table in names:
+                have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+                missing |= {f"{table}.{c}" for c in cols if c not in have}
+        return missing
+
+    def _upgrade(self) -> None:
+        c = self.conn
+        for table, cols in _ADDED_COLUMNS.items():
+            have = {r[1] for r in c.execute(f"PRAGMA table_info({table})")}
+            if have:
+                for name, decl in cols.items():
+                    if name not in have:
+                        c.execute(f"ALTER TABLE {table} ADD COLUMN {name} {decl}")
+        for statement in _statements(_SCHEMA):
+            c.execute(statement)
 
     def _check_meta(self) -> None:
         meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
@@ -514,6 +926,13 @@ class Storage:
                 version=version,
             )
         self.meta = meta
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Record one metadata value (e.g. the state name of a journal that had none)."""
+        self.writable()
+        with self._guard:
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+            self.meta[key] = value
 
     # -- events ---------------------------------------------------------------------------
 
@@ -530,8 +949,8 @@ class Storage:
         lock.acquire()
         try:
             self.conn.execute(_INSERT_SHAPE[shape], self._bindable(row, shape))
-        except self.db.IntegrityError as e:
-            raise self._conflict(row[0], row[1] - 1, e) from None
+        except Exception as e:
+            raise self._append_error(row[0], row[1] - 1, e) from None
         finally:
             lock.release()
 
@@ -548,33 +967,26 @@ class Storage:
         with self._lock:
             if self._in_tx:
                 raise WorkbenchError("append_batch cannot join an open transaction")
-            self.conn.execute("BEGIN IMMEDIATE")
-            self._in_tx = True
-            done = False
             try:
-                w = self._writer_id()
-                insert = self._insert_chunk
-                worker = _ChunkWorker(insert)
-                try:
-                    previous = parent
-                    for hashes, texts in chunks:
-                        if hashes:
-                            worker.submit((branch, first_seq, kind, previous, hashes, ts, w, texts))
-                            first_seq += len(hashes)
-                            previous = hashes[-1]
-                except BaseException:
-                    worker.abandon()
-                    raise
-                worker.finish()  # re-raises the first error the inserts met
-                if snapshots:
-                    self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
-                                          [(branch, seq, text, d) for seq, text, d in snapshots])
-                done = True
-            except self.db.IntegrityError as e:
-                raise self._conflict(branch, first_seq - 1, e) from None
-            finally:
-                self._in_tx = False
-                self.conn.execute("COMMIT" if done else "ROLLBACK")
+                with self.atomic():
+                    w = self._writer_id()
+                    worker = _ChunkWorker(self._insert_chunk)
+                    seq, previous = first_seq, parent
+                    try:
+                        for hashes, texts in chunks:
+                            if hashes:
+                                worker.submit((branch, seq, kind, previous, hashes, ts, w, texts))
+                                seq += len(hashes)
+                                previous = hashes[-1]
+                    except BaseException:
+                        worker.abandon()
+                        raise
+                    worker.finish()  # re-raises the first error the inserts met
+                    if snapshots:
+                        self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
+                                              [(branch, s, text, d) for s, text, d in snapshots])
+            except Exception as e:
+                raise self._append_error(branch, first_seq - 1, e) from None
 
     def _insert_chunk(self, branch: int, first_seq: int, kind: str, parent: bytes, hashes: Sequence[bytes],
                       ts: int, writer: int, texts: Sequence[str]) -> None:
@@ -607,33 +1019,51 @@ class Storage:
                     bind = self._bindable
                     for shape, run in itertools.groupby(rows, key=operator.itemgetter(1)):
                         self.conn.executemany(_INSERT_SHAPE[shape], [bind(r, shape) for r, _ in run])
-            except self.db.IntegrityError as e:
-                raise self._conflict(rows[0][0][0], rows[0][0][1] - 1, e) from None
+            except Exception as e:
+                raise self._append_error(rows[0][0][0], rows[0][0][1] - 1, e) from None
 
-    def _conflict(self, branch: int, expected: int, err: Exception) -> WorkbenchError:
-        if "UNIQUE" not in str(err):
-            return WorkbenchError(f"could not append to branch {branch}: {err}", branch=branch)
-        actual = self.head(branch)
-        actual_seq = actual[0] if actual else expected
-        return BranchConflict(
-            f"branch {branch} moved: this handle expected head {expected} but the journal's "
-            f"head is {actual_seq} (another writer appended); take a fresh handle with "
-            f"journal.branch({branch}) and decide again",
-            branch=branch,
-            expected=expected,
-            actual=actual_seq,
-        )
+    def _append_error(self, branch: int, expected: int, err: BaseException) -> BaseException:
+        """What a failed append means: a stale head (BranchConflict), a translated fault, or
+        (not the database's) the error itself."""
+        if not (is_driver_error(err) or isinstance(err, OSError)):
+            return err
+        if self.readonly:
+            try:
+                self.writable()
+            except ReadOnly as ro:
+                return ro
+        if isinstance(err, self.db.IntegrityError) and ("UNIQUE" in str(err) or APPEND_REFUSED in str(err)):
+            try:
+                actual = self.head(branch)
+                actual_seq = actual[0] if actual else self.fork_seq(branch)
+            except WorkbenchError:
+                actual_seq = None
+            return BranchConflict(
+                f"branch {branch} moved: this handle expected head {expected} but the journal's "
+                f"head is {actual_seq} (another writer appended, or events this handle counted on "
+                f"were never written); take a fresh handle with journal.branch({branch}) and decide again",
+                branch=branch,
+                expected=expected,
+                actual=actual_seq,
+            )
+        return translate(err, self.path, f"appending to branch {branch}")
+
+    def fork_seq(self, branch: int) -> int | None:
+        """Where a branch forked (its head when it has no events of its own)."""
+        with self._guard:
+            row = self.conn.execute("SELECT fork_seq FROM branches WHERE id = ?", (branch,)).fetchone()
+        return None if row is None else int(row[0])
 
     def head(self, branch: int) -> tuple[int, bytes] | None:
         """(seq, hash) of the branch's own last event, or None if it has none."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT seq, hash FROM events WHERE branch = ? ORDER BY seq DESC LIMIT 1", (branch,)
             ).fetchone()
 
     def heads(self) -> dict[int, tuple[int, bytes]]:
         """Every branch's own last (seq, hash), in one query."""
-        with self._lock:
+        with self._guard:
             rows = self.conn.execute(
                 "SELECT e.branch, e.seq, e.hash FROM events e JOIN "
                 "(SELECT branch, max(seq) AS m FROM events GROUP BY branch) h "
@@ -643,7 +1073,7 @@ class Storage:
 
     def event_at(self, branch: int, seq: int) -> StoredEvent | None:
         """The event a branch wrote at seq itself (not inherited)."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()
@@ -654,7 +1084,7 @@ class Storage:
         """Events of a resolved history with lo <= seq <= hi, in seq order."""
         out: list[StoredEvent] = []
         kinds = " AND kind IN ('delta', 'compact')" if state_only else ""
-        with self._lock:
+        with self._guard:
             for branch, first, last in segments:
                 a = max(lo, first)
                 b = hi if last is None else min(hi, last)
@@ -672,7 +1102,7 @@ class Storage:
     def last_seq_at_time(self, segments: Sequence[Segment], ts: int) -> int:
         """The highest seq of a resolved history committed at or before unix-ms ``ts`` (0 if none)."""
         best = 0
-        with self._lock:
+        with self._guard:
             for branch, first, last in segments:
                 hi = "" if last is None else " AND seq <= ?"
                 args: list[Any] = [branch, first, ts] + ([] if last is None else [last])
@@ -686,7 +1116,7 @@ class Storage:
     def world_events(self, segments: Sequence[Segment], hi: int) -> list[tuple[int, str, str, int]]:
         """(seq, kind, payload, occurred-or-commit ms) of the state events of a resolved history."""
         out: list[tuple[int, str, str, int]] = []
-        with self._lock:
+        with self._guard:
             for branch, first, last in segments:
                 b = hi if last is None else min(hi, last)
                 out.extend(self.conn.execute(
@@ -698,17 +1128,17 @@ class Storage:
 
     def put_tag(self, label: str, branch: int, seq: int) -> None:
         """Point a label at an event (moving it if it exists)."""
-        with self._lock:
+        with self._guard:
             self.conn.execute("INSERT OR REPLACE INTO tags VALUES (?, ?, ?, ?)", (label, branch, seq, now_ms()))
 
     def tag(self, label: str) -> tuple[int, int] | None:
-        with self._lock:
+        with self._guard:
             row = self.conn.execute("SELECT branch, seq FROM tags WHERE label = ?", (label,)).fetchone()
         return None if row is None else (row[0], row[1])
 
     def subscription(self, name: str) -> int:
         """A subscriber's acknowledged position, created at 0 on first use."""
-        with self._lock:
+        with self._guard:
             self.conn.execute(
                 "INSERT OR IGNORE INTO subscriptions VALUES (?, 0, ?)", (name, now_ms())
             )
@@ -717,7 +1147,7 @@ class Storage:
             ).fetchone()[0]
 
     def ack(self, name: str, position: int) -> None:
-        with self._lock:
+        with self._guard:
             self.conn.execute(
                 "UPDATE subscriptions SET position = ?, updated = ? WHERE name = ?",
                 (position, now_ms(), name),
@@ -725,7 +1155,7 @@ class Storage:
 
     def own_events(self, branch: int) -> Iterator[tuple[Any, ...]]:
         """A branch's own events in seq order with their derived columns, streamed (verify)."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 f"SELECT {_EVENT_COLS}, key_hash, metric, value FROM events WHERE branch = ? "
                 "ORDER BY seq",
@@ -763,7 +1193,7 @@ class Storage:
     def effect_keys(self, segments: Sequence[Segment], upto: int) -> dict[bytes, tuple[int, int]]:
         """{key hash: (branch, seq)} of every effect in a resolved history up to seq ``upto``."""
         out: dict[bytes, tuple[int, int]] = {}
-        with self._lock:
+        with self._guard:
             for branch, first, last in reversed(segments):  # oldest first: newer entries win
                 hi = upto if last is None else min(last, upto)
                 out.update((kh, (branch, seq)) for kh, seq in self.conn.execute(
@@ -773,7 +1203,7 @@ class Storage:
 
     def effect_payload(self, branch: int, seq: int) -> str:
         """The payload of the effect stored at (branch, seq)."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(  # type: ignore[no-any-return]
                 "SELECT payload FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()[0]
@@ -781,7 +1211,7 @@ class Storage:
     def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> tuple[int, str] | None:
         """(seq, payload) of an effect with this key on ``branch`` after ``seq`` (what another
         writer appended past a handle's head), newest first."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT seq, payload FROM events WHERE branch = ? AND seq > ? AND key_hash = ? "
                 "ORDER BY seq DESC LIMIT 1", (branch, seq, key_hash)).fetchone()
@@ -791,7 +1221,7 @@ class Storage:
         """(branch, seq, payload) of the newest effect with this key in a resolved history among
         the events effect_index covers (positions up to ``upto_position``)."""
         where, args = self._segment_sql(segments, "e.")
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT e.branch, e.seq, e.payload FROM effect_index x JOIN events e ON e.position = x.position "
                 f"WHERE x.key_hash = ? AND x.position <= ? AND ({where}) ORDER BY e.seq DESC LIMIT 1",
@@ -806,38 +1236,46 @@ class Storage:
 
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[tuple[bytes, int, int]]:
         """(hash, branch, seq) of events whose hash lies in [lo, hi), earliest first."""
-        with self._lock:
-            self._catch_up_hash_index()
-            if hi is None:
-                q, args = "h.hash >= ?", (lo,)
-            else:
-                q, args = "h.hash >= ? AND h.hash < ?", (lo, hi)  # type: ignore[assignment]
-            return self.conn.execute(
-                "SELECT h.hash, e.branch, e.seq FROM hash_index h JOIN events e "
-                f"ON e.position = h.position WHERE {q} ORDER BY h.position LIMIT {int(limit)}",
-                args,
-            ).fetchall()
+        def rng(col: str) -> str:
+            return f"{col} >= ?" if hi is None else f"{col} >= ? AND {col} < ?"
 
-    def _catch_up_hash_index(self) -> None:
+        args: list[Any] = [lo] if hi is None else [lo, hi]
+        with self._guard:
+            done = self._catch_up_hash_index()
+            rows = self.conn.execute(
+                "SELECT h.hash, e.branch, e.seq FROM hash_index h JOIN events e ON e.position = h.position "
+                f"WHERE {rng('h.hash')} ORDER BY h.position LIMIT {int(limit)}", args).fetchall()
+            # Events the index does not cover yet (read-only opens never write it): scanned.
+            rows += self.conn.execute(
+                f"SELECT hash, branch, seq FROM events WHERE position > ? AND {rng('hash')} ORDER BY position "
+                f"LIMIT {int(limit)}", [done, *args]).fetchall()
+        return rows[:limit]
+
+    def _catch_up_hash_index(self) -> int:
         # The hash index is built when hashes are looked up, not on every append: an index
         # over random 32-byte keys would cost appends a third page write per commit.
-        self._catch_up("hash_index", "hash_index_position",
-                       "SELECT hash, position FROM events WHERE position > ? AND position <= ?")
+        return self._catch_up("hash_index", "hash_index_position",
+                              "SELECT hash, position FROM events WHERE position > ? AND position <= ?")
 
     def _catch_up(self, table: str, meta_key: str, select: str) -> int:
-        """Insert ``select``'s rows for the events after the position ``meta_key`` records."""
-        with self._lock, self.atomic():
-            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
-            done = int(row[0]) if row else 0
-            top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
-            if top > done:
-                self.conn.execute(f"INSERT OR IGNORE INTO {table} {select}", (done, top))
-                self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (meta_key, str(top)))
-            return max(top, done)  # type: ignore[no-any-return]
+        """Insert ``select``'s rows for the events after the position ``meta_key`` records;
+        returns the position the index covers (read-only opens only read it)."""
+        with self._guard:
+            if self.readonly:
+                row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
+                return int(row[0]) if row else 0
+            with self.atomic():
+                row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
+                done = int(row[0]) if row else 0
+                top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+                if top > done:
+                    self.conn.execute(f"INSERT OR IGNORE INTO {table} {select}", (done, top))
+                    self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (meta_key, str(top)))
+                return max(top, done)  # type: ignore[no-any-return]
 
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events with position > cursor, in position (commit) order."""
-        with self._lock:
+        with self._guard:
             sql = f"SELECT {_EVENT_COLS} FROM events WHERE position > ? ORDER BY position"
             if limit is not None:
                 sql += f" LIMIT {int(limit)}"
@@ -845,7 +1283,7 @@ class Storage:
 
     def observations(self, since: int = 0) -> list[tuple[int, int, int, str, float, int]]:
         """(position, branch, seq, metric, value, ts) of observe events after a position."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT position, branch, seq, metric, value, ts FROM events "
                 "WHERE position > ? AND metric IS NOT NULL ORDER BY position",
@@ -855,46 +1293,61 @@ class Storage:
     def observations_frame(self) -> Any:
         """All observations as a polars frame (position, branch, seq, metric, value, ts).
 
-        Files are read through the ADBC SQLite driver, which hands rows to polars as Arrow
-        columns (about twice as fast as sqlite3 plus a frame build at 10^6 rows); in-memory
-        journals, or machines without the driver, take the sqlite3 path.
-        """
+        Up to OBS_ROWS_DIRECT rows come through sqlite3. Past that, they are copied into a
+        private scratch file that the ADBC SQLite driver hands to polars as Arrow columns
+        (about twice as fast at 10^6 rows). ADBC never opens the journal itself: it carries its
+        own copy of SQLite, and that copy's locks and closes would break this process's
+        connection's locks on the file."""
         import polars as pl
 
-        sql = (
-            "SELECT position, branch, seq, metric, value, ts FROM events "
-            "WHERE metric IS NOT NULL ORDER BY position"
-        )
         schema = {"position": pl.Int64, "branch": pl.Int64, "seq": pl.Int64, "metric": pl.Utf8,
                   "value": pl.Float64, "ts": pl.Int64}
-        with self._lock:
-            adbc = self._adbc()
-            if adbc is not None:
-                cur = adbc.cursor()
-                try:
-                    cur.execute(sql)
-                    frame = pl.DataFrame(cur.fetch_arrow())
-                finally:
+        with self._guard:
+            cur = self.conn.execute(_OBSERVATIONS)
+            rows = cur.fetchmany(OBS_ROWS_DIRECT)
+            if len(rows) == OBS_ROWS_DIRECT and not self.encrypted:
+                frame = self._observations_arrow()
+                if frame is not None:
                     cur.close()
-                if frame.width == len(schema):
-                    return frame.cast(schema)  # type: ignore[arg-type]
-                return pl.DataFrame(schema=schema)
-            rows = self.conn.execute(sql).fetchall()
+                    return frame.cast(schema) if frame.width == len(schema) else pl.DataFrame(schema=schema)
+            rows += cur.fetchall()
         return pl.DataFrame(rows, schema=schema, orient="row")
 
-    def _adbc(self) -> Any:
-        if self.path == ":memory:" or self.encrypted:  # ADBC's SQLite cannot decrypt
+    def _observations_arrow(self) -> Any:
+        try:
+            import adbc_driver_sqlite.dbapi as adbc
+        except ImportError:
             return None
-        if self._adbc_conn is None:
-            try:
-                import adbc_driver_sqlite.dbapi as adbc
-            except ImportError:
-                return None
-            from urllib.parse import quote
+        import tempfile
 
-            uri = f"file:{quote(os.path.abspath(self.path))}?mode=ro"
-            self._adbc_conn = adbc.connect(uri, autocommit=True)
-        return self._adbc_conn
+        import polars as pl
+
+        scratch = os.path.join(tempfile.gettempdir(), f"lithify-obs-{os.getpid()}-{uuid.uuid4().hex[:12]}.db")
+        try:
+            self.conn.execute("ATTACH DATABASE ? AS lithify_scratch", (f"file:{quote(scratch)}?mode=rwc",))
+            try:
+                self.conn.execute("PRAGMA lithify_scratch.journal_mode = OFF")
+                self.conn.execute("PRAGMA lithify_scratch.synchronous = OFF")
+                self.conn.execute("CREATE TABLE lithify_scratch.obs AS " + _OBSERVATIONS)
+            finally:
+                self.conn.execute("DETACH DATABASE lithify_scratch")
+            con = adbc.connect(_ro_uri(scratch), autocommit=True)
+            try:
+                cur = con.cursor()
+                cur.execute("SELECT * FROM obs")
+                frame = pl.DataFrame(cur.fetch_arrow())
+                cur.close()
+            finally:
+                con.close()
+            return frame
+        except Exception:  # noqa: BLE001 (no room or no ATTACH here: the sqlite3 rows are exact too)
+            return None
+        finally:
+            for suffix in ("", "-journal"):
+                try:
+                    os.unlink(scratch + suffix)
+                except OSError:
+                    pass
 
     # -- intents --------------------------------------------------------------------------
 
@@ -911,7 +1364,7 @@ class Storage:
 
     def provenance(self, branch: int, seq: int) -> tuple[Any, ...] | None:
         """(writer token, pid, source, ts, fx_ms, attempts, occurred_at) of one stored event."""
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT w.writer, w.pid, w.source, e.ts, e.fx_ms, e.attempts, e.occurred_at FROM events e "
                 "LEFT JOIN writers w ON w.id = e.writer WHERE e.branch = ? AND e.seq = ?", (branch, seq)
@@ -919,7 +1372,7 @@ class Storage:
 
     def vacuum(self) -> None:
         """Checkpoint the WAL into the file and rebuild it compactly."""
-        with self._lock:
+        with self._guard:
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             self.conn.execute("VACUUM")
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote through the WAL
@@ -927,49 +1380,55 @@ class Storage:
     def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
         """Which of these effect key hashes a branch has committed itself."""
         out: set[bytes] = set()
-        with self._lock:
-            self.catch_up_effect_index()
+        with self._guard:
+            done = self.catch_up_effect_index()
             for i in range(0, len(key_hashes), 500):
                 chunk = list(key_hashes[i : i + 500])
                 marks = ",".join("?" * len(chunk))
-                out.update(
-                    r[0]
-                    for r in self.conn.execute(
-                        "SELECT x.key_hash FROM effect_index x JOIN events e ON e.position = x.position "
-                        f"WHERE x.key_hash IN ({marks}) AND e.branch = ?",
-                        [*chunk, branch],
-                    )
-                )
+                out.update(r[0] for r in self.conn.execute(
+                    "SELECT x.key_hash FROM effect_index x JOIN events e ON e.position = x.position "
+                    f"WHERE x.key_hash IN ({marks}) AND e.branch = ?", [*chunk, branch]))
+                # Effects the index does not cover yet (read-only opens never write it).
+                out.update(r[0] for r in self.conn.execute(
+                    f"SELECT key_hash FROM events WHERE branch = ? AND position > ? AND key_hash IN ({marks})",
+                    [branch, done, *chunk]))
         return out
 
     # -- snapshots ------------------------------------------------------------------------
 
     def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes) -> None:
-        with self._lock:
+        with self._guard:
             self.conn.execute(
                 "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)", (branch, seq, state, digest)
             )
 
-    def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> tuple[int, int, str] | None:
-        """(branch, seq, state) of the latest snapshot at or before seq in a resolved history."""
-        best: tuple[int, int, str] | None = None
-        with self._lock:
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int
+                         ) -> tuple[int, int, str, bytes, bytes | None] | None:
+        """(branch, seq, state, digest, hash of the event at that seq) of the latest snapshot at
+        or before seq in a resolved history."""
+        with self._guard:
             for branch, first, last in reversed(segments):
                 b = seq if last is None else min(seq, last)
                 if b < first:
                     continue
                 row = self.conn.execute(
-                    "SELECT branch, seq, state FROM snapshots WHERE branch = ? AND seq BETWEEN ? AND ?"
-                    " ORDER BY seq DESC LIMIT 1",
+                    "SELECT s.branch, s.seq, s.state, s.digest, e.hash FROM snapshots s LEFT JOIN events e "
+                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq BETWEEN ? AND ? "
+                    "ORDER BY s.seq DESC LIMIT 1",
                     (branch, first, b),
                 ).fetchone()
                 if row is not None:
-                    best = row
-                    break
-        return best
+                    return row  # type: ignore[no-any-return]
+        return None
+
+    def quick_check(self) -> list[str]:
+        """What SQLite's quick_check finds wrong with the file's pages (empty when sound)."""
+        with self._guard:
+            rows = [r[0] for r in self.conn.execute("PRAGMA quick_check").fetchall()]
+        return [] if rows == ["ok"] else rows
 
     def snapshots(self) -> list[tuple[int, int, str, bytes]]:
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT branch, seq, state, digest FROM snapshots ORDER BY branch, seq"
             ).fetchall()
@@ -977,19 +1436,19 @@ class Storage:
     # -- branches -------------------------------------------------------------------------
 
     def branch_row(self, branch_id: int) -> BranchRow | None:
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 f"SELECT {_BRANCH_COLS} FROM branches WHERE id = ?", (branch_id,)
             ).fetchone()
 
     def branch_by_name(self, name: str) -> BranchRow | None:
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 f"SELECT {_BRANCH_COLS} FROM branches WHERE name = ?", (name,)
             ).fetchone()
 
     def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
-        with self._lock:
+        with self._guard:
             if parent is None:
                 return self.conn.execute(
                     f"SELECT {_BRANCH_COLS} FROM branches WHERE id > ? ORDER BY id", (since_id,)
@@ -1004,7 +1463,7 @@ class Storage:
         """Insert forks (name, parent, fork_seq, params, sweep); returns their ids."""
         ids: list[int] = []
         created = now_ms()
-        with self._lock:
+        with self._guard:
             try:
                 with self.atomic():
                     for name, parent, fork_seq, params, sweep in rows:
@@ -1024,7 +1483,7 @@ class Storage:
         return ids
 
     def insert_sweep(self, base: int, at: int, spec: str) -> int:
-        with self._lock:
+        with self._guard:
             cur = self.conn.execute(
                 "INSERT INTO sweeps (base, at, spec, created) VALUES (?, ?, ?, ?)",
                 (base, at, spec, now_ms()),
@@ -1034,7 +1493,7 @@ class Storage:
     def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
         """Create or update a fork's run record (status, runner, notebook, error, times)."""
         cols = ["branch", "sweep", "status", *fields]
-        with self._lock:
+        with self._guard:
             self.conn.execute(
                 f"INSERT INTO fork_runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
                 "ON CONFLICT(branch) DO UPDATE SET "
@@ -1046,13 +1505,13 @@ class Storage:
         """(branch, sweep, status, runner, notebook, error, started, finished, wall_ms) rows."""
         sql = ("SELECT branch, sweep, status, runner, notebook, error, started, finished, wall_ms "
                "FROM fork_runs")
-        with self._lock:
+        with self._guard:
             if sweep is None:
                 return self.conn.execute(sql + " ORDER BY branch").fetchall()
             return self.conn.execute(sql + " WHERE sweep = ? ORDER BY branch", (sweep,)).fetchall()
 
     def sweep_rows(self) -> list[tuple[int, int, int, str, int]]:
-        with self._lock:
+        with self._guard:
             return self.conn.execute(
                 "SELECT id, base, at, spec, created FROM sweeps ORDER BY id"
             ).fetchall()
