@@ -214,8 +214,7 @@ class Branch:
 
     def observe(self, name: str, value: float) -> int:
         """Record a measurement (a row of the results matrix); returns its seq."""
-        if not isinstance(name, str) or not name:
-            raise InvalidValue(f"an observation name is a non-empty str, not {name!r}")
+        ev.check_text(name, "an observation name")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InvalidValue(f"observation {name!r} needs a finite number, not {value!r}", name=name)
         v = float(value)
@@ -415,7 +414,8 @@ class Branch:
         """Name an event (default: the head) so refs can use ``label``; returns its seq."""
         from .refs import _HEX
 
-        if not isinstance(label, str) or not label or any(c in label for c in "@~ \t\n") or label == "head":
+        ev.check_text(label, "a label")
+        if any(c in label for c in "@~ \t\n") or label == "head":
             raise InvalidValue(f"a label is a word without '@', '~' or spaces (and not 'head'), not {label!r}")
         if _HEX.match(label):
             raise InvalidValue(f"{label!r} looks like a hash prefix; pick a label that is not 8+ hex characters")

@@ -38,6 +38,7 @@ class Ctx:
     db: str
     json: bool
     state: str | None = None
+    raw: bool = False
 
 
 def _version(value: bool) -> None:
@@ -55,13 +56,15 @@ def _global(
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
     state: str = typer.Option(None, "--state", help="State class as module:Class, to rebuild states of your own "
                               "agent (default: $LITHIFY_STATE, or the class the journal registered)."),
+    raw: bool = typer.Option(False, "--raw", help="Read states as plain JSON updated by merge patches, without "
+                             "the State class (a read-only view: commands that write refuse it)."),
     version: bool = typer.Option(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
     """lithify workbench: journaled, forkable, crash-safe agent runs."""
     ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or DEFAULT_DB, json=as_json,
-                  state=state or os.environ.get("LITHIFY_STATE") or None)
+                  state=state or os.environ.get("LITHIFY_STATE") or None, raw=raw)
 
 
 def options(ctx: typer.Context) -> Ctx:
@@ -71,10 +74,17 @@ def options(ctx: typer.Context) -> Ctx:
     return obj
 
 
-def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True) -> Any:
-    """Open the --db journal; a missing file is an error unless the command creates one."""
+def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, write: bool = False) -> Any:
+    """Open the --db journal: read-only unless the command writes (read commands never change
+    a byte, and work on read-only files and folders); a missing file is an error unless the
+    command creates one."""
     from .journal import Journal
 
+    if opts.raw and write:
+        raise InvalidValue("--raw is a read-only view of plain JSON states; this command writes: run it "
+                           "without --raw (with --state module:Class if the journal's class is not known)")
+    if opts.raw and opts.state:
+        raise InvalidValue("--raw reads states without a class; drop --state or --raw")
     if state is None and opts.state:
         from .sweep_worker import resolve
 
@@ -88,7 +98,8 @@ def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True) 
             "`lithify run`",
             path=opts.db,
         )
-    return Journal.open(opts.db, state, key=os.environ.get("LITHIFY_KEY") or None)
+    return Journal.open(opts.db, None if opts.raw else state, key=os.environ.get("LITHIFY_KEY") or None,
+                        readonly=not write, raw=opts.raw, create=True if not must_exist else None)
 
 
 def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
@@ -106,23 +117,47 @@ def console() -> Any:
 
 
 @app.command()
-def verify(ctx: typer.Context) -> None:
-    """Recompute every hash and snapshot seal; exit 1 if the journal is damaged."""
+def verify(
+    ctx: typer.Context,
+    expect: list[str] = typer.Option([], "--expect", help="A head hash recorded outside the journal (8+ hex "
+                                      "characters), for main, or BRANCH=HASH; it must still be in that "
+                                      "branch's history. Repeat for several."),
+) -> None:
+    """Recompute every hash and snapshot seal and check SQLite's pages; exit 1 if the journal
+    is damaged (or an expected hash is missing). Never writes."""
+    from .errors import Corrupt
+    from .journal import VerifyReport
+
     opts = options(ctx)
-    with open_journal(opts) as j:
-        report = j.verify()
+    anchors: dict[int | str, str] = {}
+    for item in expect:
+        ref, eq, h = item.rpartition("=")
+        key: int | str = (int(ref) if ref.isdigit() else ref) if eq else 0
+        if key in anchors:
+            raise InvalidValue(f"--expect names branch {key!r} twice")
+        anchors[key] = h
+    try:
+        with open_journal(opts) as j:
+            report = j.verify(anchors or None)
+    except Corrupt as e:  # SQLite could not even read the schema: damaged, not "not a journal"
+        report = VerifyReport(False, [(-1, 0, f"damaged: {e}")])
 
     def human() -> None:
         out = console()
         if report.ok:
             out.print(
                 f"[green]ok[/green] {opts.db}: {report.events} events on {report.branches} "
-                f"branches, {report.snapshots} snapshots verified"
-            )
+                f"branches, {report.snapshots} snapshots verified", markup=True)
+            for b, seq, h in report.anchored:
+                out.print(f"  anchored: branch {b} holds {h[:16]} at seq {seq}")
+            main = next((h for b, _, h in report.heads if b == 0), None)
+            if main:
+                out.print(f"  main head {main}  (record it elsewhere; check later with --expect)")
         else:
             out.print(f"[red]damaged[/red] {opts.db}: {len(report.problems)} problem(s)")
-            for b, s, what in report.problems:
-                out.print(f"  branch {b} seq {s}: {what}")
+            for b, seq, what in report.problems:
+                where = "file" if b < 0 else f"branch {b} seq {seq}"
+                out.print(f"  {where}: {what}", markup=False)
 
     emit(opts, report.to_json(), human)
     if not report.ok:
@@ -230,7 +265,7 @@ def rollback(
 ) -> None:
     """Restore an earlier state by appending an event; nothing is removed."""
     opts = options(ctx)
-    with open_journal(opts) as j:
+    with open_journal(opts, write=True) as j:
         target = j.resolve(to) if not to.isdigit() else (j.branch(branch or 0).id, int(to))
         b = j.branch(branch) if branch is not None else j.branch(target[0])
         if not yes and not typer.confirm(f"Append an event to branch {b.id} that restores the state at "
@@ -270,6 +305,8 @@ def show(ctx: typer.Context, ref: str = typer.Argument(..., help="The event (mai
         branch, seq = j.resolve(ref)
         state = json.loads(json.dumps(encode_state(j.branch(branch).at(seq)), default=str))
         doc: dict[str, Any] = {"branch": branch, "seq": seq, "state": state}
+        if opts.raw:
+            doc["raw"] = True  # plain JSON merge patches, not the State class's apply
         if seq:
             doc["event"] = j.record((branch, seq)).to_json()
             doc["provenance"] = j.provenance((branch, seq))["event"]
@@ -280,7 +317,8 @@ def show(ctx: typer.Context, ref: str = typer.Argument(..., help="The event (mai
             e = doc["event"]
             out.print(f"[bold]{branch}@{seq}[/bold] {e['kind']} {e['hash']}")
             out.print(json.dumps(e["payload"], indent=1, ensure_ascii=False)[:4000], markup=False)
-        out.print("[bold]state[/bold]")
+        out.print("[bold]state[/bold]" + (" (raw: plain JSON merge patches, not the State class)"
+                                          if opts.raw else ""))
         out.print(json.dumps(state, indent=1, ensure_ascii=False)[:4000], markup=False)
 
     emit(opts, doc, human)
@@ -291,7 +329,7 @@ def tag(ctx: typer.Context, ref: str = typer.Argument(..., help="The event to la
         label: str = typer.Argument(..., help="The label (usable wherever a ref is).")) -> None:
     """Give an event a label."""
     opts = options(ctx)
-    with open_journal(opts) as j:
+    with open_journal(opts, write=True) as j:
         branch, seq = j.resolve(ref)
         j.branch(branch).tag(label, seq)
     emit(opts, {"label": label, "branch": branch, "seq": seq}, lambda: console().print(f"{label} → {branch}@{seq}"))
@@ -320,7 +358,7 @@ def branches(ctx: typer.Context) -> None:
 def vacuum(ctx: typer.Context) -> None:
     """Checkpoint and rebuild the journal file compactly (history is unchanged)."""
     opts = options(ctx)
-    with open_journal(opts) as j:
+    with open_journal(opts, write=True) as j:
         before, after = j.vacuum()
         ok = j.verify().ok
     emit(opts, {"bytes_before": before, "bytes_after": after, "verified": ok},
@@ -357,7 +395,7 @@ def rekey(ctx: typer.Context) -> None:
     $LITHIFY_NEW_KEY or a prompt."""
     opts = options(ctx)
     new = os.environ.get("LITHIFY_NEW_KEY") or typer.prompt("new key", hide_input=True, confirmation_prompt=True)
-    with open_journal(opts) as j:
+    with open_journal(opts, write=True) as j:
         j.rekey(new)
         ok = j.verify().ok
     emit(opts, {"rekeyed": True, "verified": ok}, lambda: console().print(f"rekeyed {opts.db}; verified: {ok}"))
@@ -423,15 +461,43 @@ def _exit_code(err: WorkbenchError) -> int:
     return 2 if isinstance(err, InvalidValue) or ambiguous else 1
 
 
+def _fail(err: BaseException, as_json: bool) -> None:
+    """One line on stderr (one JSON object on stdout under --json), never a traceback."""
+    if isinstance(err, WorkbenchError):
+        message, kind, code = str(err), type(err).__name__, _exit_code(err)
+    else:
+        from .storage import is_driver_error, translate
+
+        if is_driver_error(err) or isinstance(err, OSError):
+            t = translate(err, os.environ.get("LITHIFY_DB") or "the journal")
+            message, kind, code = str(t), type(t).__name__, 1
+        else:
+            message = (f"internal error: {type(err).__name__}: {err} (please report it; "
+                       "LITHIFY_DEBUG=1 shows the traceback)")
+            kind, code = "InternalError", 1
+    message = " ".join(message.split())
+    if as_json:
+        sys.stdout.write(json.dumps({"error": message, "kind": kind}, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``lithify`` console script."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    as_json = "--json" in args[: next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))]
     _register_commands()
     try:
         # Standalone mode handles usage errors (exit 2) and --help; ours arrive here.
-        app(args=argv, prog_name="lithify")
-    except WorkbenchError as e:
-        typer.echo(f"error: {e}", err=True)
-        sys.exit(_exit_code(e))
+        app(args=args, prog_name="lithify")
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except Exception as e:
+        if os.environ.get("LITHIFY_DEBUG"):
+            raise
+        _fail(e, as_json)
 
 
 def _register_commands() -> None:

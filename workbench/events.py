@@ -32,6 +32,9 @@ Kind = Literal["delta", "effect", "compact", "observe"]
 KINDS: tuple[str, ...] = ("delta", "effect", "compact", "observe")
 ZERO_HASH = bytes(32)
 MAX_SAFE_INT = 2**53 - 1
+# Lists and dicts nest at most this deep in a stored value: the deepest orjson encodes (every
+# stored value must read back, and orjson reads up to 1,024 levels, wrappers included).
+MAX_DEPTH = 254
 
 # -- canonical JSON -------------------------------------------------------------------------
 
@@ -52,8 +55,38 @@ _std_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=Tru
 def _dumps(value: Any) -> str:
     try:
         return orjson.dumps(value, option=_SORTED).decode("utf-8")
-    except orjson.JSONEncodeError:  # nested deeper than orjson's limit: the json module has none
+    except orjson.JSONEncodeError:  # a lone surrogate (found and named by the caller) or depth
+        if _too_deep(value) is not None:
+            raise
         return _std_dumps(value)
+
+
+def _too_deep(value: Any, path: str = "value") -> str | None:
+    """The path of the first list or dict nested deeper than MAX_DEPTH, else None (iterative:
+    a value too deep for Python's recursion limit is measured too)."""
+    stack: list[tuple[Any, str, int]] = [(value, path, 0)]
+    while stack:
+        v, where, depth = stack.pop()
+        if isinstance(v, (list, tuple, dict)) or dataclasses.is_dataclass(v) and not isinstance(v, type):
+            depth += 1
+            if depth > MAX_DEPTH:
+                return where
+            if isinstance(v, dict):
+                stack.extend((x, f"{where}[{k!r}]", depth) for k, x in v.items())
+            elif isinstance(v, (list, tuple)):
+                stack.extend((x, f"{where}[{i}]", depth) for i, x in enumerate(v))
+            else:
+                stack.extend((getattr(v, f.name), f"{where}.{f.name}", depth) for f in dataclasses.fields(v))
+    return None
+
+
+def _deep_error(value: Any, path: str) -> InvalidValue:
+    where = _too_deep(value, path) or path
+    shown = where if len(where) <= 100 else f"{where[:60]}…{where[-30:]}"
+    return InvalidValue(
+        f"{shown} is nested more than {MAX_DEPTH} levels deep (lists and dicts inside each other), "
+        "more than a stored value may be; flatten it or store the inner part as a JSON string",
+        path=where)
 
 
 def loads(text: str | bytes) -> Any:
@@ -219,12 +252,22 @@ def canonical(value: Any, path: str = "value") -> str:
 
 def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
     """(canonical text, whether ``value`` already equals its JSON round trip exactly)."""
-    flags = _scan(value)
-    plain = flags == _OK
-    if flags & (_BAD | _CONVERT):
-        value = to_plain(value, path)
+    try:
         flags = _scan(value)
-    text = _jcs(value) if flags & _FIX else _dumps(value)
+        plain = flags == _OK
+        if flags & (_BAD | _CONVERT):
+            value = to_plain(value, path)
+            flags = _scan(value)
+        if flags & _FIX:
+            if _too_deep(value) is not None:
+                raise _deep_error(value, path)
+            text = _jcs(value)
+        else:
+            text = _dumps(value)
+    except (RecursionError, orjson.JSONEncodeError):
+        if _too_deep(value) is None:
+            raise
+        raise _deep_error(value, path) from None
     if not text.isascii():
         try:
             text.encode("utf-8")

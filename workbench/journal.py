@@ -467,7 +467,7 @@ class Journal:
         base._check_seq(at, "fork at")
         rows = []
         for name, params in specs:
-            if name is not None and (not isinstance(name, str) or not name or name.isdigit()):
+            if name is not None and (ev.check_text(name, "a branch name").isdigit()):
                 raise InvalidValue(f"a branch name is a non-empty, non-numeric str, not {name!r}")
             p = {} if params is None else params
             if not isinstance(p, Mapping):

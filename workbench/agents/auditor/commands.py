@@ -27,8 +27,12 @@ def _branch_opt() -> Any:
     return typer.Option(None, "--branch", help="Branch id or name (default: main).")
 
 
-def _journal(ctx: typer.Context, must_exist: bool = True) -> Any:
-    return open_journal(options(ctx), logic.AuditState, must_exist=must_exist)
+def _journal(ctx: typer.Context, must_exist: bool = True, write: bool = False) -> Any:
+    opts = options(ctx)
+    if opts.raw:
+        raise InvalidValue("--raw is for the generic commands (show, diff, log, ...); the auditor's "
+                           "commands read its own state: drop --raw")
+    return open_journal(opts, logic.AuditState, must_exist=must_exist, write=write)
 
 
 def _parse_ints(text: str, what: str) -> list[int]:
@@ -72,7 +76,7 @@ def run(
     opts = options(ctx)
     calls = Calls(make_model(model, model_name), trace)
     try:
-        with _journal(ctx, must_exist=False) as j:
+        with _journal(ctx, must_exist=False, write=True) as j:
             b = j.branch(branch) if branch is not None else j.root()
             if repo is not None and b.state().root and os.path.abspath(repo) != b.state().root:
                 raise InvalidValue(
@@ -190,7 +194,7 @@ def fork(
     opts = options(ctx)
     calls = Calls(make_model(model), trace)
     try:
-        with _journal(ctx) as j:
+        with _journal(ctx, write=True) as j:
             base = j.branch(branch) if branch is not None else j.root()
             result = _run_fork(base, seq, budget, calls)
     finally:
@@ -228,7 +232,7 @@ def sweep(
     opts = options(ctx)
     grid = _grid(param, budgets)
     chosen = runner or ("papermill" if notebook else "process")
-    with _journal(ctx) as j:
+    with _journal(ctx, write=True) as j:
         base = j.branch(branch) if branch is not None else j.root()
         plan = sweeps.plan(j, base.id, seq, grid, seeds=seeds, notebook=notebook,
                            fn=None if notebook else "workbench.agents.auditor:run_fork")
@@ -284,7 +288,7 @@ def sweep_resume(
     from ... import sweep as sweeps
 
     opts = options(ctx)
-    with _journal(ctx) as j:
+    with _journal(ctx, write=True) as j:
         plan = sweeps.load(j, sweep_id)
         chosen = runner or ("process" if plan.fn else "papermill")
         result = sweeps.run(plan, workers=workers, runner=chosen, only="failed" if only_failed else None,
