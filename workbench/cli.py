@@ -77,7 +77,7 @@ def options(ctx: typer.Context) -> Ctx:
 def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, write: bool = False) -> Any:
     """Open the --db journal: read-only unless the command writes (read commands never change
     a byte, and work on read-only files and folders); a missing file is an error unless the
-    command creates one."""
+    command creates one. $LITHIFY_TIMEOUT: seconds to wait for another process's lock (30)."""
     from .journal import Journal
 
     if opts.raw and write:
@@ -98,8 +98,14 @@ def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, 
             "`lithify run`",
             path=opts.db,
         )
+    timeout = os.environ.get("LITHIFY_TIMEOUT") or "30"
+    try:
+        seconds = float(timeout)
+    except ValueError:
+        raise InvalidValue(f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}") from None
     return Journal.open(opts.db, None if opts.raw else state, key=os.environ.get("LITHIFY_KEY") or None,
-                        readonly=not write, raw=opts.raw, create=True if not must_exist else None)
+                        readonly=not write, raw=opts.raw, create=True if not must_exist else None,
+                        timeout=seconds)
 
 
 def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
@@ -483,10 +489,20 @@ def _fail(err: BaseException, as_json: bool) -> None:
     sys.exit(code)
 
 
+def _wants_json(args: list[str]) -> bool:
+    """Whether the global options (before the command) include --json."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "--json":
+            return True
+        i += 2 if args[i] in ("--db", "--state") else 1
+    return False
+
+
 def main(argv: list[str] | None = None) -> None:
     """Entry point of the ``lithify`` console script."""
     args = list(sys.argv[1:] if argv is None else argv)
-    as_json = "--json" in args[: next((i for i, a in enumerate(args) if not a.startswith("-")), len(args))]
+    as_json = _wants_json(args)
     _register_commands()
     try:
         # Standalone mode handles usage errors (exit 2) and --help; ours arrive here.

@@ -44,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import InvalidValue, NotFound, WorkbenchError
+from . import params as declared_params
+from .errors import ForkFailed, InvalidValue, NotFound, WorkbenchError
 from .events import canonical
 
 if TYPE_CHECKING:
@@ -135,10 +136,6 @@ class SweepResult:
         return {"sweep": self.sweep, "ok": self.ok, "forks": [f.to_json() for f in self.forks]}
 
 
-class ForkFailed(WorkbenchError):
-    """A fork's run raised; ``error`` holds the cell, error name and message."""
-
-
 # -- planning -------------------------------------------------------------------------------
 
 
@@ -177,6 +174,9 @@ def parse_grid(text: str) -> dict[str, list[Any]]:
         vals = [_value(v) for v in values.split(",") if v.strip()]
         if not vals:
             raise InvalidValue(f"{name.strip()} has no values")
+        if name.strip() in grid:
+            raise InvalidValue(f"{name.strip()} is given twice; list all its values once: "
+                               f"{name.strip()}=V1,V2,...")
         grid[name.strip()] = vals
     if not grid:
         raise InvalidValue("the grid is empty; write e.g. budget=300,600,1200")
@@ -204,6 +204,43 @@ def _fn_ref(fn: str | Callable[..., Any] | None) -> str | None:
     return f"{module}:{name}"
 
 
+def _declared(notebook: str | None, fn: str | None) -> tuple[dict[str, Any] | None, str]:
+    """(the parameters the fork declares, what declares them), checking that the template is a
+    parameterized notebook and that the function imports."""
+    declared: dict[str, Any] | None = None
+    source = ""
+    runs_function = False
+    if notebook is not None:
+        declared, runs_function = declared_params.of_notebook(notebook)
+        source = f"the template {Path(notebook).name}"
+    if fn is not None:
+        from .sweep_worker import resolve
+
+        try:
+            function = resolve(fn)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise InvalidValue(f"fn {fn!r} cannot be imported here ({type(e).__name__}: {e}); give an "
+                               "importable 'module:function'") from None
+        if not callable(function):
+            raise InvalidValue(f"fn {fn!r} is not a function")
+        if notebook is None or runs_function:
+            declared, source = declared_params.of_function(function), f"the fork function {fn}"
+    elif runs_function:
+        declared = None  # a generic template passes the params on to a function it is given
+    return declared, source
+
+
+def check_options(runner: str, workers: int, timeout: float | None) -> None:
+    """Refuse a bad runner, worker count or timeout (before anything is forked)."""
+    if runner not in RUNNERS:
+        raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidValue(f"workers must be a positive int, not {workers!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not timeout > 0 or timeout != timeout):
+        raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
+
+
 def plan(
     journal: Journal,
     base: int | str,
@@ -221,6 +258,8 @@ def plan(
     if nb is not None and not Path(nb).is_file():
         raise NotFound(f"no notebook at {notebook}")
     ref = _fn_ref(fn)
+    declared, source = _declared(nb, ref)
+    declared_params.check_points(points, declared, source)
     spec = {"grid": {k: list(v) for k, v in grid.items()}, "seeds": seeds, "notebook": nb, "fn": ref}
     branches = journal.sweep(base, at, points, spec=spec)
     sweep_id = branches[0].info.sweep if branches else None
@@ -765,8 +804,7 @@ def _runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | None, 
         return ProcessRunner(fn)
     if notebook is None:
         raise InvalidValue(f"the {runner} runner needs notebook= (a template with a 'parameters' cell)")
-    if not Path(notebook).is_file():
-        raise NotFound(f"no notebook at {notebook}")
+    declared_params.of_notebook(notebook)  # a readable notebook with a parameters cell
     try:
         import jupyter_client  # noqa: F401
         import papermill  # noqa: F401
@@ -788,26 +826,33 @@ def start(
     start_timeout: float = 60.0,
     out_dir: str | os.PathLike[str] | None = None,
 ) -> SweepHandle:
-    """Start running a sweep's forks in background threads; returns at once."""
-    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
-        raise InvalidValue(f"workers must be a positive int, not {workers!r}")
+    """Start running a sweep's forks in background threads; returns at once. Every argument is
+    checked before a kernel or worker starts."""
+    check_options(runner, workers, timeout)
     nb = str(Path(notebook).resolve()) if notebook is not None else plan.notebook
     ref = _fn_ref(fn) or plan.fn
-    r = _runner(plan, runner, nb, ref, start_timeout, workers)
     recorded = {row[0]: row[2] for row in plan.journal._db().runs(plan.id)}
     if only is None:
         forks = [f for f in plan.forks if recorded.get(f.branch) != "finished"]
     elif only == "failed":
         forks = [f for f in plan.forks if recorded.get(f.branch) == "failed"]
-    elif isinstance(only, str):
+    elif isinstance(only, (str, bytes)) or not isinstance(only, Iterable):
         raise InvalidValue(f"only= takes 'failed' or a list of branch ids, not {only!r}")
     else:
-        wanted = set(only)
-        forks = [f for f in plan.forks if f.branch in wanted]
+        wanted = list(only)
+        unknown = [b for b in wanted if b not in {f.branch for f in plan.forks}]
+        if unknown:
+            raise InvalidValue(f"only= names branches that are not forks of sweep {plan.id}: {unknown}")
+        forks = [f for f in plan.forks if f.branch in set(wanted)]
     base_dir = Path(out_dir) if out_dir is not None else Path(plan.journal.path).resolve().parent / "runs"
     target = base_dir / str(plan.id)
     target.mkdir(parents=True, exist_ok=True)
-    return SweepHandle(plan, r, forks, workers, target, timeout, ref if runner != "process" else None)
+    r = _runner(plan, runner, nb, ref, start_timeout, workers)
+    try:
+        return SweepHandle(plan, r, forks, workers, target, timeout, ref if runner != "process" else None)
+    except BaseException:
+        r.close()  # no handle owns it: stop its kernels now
+        raise
 
 
 def run(plan: SweepPlan, notebook: str | os.PathLike[str] | None = None,

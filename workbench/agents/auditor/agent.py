@@ -17,6 +17,7 @@ from typing import Any
 from ...branch import Branch
 from ...context import Part
 from ...errors import InvalidValue
+from ...params import Param, takes
 from . import logic
 from .models import Calls
 
@@ -174,6 +175,7 @@ def _observed_since_report(branch: Branch) -> set[str]:
     return names
 
 
+@takes(budget=Param(int, min=1), model=Param(str), seed=Param(int, min=0))
 def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, Any]:
     """A sweep fork of the auditor (the process runner's ``fn``): apply the fork's budget and
     run it to its report. ``params`` may set budget and model; AUDITOR_TRACE names a trace."""

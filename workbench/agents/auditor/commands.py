@@ -176,6 +176,9 @@ def history(
 
 
 def _run_fork(base: Any, seq: int, budget: int, calls: Calls) -> agent.RunResult:
+    from ...params import check_points, of_function
+
+    check_points([{"budget": budget}], of_function(agent.run_fork), "the auditor's fork")
     f = base.fork_at(seq, params={"budget": budget})
     agent.start(f, budget=budget)
     return agent.run(f, calls)
@@ -207,6 +210,8 @@ def _grid(params: list[str], budgets: str | None) -> dict[str, list[Any]]:
     from ...sweep import parse_grid
 
     grid = parse_grid("\n".join(params)) if params else {}
+    if budgets is not None and "budget" in grid:
+        raise InvalidValue("--budgets and --param budget=... both set the budgets; give one of them")
     if budgets is not None or not grid:
         grid["budget"] = _parse_ints(budgets or BUDGETS, "--budgets")
     return grid
@@ -232,6 +237,9 @@ def sweep(
     opts = options(ctx)
     grid = _grid(param, budgets)
     chosen = runner or ("papermill" if notebook else "process")
+    sweeps.check_options(chosen, workers, timeout)
+    if chosen != "process" and notebook is None:
+        raise InvalidValue(f"--runner {chosen} runs a template notebook: pass --notebook")
     with _journal(ctx, write=True) as j:
         base = j.branch(branch) if branch is not None else j.root()
         plan = sweeps.plan(j, base.id, seq, grid, seeds=seeds, notebook=notebook,
@@ -288,6 +296,8 @@ def sweep_resume(
     from ... import sweep as sweeps
 
     opts = options(ctx)
+    if runner is not None:
+        sweeps.check_options(runner, workers, None)
     with _journal(ctx, write=True) as j:
         plan = sweeps.load(j, sweep_id)
         chosen = runner or ("process" if plan.fn else "papermill")

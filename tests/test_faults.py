@@ -1,0 +1,148 @@
+"""Every CLI command against every fault a journal file meets: a damaged page, a truncated file,
+a 0-byte file, a read-only file, a read-only folder, a full disk, a locked journal, a garbage
+intent log. Each command exits 0, 1 or 2 with one `error: ...` line (one JSON object under
+--json), never a traceback; read commands never change the journal's bytes, and work on
+read-only files and folders."""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from workbench import Journal
+from workbench.agents.auditor import AuditState
+
+HERE = Path(__file__).parent
+UNPRIVILEGED = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+
+
+def read_commands(receipt_ref: str, out: Path) -> list[list[str]]:
+    return [["verify"], ["matrix"], ["matrix", "--wide", "--format", "json"], ["chart", "--x", "budget", "-o", str(out)],
+            ["diff", "main@1", "main@5"], ["log", "-n", "3"], ["show", "head"], ["branches"],
+            ["provenance", "main@5"], ["receipt", receipt_ref], ["status"], ["at", "--seq", "5"],
+            ["history", "--from", "1", "--to", "5"], ["sweeps"], ["report"], ["--raw", "show", "main@3"]]
+
+
+WRITE_COMMANDS = [["tag", "main@3", "here"], ["rollback", "--to", "4", "--yes"], ["vacuum"], ["rekey"],
+                  ["fork", "--at", "5", "--budget", "500"], ["run"],
+                  ["sweep", "--at", "5", "--budgets", "500", "--workers", "1"], ["sweep-resume", "1"],
+                  ["crash-demo", "--kills", "0"]]
+
+
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    d = tmp_path_factory.mktemp("pristine")
+    db = d / "a.db"
+    for args in (["run", "--max-files", "8"], ["fork", "--at", "5", "--budget", "400"]):
+        subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), *args], check=True, capture_output=True)
+    with Journal.open(db, AuditState) as j:
+        ref = next(f"main@{r.seq}" for r in j.root().history() if r.kind == "effect" and "receipt" in r.payload)
+    assert not Path(str(db) + "-wal").exists()
+    return db, ref
+
+
+def _damage(db: Path) -> None:
+    data = bytearray(db.read_bytes())
+    page = 2048
+    for at in range(3 * page, min(len(data), 9 * page), page):
+        data[at + 8:at + 400] = os.urandom(392)
+    db.write_bytes(bytes(data))
+
+
+def _truncate(db: Path) -> None:
+    with open(db, "r+b") as f:
+        f.truncate(db.stat().st_size // 2)
+
+
+FAULTS = ["damaged_page", "truncated", "empty", "readonly_file", "readonly_dir", "disk_full", "locked",
+          "garbage_intents"]
+
+
+def _run_batch(db: Path, commands: list[dict], prefix: list[str], preexec=None, env=None) -> list[dict]:
+    p = subprocess.run([*prefix, sys.executable, str(HERE / "workers" / "cli_batch.py"), str(db), json.dumps(commands)],
+                       capture_output=True, text=True, timeout=300, preexec_fn=preexec, env=env,
+                       cwd=db.parent if os.access(db.parent, os.W_OK) else None)
+    assert p.returncode == 0, p.stderr[-3000:]
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("fault", FAULTS)
+def test_every_command_fails_cleanly_or_works_under(fault, pristine, tmp_path):
+    src, receipt_ref = pristine
+    work = tmp_path / "j"
+    work.mkdir()
+    db = work / "a.db"
+    shutil.copy(src, db)
+    out = tmp_path / "chart.svg"
+    commands = [{"args": a, "read": True} for a in read_commands(receipt_ref, out)]
+    commands += [{"args": a, "read": False} for a in WRITE_COMMANDS]
+    prefix: list[str] = []
+    preexec = None
+    holder = None
+    env = {**os.environ, "LITHIFY_TIMEOUT": "0.5", "LITHIFY_NEW_KEY": "k2"}
+    if fault == "damaged_page":
+        _damage(db)
+    elif fault == "truncated":
+        _truncate(db)
+    elif fault == "empty":
+        db.write_bytes(b"")
+    elif fault == "readonly_file":
+        db.chmod(0o444)
+        prefix = UNPRIVILEGED
+    elif fault == "readonly_dir":
+        work.chmod(0o555)
+        prefix = UNPRIVILEGED
+    elif fault == "disk_full":
+        def preexec() -> None:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
+    elif fault == "locked":
+        holder = subprocess.Popen([sys.executable, "-c", (
+            "import sqlite3, sys\n"
+            f"c = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+            "c.execute('PRAGMA locking_mode=EXCLUSIVE')\n"
+            "c.execute('BEGIN EXCLUSIVE')\n"
+            "c.execute(\"INSERT OR REPLACE INTO meta VALUES ('held', '1')\")\n"
+            "print('held', flush=True)\n"
+            "sys.stdin.read()\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        assert holder.stdout.readline().strip() == "held"
+    elif fault == "garbage_intents":
+        Path(str(db) + "-intents").write_bytes(os.urandom(3000) + b"\n+ 0 zz\n- x\n\xff\xfe")
+    try:
+        results = _run_batch(db, commands, prefix, preexec, env)
+    finally:
+        if holder is not None:
+            holder.stdin.close()
+            holder.wait(timeout=10)
+        work.chmod(0o755)
+        if db.exists():
+            db.chmod(0o644)
+    assert len(results) == len(commands) + sum(c["read"] for c in commands)
+    for r in results:
+        what = f"{fault}: lithify {' '.join(r['args'])}{' --json' if r['json'] else ''} -> {r['code']}\n{r['stderr'][-2000:]}"
+        assert r["escaped"] is None, what + r["escaped"]
+        assert "Traceback" not in r["stderr"] and "Traceback" not in r["stdout"], what
+        assert r["code"] in (0, 1, 2), what
+        report = json.loads(r["stdout"]) if r["json"] and r["args"] == ["verify"] else {}
+        if r["code"] != 0 and r["args"] == ["verify"] and not r["stderr"] and "error" not in report:
+            # verify reports damage as its result (exit 1), with what SQLite said
+            assert report.get("ok") is False if r["json"] else "damaged" in r["stdout"], what + r["stdout"]
+        elif r["code"] != 0:
+            if r["json"]:
+                doc = json.loads(r["stdout"])
+                assert set(doc) == {"error", "kind"} and doc["error"], what
+            else:
+                lines = [line for line in r["stderr"].splitlines() if line.strip()]
+                assert len(lines) == 1 and lines[0].startswith("error: "), what
+        if r["read"]:
+            assert r["unchanged"], what + "\n(a read command changed the journal)"
+            if fault in ("readonly_file", "readonly_dir", "garbage_intents"):
+                expected = 1 if r["args"] in (["verify"],) and fault == "garbage_intents" else 0
+                assert r["code"] == 0 or (expected and r["code"] == expected), what
