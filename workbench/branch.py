@@ -451,10 +451,11 @@ class Branch:
             with db.atomic():
                 seq = self._append("compact", payload, buffered=False)
                 db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text))
-        except BaseException:
-            self._head, self._head_hash = head, head_hash  # rolled back: nothing was written
-            self._state = _UNSET
-            raise
+        except BaseException as e:
+            if self._head == head or not db.landed(self.id, self._head, self._head_hash, e):
+                self._head, self._head_hash = head, head_hash  # rolled back: nothing was written
+                self._state = _UNSET
+                raise
         self._state = ev.decode_state(j.state_class, ev.loads(text))
         self._snap_seq = seq
         return seq

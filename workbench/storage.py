@@ -393,7 +393,11 @@ class _Guard:
             raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
 
     def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> None:
-        self.lock.release()
+        try:
+            if err is not None:
+                self.storage._end_stray_transaction()
+        finally:
+            self.lock.release()
         if err is not None and not isinstance(err, WorkbenchError) and (
                 is_driver_error(err) or isinstance(err, (OSError, orjson.JSONDecodeError))):
             raise translate(err, self.storage.path) from err
@@ -820,6 +824,7 @@ class Storage:
             try:
                 c.execute("BEGIN IMMEDIATE")
             except Exception as e:
+                self._end_stray_transaction()
                 raise translate(e, self.path, "starting a write") from None
             self._in_tx = True
             try:
@@ -834,6 +839,13 @@ class Storage:
             except Exception as e:
                 self._rollback()
                 raise translate(e, self.path, "committing") from None
+
+    def _end_stray_transaction(self) -> None:
+        """After a failed statement outside atomic(): SQLite may report an error for a statement
+        that took effect (an interrupt or a failed checkpoint arriving after it finished); a
+        BEGIN that took effect that way must not leave later writes inside an open transaction."""
+        if not self._in_tx and self.conn is not None and self.conn.in_transaction:
+            self._quietly("ROLLBACK")
 
     def _rollback(self) -> None:
         if self.conn is not None and self.conn.in_transaction:
@@ -952,9 +964,26 @@ class Storage:
         try:
             self.conn.execute(_INSERT_SHAPE[shape], self._bindable(row, shape))
         except Exception as e:
-            raise self._append_error(row[0], row[1] - 1, e) from None
+            self._end_stray_transaction()
+            err = self._append_error(row[0], row[1] - 1, e)
+            if not self.landed(row[0], row[1], row[3], err):
+                raise err from None
         finally:
             lock.release()
+
+    def landed(self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None) -> bool:
+        """Whether the event (branch, seq) with this hash is stored: after an error, a write may
+        have committed anyway (SQLite reports a failed automatic checkpoint, or an interrupt
+        that arrived after the commit, as the statement's error)."""
+        if isinstance(err, BranchConflict) or not (err is None or isinstance(err, StorageError)):
+            return False
+        try:
+            with self._guard:
+                row = self.conn.execute("SELECT hash FROM events WHERE branch = ? AND seq = ?",
+                                        (branch, seq)).fetchone()
+        except WorkbenchError:
+            return False
+        return row is not None and bytes(row[0]) == bytes(event_hash)
 
     def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
                      chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
@@ -969,11 +998,11 @@ class Storage:
         with self._lock:
             if self._in_tx:
                 raise WorkbenchError("append_batch cannot join an open transaction")
+            seq, previous = first_seq, parent
             try:
                 with self.atomic():
                     w = self._writer_id()
                     worker = _ChunkWorker(self._insert_chunk)
-                    seq, previous = first_seq, parent
                     try:
                         for hashes, texts in chunks:
                             if hashes:
@@ -988,7 +1017,9 @@ class Storage:
                         self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
                                               [(branch, s, text, d) for s, text, d in snapshots])
             except Exception as e:
-                raise self._append_error(branch, first_seq - 1, e) from None
+                err = self._append_error(branch, first_seq - 1, e)
+                if seq == first_seq or not self.landed(branch, seq - 1, previous, err):
+                    raise err from None
 
     def _insert_chunk(self, branch: int, first_seq: int, kind: str, parent: bytes, hashes: Sequence[bytes],
                       ts: int, writer: int, texts: Sequence[str]) -> None:
@@ -1022,7 +1053,10 @@ class Storage:
                     for shape, run in itertools.groupby(rows, key=operator.itemgetter(1)):
                         self.conn.executemany(_INSERT_SHAPE[shape], [bind(r, shape) for r, _ in run])
             except Exception as e:
-                raise self._append_error(rows[0][0][0], rows[0][0][1] - 1, e) from None
+                err = self._append_error(rows[0][0][0], rows[0][0][1] - 1, e)
+                last = rows[-1][0]
+                if not self.landed(last[0], last[1], last[3], err):
+                    raise err from None
 
     def _append_error(self, branch: int, expected: int, err: BaseException) -> BaseException:
         """What a failed append means: a stale head (BranchConflict), a translated fault, or
