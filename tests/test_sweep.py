@@ -164,6 +164,20 @@ def kernels_for(runs_dir: Path) -> list[int]:
     return found
 
 
+def child_kernels() -> list[int]:
+    """ipykernel processes this process started (and has not reaped)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[stat.rindex(")") + 2:].split()[1]) == os.getpid() and b"ipykernel" in cmd:
+            found.append(int(pid))
+    return found
+
+
 def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
     j, at, trace = base
     p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
@@ -227,3 +241,50 @@ def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
     assert {f.status for f in result.forks} <= {"cancelled", "finished"}
     assert "cancelled" in {f.status for f in result.forks}
     assert kernels_for(runs_dir) == []
+
+
+@pytest.mark.parametrize("args, says", [
+    (["sweep", "--at", "AT", "--budgets", "0"], "at least 1"),
+    (["sweep", "--at", "AT", "--budgets", "-300"], "at least 1"),
+    (["sweep", "--at", "AT", "--param", "budget=abc"], "takes int"),
+    (["sweep", "--at", "AT", "--workers", "0"], "workers"),
+    (["sweep", "--at", "AT", "--runner", "bogus"], "runner"),
+    (["sweep", "--at", "AT", "--notebook", "JOURNAL"], "not a readable notebook"),
+    (["sweep", "--at", "AT", "--notebook", "NOPARAMS"], "parameters"),
+    (["sweep", "--at", "AT", "--timeout", "-1"], "timeout"),
+    (["sweep", "--at", "AT", "--param", "budget=300", "--param", "budget=600"], "twice"),
+    (["sweep", "--at", "AT", "--param", "temperature=0.2"], "no parameter 'temperature'"),
+    (["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--param", "temperature=0.2"], "no parameter 'temperature'"),
+    (["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--budgets", "0"], "at least 1"),
+    (["fork", "--at", "AT", "--budget", "0"], "at least 1"),
+])
+def test_a_bad_sweep_or_fork_writes_nothing(base, tmp_path, capsys, args, says):
+    from workbench.cli import main
+
+    j, at, _ = base
+    noparams = tmp_path / "noparams.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell("x = 1")]
+    nbformat.write(nb, str(noparams))
+    subst = {"AT": str(at), "JOURNAL": j.path, "NOPARAMS": str(noparams), "TEMPLATE": str(TEMPLATE)}
+    before = (len(j.branches()), len(j.sweeps()), j.tail()[1])
+    with pytest.raises(SystemExit) as e:
+        main(["--db", j.path, *[subst.get(a, a) for a in args]])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert says in err and err.count("\n") == 1 and err.startswith("error: ")
+    assert (len(j.branches()), len(j.sweeps()), j.tail()[1]) == before
+
+
+def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path):
+    import tempfile
+
+    j, at, _ = base
+    p = sweep.plan(j, 0, at, {"budget": [300]}, notebook=TEMPLATE)
+    kernel_dirs = set(Path(tempfile.gettempdir()).glob("lithify-kernels-*"))
+    for bad in ({"only": "bogus"}, {"only": [10_000]}, {"workers": 0}, {"timeout": -1}, {"runner": "bogus"}):
+        with pytest.raises(InvalidValue):
+            sweep.start(p, **{"runner": "warm", "out_dir": tmp_path / "runs", **bad})
+    assert set(Path(tempfile.gettempdir()).glob("lithify-kernels-*")) == kernel_dirs
+    assert child_kernels() == []
+    assert [f.status for f in sweep.status(j, p.id)] == ["pending"]
