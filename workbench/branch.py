@@ -229,7 +229,8 @@ class Branch:
         # past FX_MAP_MAX effects, older ones are left to the effect_index table. Anyone else's
         # append to this branch takes the seq after our head (and makes our next append fail),
         # so that is the one place left to look, and only if someone announced an effect in the
-        # intent log since our last line there (every effect is announced before it commits).
+        # intent log since this handle's last line there (every effect is announced before it
+        # commits): our announcement's line tells, as it starts where our last one ended or not.
         fx = self._fx
         if fx is None:
             fx = self._load_fx(db)
@@ -240,27 +241,28 @@ class Branch:
             hit = db.find_effect_indexed(kh, self._segments, self._fx_indexed)
             if hit is not None:
                 return True, ev.loads(hit[2])["result"], kh
-        if not db.intents.quiet_since(self._log_mark):
+        if db.readonly:
+            db.writable()
+        intents = db.intents
+        previous = self._log_mark
+        attempt, ann, holder = intents.announce(self.id, kh, key)
+        self._log_mark = intents.mark
+        if holder is not None or previous is None or previous != intents.start_mark:
             after = db.find_effect_after(kh, self.id, self._head)
+            if after is not None or holder is not None:
+                intents.withdraw(self.id, kh, ann)
+                self._log_mark = None
             if after is not None:
                 return True, ev.loads(after[1])["result"], kh
-        db.writable()
-        attempt, ann, holder = db.intents.announce(self.id, kh, key)
-        if holder is not None:
-            # Announced first by a process that may still be running it: its result may be
-            # committed already; if not, running fn here too would run it twice.
-            db.intents.withdraw(self.id, kh, ann)
-            self._log_mark = None
-            after = db.find_effect_after(kh, self.id, self._head)
-            if after is not None:
-                return True, ev.loads(after[1])["result"], kh
-            raise EffectInFlight(
-                f"effect {key!r} on branch {self.id} is running now (announced by {holder}, still "
-                "alive) and has not committed a result; wait for it and read the result with a fresh "
-                f"handle (journal.branch({self.id})), or give this call another key",
-                branch=self.id, key=key, holder=holder)
+            if holder is not None:
+                # Announced first by a process that is still running it, with no result
+                # committed yet: running fn here too would run it twice.
+                raise EffectInFlight(
+                    f"effect {key!r} on branch {self.id} is running now (announced by {holder}, "
+                    "still alive) and has not committed a result; wait for it and read the result "
+                    f"with a fresh handle (journal.branch({self.id})), or give this call another key",
+                    branch=self.id, key=key, holder=holder)
         self._attempt, self._announcement = attempt, ann
-        self._log_mark = db.intents.mark
         self._started = time.perf_counter()
         return False, None, kh
 

@@ -33,10 +33,11 @@ from .errors import WorkbenchError, os_error
 
 _ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 
-# Announcements of this process whose effect is running now: another announcement of the same
-# effect (from another thread or handle) finds it here, in flight.
-_RUNNING: set[str] = set()
-_RUNNING_LOCK = threading.Lock()
+# The announcement of each effect this process is running now, by (intent log path, branch,
+# key hash): another announcement of the same effect from this process (another thread, another
+# handle, another Journal on the same file) finds it here, in flight. Dict operations are atomic
+# under the GIL, so no lock is needed.
+_RUNNING: dict[tuple[str | None, int, bytes], str] = {}
 _COUNTER = itertools.count(1)
 _TOKEN: str | None = None
 
@@ -64,34 +65,40 @@ def _boot_id() -> str:
 def process_token() -> str:
     """This process, as ``PID.START.BOOT``: a pid reused later, or after a reboot, differs."""
     global _TOKEN
-    pid = os.getpid()
-    if _TOKEN is None or not _TOKEN.startswith(f"{pid}."):  # recomputed in a forked child
+    if _TOKEN is None:
+        pid = os.getpid()
         _TOKEN = f"{pid}.{_proc_start(pid)}.{_boot_id()}"
     return _TOKEN
 
 
-def new_announcement() -> str:
-    """A process-unique announcement id, ``TOKEN:N``, registered as running."""
-    ann = f"{process_token()}:{next(_COUNTER)}"
-    with _RUNNING_LOCK:
-        _RUNNING.add(ann)
-    return ann
+def _forked() -> None:
+    global _TOKEN
+    _TOKEN = None  # a forked child is another process
+    _RUNNING.clear()  # and runs none of its parent's effects
 
 
-def end_announcement(ann: str) -> None:
-    """The announcement's effect is no longer running here."""
-    with _RUNNING_LOCK:
-        _RUNNING.discard(ann)
+os.register_at_fork(after_in_child=_forked)
+
+
+def new_announcement(running: tuple[str | None, int, bytes]) -> tuple[str, str | None]:
+    """(a new announcement id ``TOKEN:N``, the id of this process's announcement of the same
+    effect that is running now, if any: then the new one is not registered)."""
+    ann = f"{_TOKEN or process_token()}:{next(_COUNTER)}"
+    here = _RUNNING.setdefault(running, ann)
+    return ann, (here if here != ann else None)
+
+
+def end_announcement(running: tuple[str | None, int, bytes], ann: str) -> None:
+    """The announced effect is no longer running in this process."""
+    if _RUNNING.get(running) == ann:
+        del _RUNNING[running]
 
 
 def announcement_live(ann: str) -> bool:
-    """Whether the effect an announcement id names may be running now (this process: still
-    registered; another process: that process is alive)."""
+    """Whether the process that made an announcement (``TOKEN:N``) is alive: this process's
+    own announcements are found through ``_RUNNING`` instead."""
     token = ann.rpartition(":")[0]
-    if token == process_token():
-        with _RUNNING_LOCK:
-            return ann in _RUNNING
-    return bool(token) and token_alive(token)
+    return bool(token) and token != process_token() and token_alive(token)
 
 
 def token_alive(token: str) -> bool:
@@ -131,12 +138,16 @@ class IntentLog:
         self.readonly = readonly
         self._fd: int | None = None
         self._memory: list[str] = []
-        self._attempts: dict[tuple[str, str], int] = {}
-        self._unended: dict[tuple[str, str], set[str]] = {}  # key -> ids announced and not ended
+        self._memory_size = 0
+        self._attempts: dict[tuple[int, bytes], int] = {}
+        # (branch, key hash) -> ids other processes announced and did not end (a committed
+        # effect writes no end line: the database shows it)
+        self._unended: dict[tuple[int, bytes], set[str]] = {}
         self._seen = 0  # bytes of the log folded into _attempts and _unended
         self._generation = 0  # bumped when compact() rewrites the log
-        self._lock = threading.RLock()
+        self._lock = threading.Lock()
         self.mark: tuple[int, int] | None = None  # (generation, where our last line ended)
+        self.start_mark: tuple[int, int] | None = None  # (generation, where our last line started)
 
     def _fail(self, err: OSError, doing: str) -> WorkbenchError:
         return os_error(err, self.path[: -len("-intents")] if self.path else ":memory:", doing)
@@ -168,9 +179,11 @@ class IntentLog:
     def _append(self, line: str) -> int:
         """Append one line; returns where it starts."""
         if self.path is None:
-            start = sum(len(x) for x in self._memory)
+            start = self._memory_size
             self._memory.append(line)
-            self.mark = (self._generation, start + len(line))
+            self._memory_size += len(line)  # lines are ASCII: characters are bytes
+            self.start_mark = (self._generation, start)
+            self.mark = (self._generation, self._memory_size)
             return start
         data = line.encode("utf-8")
         try:
@@ -181,19 +194,9 @@ class IntentLog:
                 os.fsync(fd)
         except OSError as e:
             raise self._fail(e, "announcing an effect") from None
+        self.start_mark = (self._generation, end - len(data))
         self.mark = (self._generation, end)
         return end - len(data)
-
-    def quiet_since(self, mark: tuple[int, int] | None) -> bool:
-        """True if nothing was appended to the log after the line that left it at ``mark``
-        (``self.mark`` right after an announcement). Every effect is announced here before it
-        can be committed, so a quiet log means no one committed a new effect. (Other processes
-        cannot rewrite the log while we hold it open; our own compact() changes the generation.)"""
-        if mark is None or mark[0] != self._generation:
-            return False
-        if self.path is None:
-            return sum(len(x) for x in self._memory) == mark[1]
-        return self._fd is not None and os.fstat(self._fd).st_size == mark[1]
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
         """Record that an effect is about to run (durable before the call is made).
@@ -202,43 +205,51 @@ class IntentLog:
         this announcement's id; the id of an earlier announcement of the same effect that may
         still be running, in this process or another live one, else None). The caller ends
         this announcement with ``finished``, ``withdraw`` or ``settle``."""
-        k = (str(branch), key_hash.hex())
-        ann = new_announcement()
+        running = (self.path, branch, key_hash)
+        ann = f"{_TOKEN or process_token()}:{next(_COUNTER)}"
+        here = _RUNNING.setdefault(running, ann)
+        holder = here if here != ann else None
         try:
             with self._lock:
-                start = self._append(f"+ {k[0]} {k[1]} {ann} {_ascii_json(key)}\n")
-                self._fold_until(start)
-                ids = self._unended.setdefault(k, set())
-                holder = None
-                for other in list(ids):
-                    if announcement_live(other):
-                        holder = other
-                        break
-                    ids.discard(other)  # a dead process's announcement: an unknown outcome
-                ids.add(ann)
+                start = self._append(f"+ {branch} {key_hash.hex()} {ann} {_ascii_json(key)}\n")
+                if start > self._seen:
+                    self._fold_until(start)
+                k = (branch, key_hash)
+                ids = self._unended.get(k)
+                if holder is None and ids:
+                    for other in list(ids):
+                        if announcement_live(other):
+                            holder = other
+                            break
+                        ids.discard(other)  # a dead process's announcement: an unknown outcome
                 n = self._attempts[k] = self._attempts.get(k, 0) + 1
                 if self.mark is not None:
                     self._seen = self.mark[1]
         except BaseException:
-            end_announcement(ann)
+            end_announcement(running, ann)
             raise
         return n, ann, holder
 
     def _fold_until(self, end: int) -> None:
-        """Fold the lines other processes appended before ``end`` (our own line's start)."""
+        """Fold the lines appended before ``end`` (our own line's start) that this log has not
+        read yet: other processes' (and other Journals') announcements and their ends."""
         if end <= self._seen:
             return
         text = self._read(self._seen, end)
         self._seen = end
+        me = process_token()
         for line in text.splitlines():
             parts = line.split(" ", 4)
             if len(parts) < 3 or parts[0] not in ("+", "-", "="):
                 continue
-            k = (parts[1], parts[2])
+            try:
+                k = (int(parts[1]), bytes.fromhex(parts[2]))
+            except ValueError:
+                continue
             ann = parts[3] if len(parts) >= 4 and not parts[3].startswith('"') else None
             if parts[0] == "+":
                 self._attempts[k] = self._attempts.get(k, 0) + 1
-                if ann is not None:
+                if ann is not None and not ann.startswith(me + ":"):  # ours are in _RUNNING
                     self._unended.setdefault(k, set()).add(ann)
             elif ann is None:
                 self._unended.pop(k, None)  # an old line: it ended every announcement
@@ -257,15 +268,16 @@ class IntentLog:
             raise self._fail(e, "reading the intent log") from None
 
     def _ended(self, branch: int, key_hash: bytes, ann: str, op: str) -> None:
-        end_announcement(ann)
-        with self._lock:
-            self._unended.get((str(branch), key_hash.hex()), set()).discard(ann)
-            if op:
+        end_announcement((self.path, branch, key_hash), ann)
+        if op:
+            with self._lock:
                 self._append(f"{op} {branch} {key_hash.hex()} {ann}\n")
 
     def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
         """The announced effect committed (the database shows it; no line needed)."""
-        self._ended(branch, key_hash, ann, "")
+        running = (self.path, branch, key_hash)
+        if _RUNNING.get(running) == ann:
+            del _RUNNING[running]
 
     def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
         """Record that an announced effect committed nothing and has no outcome (its function
@@ -279,7 +291,7 @@ class IntentLog:
 
     def _size(self) -> int:
         if self.path is None:
-            return len("".join(self._memory).encode("utf-8"))
+            return self._memory_size
         if self._fd is not None:
             return os.fstat(self._fd).st_size
         try:
@@ -354,6 +366,7 @@ class IntentLog:
             if self.path is None:
                 self._generation += 1
                 self._memory = [body(still_open(self._fold(self._text())))]
+                self._memory_size = len(self._memory[0])
                 self._reset()
                 return True
             try:

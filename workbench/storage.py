@@ -1,8 +1,9 @@
 """The SQLite layer: schema, pragmas, transactions and every SQL statement of the package.
 
 No other module imports ``sqlite3``. Invariants the database can hold, it holds: a unique
-``(branch, seq)`` key refuses a stale writer, a trigger refuses an append that does not
-follow the branch's stored head (no gaps, whatever the caller does), triggers refuse UPDATE
+``(branch, seq)`` key refuses a stale writer, a trigger refuses an append whose predecessor
+is not stored (so, with the unique key, every append follows the branch's stored head: no
+gaps, whatever the caller does), triggers refuse UPDATE
 and DELETE on events, and effect intents go to an append-only sidecar log (``IntentLog``) so
 that announcing a call costs one write() rather than a second commit.
 
@@ -154,8 +155,8 @@ CREATE TABLE IF NOT EXISTS fork_runs (
     wall_ms REAL
 );
 CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
-WHEN NEW.seq IS NOT coalesce((SELECT max(seq) FROM events WHERE branch = NEW.branch),
-                             (SELECT fork_seq FROM branches WHERE id = NEW.branch)) + 1
+WHEN NEW.seq - 1 IS NOT (SELECT seq FROM events WHERE branch = NEW.branch AND seq = NEW.seq - 1)
+ AND NEW.seq - 1 IS NOT (SELECT fork_seq FROM branches WHERE id = NEW.branch)
 BEGIN SELECT RAISE(ABORT, 'lithify: an append must follow the branch head'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
@@ -466,33 +467,36 @@ class TableIntents:
 
     COMPACT_BYTES = 1 << 20
 
+    # Other writers' announcements are not visible without a query: never "quiet".
     mark = None
+    start_mark = None
 
     def __init__(self, storage: Storage) -> None:
         self.storage = storage
 
-    def quiet_since(self, mark: tuple[int, int] | None) -> bool:
-        return False  # other writers' announcements are not visible without a query
-
     def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
         s = self.storage
-        ann = new_announcement()
+        running = (s.path + "#intents", branch, key_hash)
+        ann, holder = new_announcement(running)
+        if holder is not None:
+            return 0, ann, holder
         try:
             with s._guard, s.atomic():
                 row = s.conn.execute("SELECT attempts, pid FROM intents WHERE branch = ? AND key_hash = ?",
                                      (branch, key_hash)).fetchone()
                 if row is not None and row[1] and announcement_live(row[1]):
+                    end_announcement(running, ann)
                     return int(row[0]) + 1, ann, str(row[1])
                 n = (row[0] if row else 0) + 1
                 s.conn.execute("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?)",
                                (branch, key_hash, key, now_ms(), n, ann))
                 return n, ann, None
         except BaseException:
-            end_announcement(ann)
+            end_announcement(running, ann)
             raise
 
     def _end(self, branch: int, key_hash: bytes, ann: str, sql: str) -> None:
-        end_announcement(ann)
+        end_announcement((self.storage.path + "#intents", branch, key_hash), ann)
         if sql:
             with self.storage._guard:
                 self.storage.conn.execute(sql, (branch, key_hash, ann))
@@ -566,39 +570,56 @@ class Storage:
             self.intents: Any = IntentLog(path, durability)
             self.ensure_schema(state_name, initial, digest)
             return
-        with _OPEN_LOCK:
+        fid = _file_id(path)
+        if fid is None:
+            if readonly or create is False:
+                raise NotFound(f"no journal at {path}; check the path (or create one by opening it "
+                               "writable)", path=path)
+            self._create(key, state_name, initial, digest)
             fid = _file_id(path)
-            if fid is None:
-                if readonly or create is False:
-                    raise NotFound(f"no journal at {path}; check the path (or create one by opening it "
-                                   "writable)", path=path)
-                self._create(key, state_name, initial, digest)
-                fid = _file_id(path)
-            elif _is_empty(path) and create is not True:
-                raise NotAJournal(
-                    f"{path} is empty (0 bytes): truncated? Restore it from a copy; to start a new journal "
-                    "in this file, pass create=True (the CLI's `lithify run` does)", path=path)
-            held = _OPEN_FILES.get(fid) if fid is not None else None
-            if held is not None and held[0] != self.db.__name__:
-                raise NotAJournal(
-                    f"{path} is open in this process as " + ("a plain journal: open it without key="
-                    if key is not None else "an encrypted journal: open it with its key="), path=path)
-            self._open_file(key, held is None)
-            try:
-                self.ensure_schema(state_name, initial, digest)
-                self._fid = _file_id(path)
-                if self._fid is None:
-                    raise NotFound(f"{path} disappeared while it was being opened", path=path)
-                entry = _OPEN_FILES.setdefault(self._fid, [self.db.__name__, 0])
-                entry[1] += 1
-            except BaseException:
-                self._close_conn()
-                raise
+        elif _is_empty(path) and create is not True:
+            raise NotAJournal(
+                f"{path} is empty (0 bytes): truncated? Restore it from a copy; to start a new journal "
+                "in this file, pass create=True (the CLI's `lithify run` does)", path=path)
+        if fid is None:
+            raise NotFound(f"{path} disappeared while it was being opened", path=path)
+        first_here = self._claim(fid, key)
+        try:
+            self._open_file(key, first_here)
+            self.ensure_schema(state_name, initial, digest)
+        except BaseException:
+            self._close_conn()
+            self._release()
+            raise
         # An encrypted journal keeps its intents inside the encrypted file: effect keys are
         # payload, and a plaintext sidecar would leak them.
         self.intents = TableIntents(self) if key is not None else IntentLog(path, durability, readonly)
 
     # -- connecting -----------------------------------------------------------------------
+
+    def _claim(self, fid: tuple[int, int], key: str | bytes | None) -> bool:
+        """Register this open of the file (by inode) for its driver; refuse a file this process
+        holds through the other driver. Returns whether no one here held it before."""
+        with _OPEN_LOCK:
+            held = _OPEN_FILES.get(fid)
+            if held is not None and held[0] != self.db.__name__:
+                raise NotAJournal(
+                    f"{self.path} is open in this process as " + ("a plain journal: open it without key="
+                    if key is not None else "an encrypted journal: open it with its key="), path=self.path)
+            entry = _OPEN_FILES.setdefault(fid, [self.db.__name__, 0])
+            entry[1] += 1
+            self._fid = fid
+            return held is None
+
+    def _release(self) -> None:
+        if self._fid is not None:
+            with _OPEN_LOCK:
+                entry = _OPEN_FILES.get(self._fid)
+                if entry is not None:
+                    entry[1] -= 1
+                    if entry[1] <= 0:
+                        del _OPEN_FILES[self._fid]
+            self._fid = None
 
     def _connect(self, target: str, uri: bool = False) -> Any:
         try:
@@ -777,14 +798,7 @@ class Storage:
             if intents is not None:
                 intents.close()
             self._close_conn()
-            if self._fid is not None:
-                with _OPEN_LOCK:
-                    entry = _OPEN_FILES.get(self._fid)
-                    if entry is not None:
-                        entry[1] -= 1
-                        if entry[1] <= 0:
-                            del _OPEN_FILES[self._fid]
-                self._fid = None
+            self._release()
 
     # -- transactions ---------------------------------------------------------------------
 
