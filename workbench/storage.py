@@ -1356,11 +1356,13 @@ class Storage:
             cur = self.conn.execute(_OBSERVATIONS)
             rows = cur.fetchmany(OBS_ROWS_DIRECT)
             if len(rows) == OBS_ROWS_DIRECT and not self.encrypted:
+                cur.close()  # DETACH waits for no statement to be running
                 frame = self._observations_arrow()
                 if frame is not None:
-                    cur.close()
                     return frame.cast(schema) if frame.width == len(schema) else pl.DataFrame(schema=schema)
-            rows += cur.fetchall()
+                rows = self.conn.execute(_OBSERVATIONS).fetchall()
+            else:
+                rows += cur.fetchall()
         return pl.DataFrame(rows, schema=schema, orient="row")
 
     def _observations_arrow(self) -> Any:
