@@ -28,7 +28,8 @@ def test_render_never_exceeds_budget_and_accounts_for_every_part(texts, budget):
     kept, inc, omi, used = render_parts(parts, budget, est)
     assert used <= budget
     assert est("\n".join(p.text for p in kept)) <= used  # the joined text fits what was counted
-    assert {p.id for p, _ in inc} | {p.id for p, _ in omi} == {p.id for p in parts}
+    assert {p.id for p, _ in inc} | {p.id for p, _, _ in omi} == {p.id for p in parts}
+    assert all(why in ("budget", "priority") for _, _, why in omi)
     assert [p.id for p in kept] == [p.id for p in parts if p in kept]  # original order
 
 
@@ -37,7 +38,7 @@ def test_newest_parts_win_and_pinned_parts_stay():
     # system 2 tokens, each message 10 + 1 for the separator: 2 + 11 + 11 + 11 = 35
     kept, _, omitted, used = render_parts(parts, 35, CharEstimator())
     assert [p.id for p in kept] == ["system", "m2", "m3", "m4"] and used == 35
-    assert [p.id for p, _ in omitted] == ["m0", "m1"]
+    assert [(p.id, why) for p, _, why in omitted] == [("m0", "priority"), ("m1", "priority")]
     with pytest.raises(InvalidValue):
         render_parts([Part("big", "x" * 100, pinned=True)], 10, CharEstimator())
 

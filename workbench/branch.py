@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from . import deltas
 from . import events as ev
 from .context import CharEstimator, default_renderer, make_receipt, render_parts
-from .errors import BranchConflict, EffectInFlight, InvalidValue, WorkbenchError
-from .storage import BranchRow, now_ms
+from .errors import BranchConflict, Conflict, EffectInFlight, InvalidValue, WorkbenchError
+from .storage import BranchRow
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -29,6 +29,9 @@ _UNSET: Any = object()
 _IMMUTABLE = (str, int, float, bool, type(None))
 _CHARS = CharEstimator()  # the default estimator (stateless)
 BATCH_CHUNK = 512  # apply_many prepares this many deltas while the chunk before is inserted
+# (occurred_at given, id given) -> the storage shape of a delta event
+_DELTA_SHAPES = {(False, False): "plain", (True, False): "dated", (False, True): "identified",
+                 (True, True): "dated_identified"}
 FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
 
 
@@ -64,6 +67,7 @@ class Branch:
         self._state: Any = _UNSET
         self._snap_seq = 0
         self._receipt: Any = None
+        self._receipt_ms: float | None = None
         self._receipt_of: Any = None  # the last receipt encoded, and its canonical text
         self._receipt_text = ""
         self._attempt = 1
@@ -117,7 +121,7 @@ class Branch:
         if j._refused.get(self.id, 0) != self._refused:
             raise self._stale()
         try:
-            j._write((self.id, seq, kind, h, parent, now_ms(), payload, *extra), shape, buffered)
+            j._write((self.id, seq, kind, h, parent, j._now(), payload, *extra), shape, buffered)
         except BaseException:
             self._log_mark = None  # another writer may have appended: ask the database from now on
             raise
@@ -140,21 +144,67 @@ class Branch:
             branch=self.id,
         )
 
-    def apply(self, delta: Any, occurred_at: int | datetime | None = None) -> int:
+    def _expected(self, expect: int | str | None) -> bool:
+        """Check an explicit expected head (``expect=``) before appending: the branch's stored
+        head must be ``expect`` ("new": no events of its own yet). Returns whether one was given
+        (such appends are written at once, so the database checks them as they land)."""
+        if expect is None:
+            return False
+        if expect == "new":
+            want = self.fork_seq
+        elif isinstance(expect, int) and not isinstance(expect, bool) and expect >= 0:
+            want = expect
+        else:
+            raise InvalidValue(f"expect= takes a seq (int >= 0), 'new' or None, not {expect!r}")
+        j = self._ready()
+        if self._head != want:
+            stored = j._durable_head(self.id)[0]
+            if stored != want:
+                raise BranchConflict(
+                    f"branch {self.id}: expected head {want}, but the head is {stored}; nothing was "
+                    "written", branch=self.id, expected=want, actual=stored)
+            self._sync()  # this handle was behind the head the caller expects
+        return True
+
+    def _known_id(self, event_id: str, kind: str, text: str) -> int | None:
+        """The seq of the event a caller id already names (an idempotent retry), else None;
+        Conflict when the id names another event."""
+        found = self._j._db().event_by_id(ev.check_text(event_id, "an event id"))
+        if found is None:
+            return None
+        branch, seq, found_kind, payload = found
+        if found_kind == kind and payload == text and self._in_history(branch, seq):
+            return int(seq)
+        raise Conflict(
+            f"event id {event_id!r} is already used by {branch}@{seq} ({found_kind}) with another "
+            "payload or on another branch; ids are unique per journal", event_id=event_id,
+            branch=branch, seq=seq)
+
+    def apply(self, delta: Any, occurred_at: int | datetime | None = None, *,
+              expect: int | str | None = None, id: str | None = None) -> int:
         """Apply a JSON-safe delta to the state and journal it; returns the new event's seq.
 
         ``occurred_at`` (unix ms or a datetime) is when it happened in the world, if not now;
         ``valid_at`` queries use it. Registered dataclass deltas are stored tagged with their
-        kind and version (see workbench.deltas)."""
+        kind and version (see workbench.deltas). ``expect``: append only if the branch's head
+        is this seq ("new": the branch has no events of its own), else ``BranchConflict``.
+        ``id``: a caller's id for the event, unique per journal; applying the same id and delta
+        again returns the existing seq (an importer can replay its log twice)."""
         text = ev.canonical(deltas.encode(delta), "delta")
         when = _unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         j = self._j
+        if id is not None:
+            seq = self._known_id(id, "delta", text)
+            if seq is not None:
+                return seq
+        immediate = self._expected(expect) or id is not None
+        shape, extra = _DELTA_SHAPES[(when is not None, id is not None)], tuple(
+            v for v in (when, id) if v is not None)
         state = self._state if self._state is not _UNSET else self._live()
         try:
             # Apply the decoded delta, exactly what a replay will apply.
             self._state = j._apply(state, ev.loads(text))
-            seq = (self._append("delta", text, True) if when is None
-                   else self._append("delta", text, True, "dated", (when,)))
+            seq = self._append("delta", text, not immediate, shape, extra)
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
@@ -162,15 +212,16 @@ class Branch:
             self._try_snapshot()
         return seq
 
-    def apply_many(self, items: Iterable[Any]) -> int:
+    def apply_many(self, items: Iterable[Any], *, expect: int | str | None = None) -> int:
         """Apply several deltas as consecutive events written in one transaction; returns the
-        last seq (the head when there are none).
+        last seq (the head when there are none). ``expect`` as for ``apply``.
 
         All or nothing: an unsafe value or a failing ``State.apply`` anywhere in the batch
         writes none of it (and the error names ``deltas[i]``). Snapshots fall inside the batch
         as they would with ``apply``. The fast way to import a history: deltas are encoded,
         hashed and applied while the ones before them are being inserted."""
         values = deltas.encode_many(list(items))
+        self._expected(expect)
         if not values:
             return self._head
         j = self._ready()
@@ -202,7 +253,7 @@ class Branch:
             done.update(state=state, snap=snap, hash=h)
 
         try:
-            j._db().append_batch(self.id, first, "delta", self._head_hash, now_ms(), chunks(), snapshots)
+            j._db().append_batch(self.id, first, "delta", self._head_hash, j._now(), chunks(), snapshots, j.built())
         except BaseException as e:
             self._state = _UNSET  # rebuilt from the journal on next use
             if isinstance(e, WorkbenchError):
@@ -212,17 +263,25 @@ class Branch:
         self._head, self._head_hash = first + len(values) - 1, done["hash"]
         return self._head
 
-    def observe(self, name: str, value: float) -> int:
-        """Record a measurement (a row of the results matrix); returns its seq."""
+    def observe(self, name: str, value: float, *, expect: int | str | None = None, id: str | None = None) -> int:
+        """Record a measurement (a row of the results matrix); returns its seq. ``expect`` and
+        ``id`` as for ``apply``."""
         ev.check_text(name, "an observation name")
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise InvalidValue(f"observation {name!r} needs a finite number, not {value!r}", name=name)
         v = float(value)
         text = ev.canonical({"name": name, "value": v}, "observation")
-        return self._append("observe", text, True, "observe", (name, v))
+        if id is not None:
+            seq = self._known_id(id, "observe", text)
+            if seq is not None:
+                return seq
+            self._expected(expect)
+            return self._append("observe", text, False, "observe_identified", (name, v, id))
+        return self._append("observe", text, not self._expected(expect), "observe", (name, v))
 
-    def _lookup(self, key: str) -> tuple[bool, Any, bytes]:
+    def _lookup(self, key: str, expect: int | str | None = None) -> tuple[bool, Any, bytes]:
         kh = ev.key_hash(ev.check_text(key, "an effect key"))
+        self._expected(expect)
         j = self._ready()
         db = j._db()
         # The handle maps its history's effects (key hash -> where) when it first looks one up;
@@ -286,8 +345,11 @@ class Branch:
             if self._receipt is not None:
                 payload += ',"receipt":' + self._receipt
             payload += ',"result":' + text + "}"
-            self._append("effect", payload, False, "effect",
-                         (kh, round((time.perf_counter() - self._started) * 1000, 3), self._attempt))
+            took = round((time.perf_counter() - self._started) * 1000, 3)
+            if self._receipt_ms is None:
+                self._append("effect", payload, False, "effect", (kh, took, self._attempt))
+            else:
+                self._append("effect", payload, False, "effect_rendered", (kh, took, self._attempt, self._receipt_ms))
         except BaseException:
             try:
                 intents.settle(self.id, kh, ann)
@@ -304,13 +366,16 @@ class Branch:
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else ev.loads(text)
 
-    def effect(self, key: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    def effect(self, key: str, fn: Callable[..., T], *args: Any, expect: int | str | None = None,
+               **kwargs: Any) -> T:
         """Return the journaled result for ``key``, or call ``fn`` once and journal its result.
 
         The result is committed before this returns; after a crash or in a fork, the committed
         result is returned without calling ``fn``. If ``fn`` raises, nothing is committed.
+        ``expect`` (as for ``apply``) is checked before ``fn`` runs; it is this method's own
+        keyword, never passed to ``fn``.
         """
-        found, value, kh = self._lookup(key)
+        found, value, kh = self._lookup(key, expect)
         if found:
             return value  # type: ignore[no-any-return]
         try:
@@ -321,10 +386,11 @@ class Branch:
         return self._commit(key, kh, result)  # type: ignore[no-any-return]
 
     async def aeffect(
-        self, key: str, fn: Callable[..., Awaitable[T]], *args: Any, **kwargs: Any
+        self, key: str, fn: Callable[..., Awaitable[T]], *args: Any, expect: int | str | None = None,
+        **kwargs: Any
     ) -> T:
         """``effect`` for a coroutine function."""
-        found, value, kh = self._lookup(key)
+        found, value, kh = self._lookup(key, expect)
         if found:
             return value  # type: ignore[no-any-return]
         try:
@@ -348,17 +414,23 @@ class Branch:
         seq: int | None = None,
         messages: bool = False,
         separator: str = "\n",
+        scope: str | Sequence[str] | None = None,
+        filter: Callable[[Any], bool] | None = None,
     ) -> tuple[Any, Any]:
         """The context a model would see from the state at ``seq`` (default: the head), never
-        over ``budget`` tokens, and a Receipt of what was included and omitted.
+        over ``budget`` tokens, and a Receipt of what was included and omitted, and why.
 
+        ``scope`` leaves out parts of other scopes; ``filter(part)`` False leaves a part out.
         Returns (text, receipt), or (list of {"role", "content"} messages, receipt)."""
+        t0 = time.perf_counter()
         est = estimator or _CHARS
         at = self._head if seq is None else seq
         self._check_seq(at, "render at")
         state = self._live() if at == self._head else self.at(at)
-        kept, inc, omi, used = render_parts(list((renderer or default_renderer)(state)), budget, est, separator)
-        receipt = make_receipt(self.id, at, self._hash_at(at).hex(), est, budget, inc, omi, used)
+        parts = list((renderer or default_renderer)(state))
+        kept, inc, omi, used = render_parts(parts, budget, est, separator, scope, filter)
+        receipt = make_receipt(self.id, at, self._hash_at(at).hex(), est, budget, inc, omi, used,
+                               len(parts), (time.perf_counter() - t0) * 1000)
         if messages:
             return [{"role": p.role, "content": p.text} for p in kept], receipt
         return separator.join(p.text for p in kept), receipt
@@ -367,12 +439,16 @@ class Branch:
     def receipt(self, receipt: Any) -> Iterator[None]:
         """Journal ``receipt`` with the effects committed inside this block (what the model saw)."""
         if receipt is not self._receipt_of:  # encoded once, however many calls and blocks use it
-            self._receipt_of, self._receipt_text = receipt, ev.canonical(receipt.to_json(), "receipt")
-        previous, self._receipt = self._receipt, self._receipt_text
+            # The projection time is kept beside each effect, not in it: identical histories
+            # must hash the same, however long a render took.
+            doc = receipt.to_json(timing=False) if hasattr(receipt, "projection_ms") else receipt.to_json()
+            self._receipt_of, self._receipt_text = receipt, ev.canonical(doc, "receipt")
+        previous = self._receipt, self._receipt_ms
+        self._receipt, self._receipt_ms = self._receipt_text, getattr(receipt, "projection_ms", None)
         try:
             yield
         finally:
-            self._receipt = previous
+            self._receipt, self._receipt_ms = previous
 
     def diff(self, a: int | str, b: int | str | None = None) -> list[Any]:
         """Changes in the state from ``a`` to ``b`` (seqs or refs; default: the head): added,
@@ -452,7 +528,7 @@ class Branch:
         try:
             with db.atomic():
                 seq = self._append("compact", payload, buffered=False)
-                db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text))
+                db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text), j.built())
         except BaseException as e:
             if self._head == head or not db.landed(self.id, self._head, self._head_hash, e):
                 self._head, self._head_hash = head, head_hash  # rolled back: nothing was written
@@ -473,7 +549,7 @@ class Branch:
         self._j.flush()
         text = ev.canonical(ev.encode_state(self._state), "state")
         owner, seq = self._j._owner(self.id, self._head)
-        self._j._db().put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text))
+        self._j._db().put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text), self._j.built())
         self._snap_seq = seq
 
     def _try_snapshot(self) -> None:
@@ -548,11 +624,20 @@ class Branch:
         return self._j._state_at(self.id, seq)[0]
 
     def valid_at(self, when: int | float | datetime) -> Any:
-        """The state of the world at a time: replay only the deltas whose ``occurred_at`` (or,
-        without one, commit time) is at or before it, in seq order, as known now."""
+        """The state of the world at a time, as known now: the deltas whose ``occurred_at`` (or,
+        without one, commit time) is at or before it, replayed in world order (ties in the order
+        they were recorded), so a late-recorded earlier fact never overrides a later one."""
         t = _unix_ms(when, "valid_at")
         self._sync()
         return self._j._valid_at(self.id, self._head, t)
+
+    def view_at(self, valid: int | float | datetime, known: int | float | datetime) -> Any:
+        """What was true at ``valid`` as known at ``known`` (both unix ms or datetimes): the
+        deltas recorded by ``known`` whose world time is at or before ``valid``, in world order."""
+        t = _unix_ms(valid, "valid")
+        k = _unix_ms(known, "known")
+        self._sync()
+        return self._j._valid_at(self.id, self._head, t, k)
 
     def history(self, lo: int = 1, hi: int | None = None) -> list[ev.Record]:
         """Events lo..hi (inclusive) of the resolved history, inherited ones included."""

@@ -395,6 +395,22 @@ def provenance(ctx: typer.Context, ref: str = typer.Argument(..., help="The poin
     emit(opts, doc, human)
 
 
+snapshots_app = typer.Typer(help="Snapshots: rebuild the ones built from older delta versions.",
+                             no_args_is_help=True)
+app.add_typer(snapshots_app, name="snapshots")
+
+
+@snapshots_app.command("rebuild")
+def snapshots_rebuild(ctx: typer.Context) -> None:
+    """Rebuild every snapshot built from other delta versions or another state schema than the
+    State class's now (reads do this lazily; this does all of them at once)."""
+    opts = options(ctx)
+    with open_journal(opts, write=True) as j:
+        n = j.rebuild_snapshots()
+        ok = j.verify().ok
+    emit(opts, {"rebuilt": n, "verified": ok}, lambda: console().print(f"rebuilt {n} snapshot(s); verified: {ok}"))
+
+
 @app.command()
 def rekey(ctx: typer.Context) -> None:
     """Re-encrypt an encrypted journal: the current key from $LITHIFY_KEY, the new one from
@@ -420,9 +436,13 @@ def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect:
         out.print(f"[bold]{doc['key']}[/bold] (effect at branch {doc['branch']} seq {doc['seq']})")
         out.print(f"  rendered from branch {r['branch']} seq {r['seq']} ({r['head_hash'][:12]}), "
                   f"estimator {r['estimator']}: {r['tokens']} of {r['budget']} tokens")
+        if "examined" in r:
+            took = f" in {r['projection_ms']:.3f} ms" if r.get("projection_ms") is not None else ""
+            out.print(f"  examined {r['examined']} part(s), selected {r['selected']}{took}")
         out.print(f"  included ({len(r['included'])}): " + ", ".join(f"{i} ({t})" for i, t in r["included"]))
         if r["omitted"]:
-            out.print(f"  omitted ({len(r['omitted'])}): " + ", ".join(f"{i} ({t})" for i, t in r["omitted"]))
+            out.print(f"  omitted ({len(r['omitted'])}): " + ", ".join(
+                f"{o[0]} ({o[1]}{', ' + o[2] if len(o) > 2 else ''})" for o in r["omitted"]))
 
     emit(opts, doc, human)
 

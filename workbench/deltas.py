@@ -29,6 +29,7 @@ T = TypeVar("T")
 TYPE, VERSION = "@type", "@v"
 
 _classes: dict[str, tuple[int, type]] = {}
+_generation = [0]  # bumped whenever a delta class or upcaster is registered
 _by_class: dict[type, tuple[str, int]] = {}
 _upcasters: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
@@ -48,6 +49,7 @@ def delta(kind: str, version: int = 1) -> Callable[[type[T]], type[T]]:
             _by_class.pop(old[1], None)
         _classes[kind] = (version, cls)
         _by_class[cls] = (kind, version)
+        _generation[0] += 1
         return cls
 
     return register
@@ -59,6 +61,7 @@ def upcaster(kind: str, from_version: int) -> Callable[[Callable[[dict[str, Any]
 
     def register(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
         _upcasters[(kind, from_version)] = fn
+        _generation[0] += 1
         return fn
 
     return register
@@ -76,6 +79,16 @@ def encode(value: Any) -> Any:
 def encode_many(values: list[Any]) -> list[Any]:
     """``encode`` over a list (the list itself while no delta class is registered)."""
     return [encode(v) for v in values] if _by_class else values
+
+
+def versions() -> dict[str, int]:
+    """The version of every registered delta kind: what a snapshot built now was built from."""
+    return {kind: v for kind, (v, _) in sorted(_classes.items())}
+
+
+def generation() -> int:
+    """Changes whenever the registry does (to cache what depends on it)."""
+    return _generation[0]
 
 
 def any_registered() -> bool:

@@ -6,8 +6,10 @@ one writer at a time (a stale handle is refused, never interleaved).
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from datetime import datetime, timezone
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -26,7 +28,7 @@ from .errors import (
     StateUnavailable,
     WorkbenchError,
 )
-from .storage import BranchRow, EventRow, Segment, Storage, StoredEvent
+from .storage import BranchRow, EventRow, Segment, Storage, StoredEvent, now_ms
 
 if TYPE_CHECKING:
     import polars as pl
@@ -36,6 +38,20 @@ if TYPE_CHECKING:
 DURABILITY = ("process", "fsync", "lazy")
 LAZY_BUFFER = 512
 PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
+
+
+def built_from(cls: type | None) -> str:
+    """What a snapshot is built from: the registered delta versions and the State's schema (its
+    ``state_version`` and dataclass fields). A snapshot built from something else is not used:
+    the state is rebuilt from events (upcast as the current code upcasts them)."""
+    fields = None
+    if cls is not None and dataclasses.is_dataclass(cls):
+        fields = sorted(f.name for f in dataclasses.fields(cls))
+    version = getattr(cls, "state_version", None) if cls is not None else None
+    versions = deltas.versions()
+    if not versions and fields is None and version is None:
+        return ""  # what journals recorded before snapshots said what they were built from
+    return ev.canonical({"deltas": versions, "fields": fields, "version": version}, "built")
 
 
 def state_name_of(cls: type) -> str:
@@ -99,6 +115,8 @@ class Journal:
         self.snapshot_every = snapshot_every
         self.durability = durability
         self._state_known = state_known
+        self._built: tuple[int, str] = (-1, "")  # (delta registry generation, built_from(state))
+        self._clock: Callable[[], int | float | datetime] | None = None
         # One lock for the connection and for everything here that threads share: the lazy
         # buffer, the branch caches, the refusal counters.
         self._lock = storage._lock
@@ -127,6 +145,7 @@ class Journal:
         readonly: bool = False,
         raw: bool = False,
         timeout: float = 30.0,
+        clock: Callable[[], int | float | datetime] | None = None,
     ) -> Journal:
         """Open (or create) the journal at ``path``.
 
@@ -142,10 +161,12 @@ class Journal:
         (what truncation looks like); True also starts a journal in an empty file; False
         requires a journal. ``readonly`` never writes (it also works on read-only files and
         folders). ``timeout``: seconds to wait for another connection's lock (``Busy`` after).
+        ``clock``: where events' recorded times come from (unix ms or a datetime), for tests
+        and imports that replay recorded times; the system clock when not given.
         """
         path = os.fspath(path)
         if path == ":memory:":
-            return cls.in_memory(state, snapshot_every=snapshot_every)
+            return cls.in_memory(state, snapshot_every=snapshot_every, clock=clock)
         if os.path.isdir(path):
             raise InvalidValue(f"{path} is a directory; pass the path of a journal file", path=path)
         parent = os.path.dirname(os.path.abspath(path))
@@ -156,17 +177,19 @@ class Journal:
         if callable(key):
             key = key()
         return cls._make(path, state, durability, snapshot_every, source, key, create=create,
-                         readonly=readonly or raw, raw=raw, timeout=float(timeout))
+                         readonly=readonly or raw, raw=raw, timeout=float(timeout), clock=clock)
 
     @classmethod
-    def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128) -> Journal:
+    def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128,
+                  clock: Callable[[], int | float | datetime] | None = None) -> Journal:
         """A journal in memory: the same code path as a file, gone when closed."""
-        return cls._make(":memory:", state, "process", snapshot_every)
+        return cls._make(":memory:", state, "process", snapshot_every, clock=clock)
 
     @classmethod
     def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int,
               source: str | None = None, key: str | bytes | None = None, *, create: bool | None = None,
-              readonly: bool = False, raw: bool = False, timeout: float = 30.0) -> Journal:
+              readonly: bool = False, raw: bool = False, timeout: float = 30.0,
+              clock: Callable[[], int | float | datetime] | None = None) -> Journal:
         if durability not in DURABILITY:
             raise InvalidValue(
                 f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
@@ -176,6 +199,8 @@ class Journal:
             raise InvalidValue(f"snapshot_every must be a positive int, not {snapshot_every!r}")
         if create not in (None, True, False):
             raise InvalidValue(f"create is None, True or False, not {create!r}")
+        if clock is not None and not callable(clock):
+            raise InvalidValue(f"clock is a function returning unix ms or a datetime, not {clock!r}")
         if state is not None and raw:
             raise InvalidValue("raw=True reads states as plain JSON; pass no State class with it")
         if state is not None and (not isinstance(state, type) or not callable(getattr(state, "apply", None))):
@@ -191,13 +216,15 @@ class Journal:
             initial_text = ev.canonical(ev.encode_state(state()), "state")
             digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
         storage = Storage(path, durability, int(timeout * 1000), source=source, key=key, readonly=readonly,
-                          create=create, schema=(name, initial_text, digest))
+                          create=create, schema=(name, initial_text, digest, built_from(state)))
         try:
             state, known = cls._state_for(storage, state, raw)
         except BaseException:
             storage.close()
             raise
-        return cls(storage, state, snapshot_every, durability, known)
+        j = cls(storage, state, snapshot_every, durability, known)
+        j._clock = clock
+        return j
 
     @staticmethod
     def _state_for(storage: Storage, state: type | None, raw: bool) -> tuple[type | None, bool]:
@@ -304,6 +331,20 @@ class Journal:
         if self._npending:
             self.flush()
         self._db().append(row, shape)
+
+    def _now(self) -> int:
+        """Unix ms for an event's recorded time: the system clock, or the one given to open()."""
+        if self._clock is None:
+            return now_ms()
+        value = self._clock()
+        if isinstance(value, datetime):
+            if value.tzinfo is None:
+                value = value.replace(tzinfo=timezone.utc)
+            return int(value.timestamp() * 1000)
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
+            raise InvalidValue(f"the clock given to Journal.open returned {value!r}; it must return unix "
+                               "milliseconds or a datetime")
+        return int(value)
 
     def _durable_head(self, branch: int) -> tuple[int, bytes]:
         head = self._db().head(branch)
@@ -536,30 +577,75 @@ class Journal:
 
     # -- reading --------------------------------------------------------------------------
 
+    def built(self) -> str:
+        """What snapshots written now are built from (see ``built_from``)."""
+        gen = deltas.generation()
+        if self._built[0] != gen:
+            self._built = (gen, built_from(self.state_class))
+        return self._built[1]
+
     def _state_at(self, branch_id: int, seq: int) -> tuple[Any, int]:
-        """(state, seq of the snapshot used) as of seq in a branch's resolved history."""
+        """(state, seq of the snapshot used) as of seq in a branch's resolved history.
+
+        Snapshots built from other delta versions or another state schema are not used: the
+        state is rebuilt from the events (each upcast), and such snapshots passed on the way
+        are rewritten (unless the journal is read-only)."""
         self._need_state()
         segs = self.segments(branch_id)
         db = self._db()
         cls = self.state_class
+        built = self.built()
         snap = db.nearest_snapshot(segs, seq)
+        stale: list[tuple[int, int]] = []
+        if snap is not None and (snap[5] or "") != built:
+            snap = db.nearest_snapshot(segs, seq, built)
+            stale = db.stale_snapshots(segs, snap[1] if snap else -1, seq, built) if not self.readonly else []
         if snap is not None:
             base = snap[1]
             state = ev.decode_state(cls, ev.loads(self._sealed(snap)))
         else:
             base = 0
             state = cls() if cls is not None else {}
+        todo = sorted(stale, key=lambda bs: bs[1])
         for row in db.events(segs, base + 1, seq, state_only=True):
+            while todo and todo[0][1] < row[2]:  # a stale snapshot at an event that is not a delta
+                self._resnapshot(todo.pop(0), state, built)
             payload = ev.loads(row[7])
             if row[3] == "compact":
                 state = ev.decode_state(cls, payload["state"])
             else:
                 state = self._apply(state, payload)
+            if todo and todo[0][1] == row[2]:
+                self._resnapshot(todo.pop(0), state, built, row[4])
+        for left in todo:
+            self._resnapshot(left, state, built)
         return state, base
 
-    def _sealed(self, snap: tuple[int, int, str, bytes, bytes | None]) -> str:
+    def _resnapshot(self, at: tuple[int, int], state: Any, built: str, event_hash: bytes | None = None) -> None:
+        """Rewrite a stale snapshot with the state rebuilt now (a failure only leaves it stale)."""
+        branch, seq = at
+        try:
+            text = ev.canonical(ev.encode_state(state), "state")
+            h = event_hash if event_hash is not None else self.hash_at(branch, seq)
+            self._db().put_snapshot(branch, seq, text, ev.snapshot_digest(h, text), built, replace=True)
+        except WorkbenchError:
+            pass
+
+    def rebuild_snapshots(self) -> int:
+        """Rebuild every snapshot built from other delta versions or another state schema than
+        this process's (what ``state()`` and ``at()`` also do, lazily); returns how many."""
+        self._need_state()
+        if self.readonly:
+            self._db().writable()
+        self.flush()
+        stale = self._db().all_stale_snapshots(self.built())
+        for branch, seq in stale:
+            self._state_at(branch, seq)
+        return len(stale)
+
+    def _sealed(self, snap: tuple[int, int, str, bytes, bytes | None, str | None]) -> str:
         """A snapshot's state text, after checking its seal (a changed byte raises)."""
-        branch, seq, text, digest, at_hash = snap
+        branch, seq, text, digest, at_hash, _ = snap
         if ev.snapshot_digest(ev.ZERO_HASH if seq == 0 else (at_hash or b""), text) != digest:
             raise IntegrityError(
                 f"the snapshot of branch {branch} at seq {seq} in {self.path} does not match its seal "
@@ -569,17 +655,16 @@ class Journal:
 
     def _initial(self) -> Any:
         self._need_state()
-        snap = self._db().nearest_snapshot([(0, 0, 0)], 0)
+        snap = self._db().nearest_snapshot([(0, 0, 0)], 0, self.built())
         if snap is not None:
             return ev.decode_state(self.state_class, ev.loads(self._sealed(snap)))
         return self.state_class() if self.state_class is not None else {}
 
-    def _valid_at(self, branch_id: int, head: int, when: int) -> Any:
-        """The state built from the deltas whose world time is at or before ``when``."""
+    def _valid_at(self, branch_id: int, head: int, when: int, known: int | None = None) -> Any:
+        """The state built from the deltas whose world time is at or before ``when`` (recorded by
+        ``known``), applied in world order."""
         state = self._initial()
-        for _, kind, payload, occurred in self._db().world_events(self.segments(branch_id), head):
-            if occurred > when:
-                continue
+        for _, kind, payload, _ in self._db().world_events(self.segments(branch_id), head, when, known):
             doc = ev.loads(payload)
             state = ev.decode_state(self.state_class, doc["state"]) if kind == "compact" else self._apply(state, doc)
         return state
@@ -627,8 +712,13 @@ class Journal:
         if rec.kind != "effect" or "receipt" not in rec.payload:
             raise NotFound(f"event {rec.branch}@{rec.seq} ({rec.kind}) carries no receipt; receipts are "
                            "journaled with effects run inside `with branch.receipt(r):`")
-        return {"branch": rec.branch, "seq": rec.seq, "key": rec.payload.get("key"),
-                "receipt": rec.payload["receipt"]}
+        receipt = dict(rec.payload["receipt"])
+        row = self._db().provenance(rec.branch, rec.seq)
+        if row is not None and row[7] is not None:
+            # kept beside the event rather than in it: a duration would make identical histories
+            # hash differently
+            receipt["projection_ms"] = row[7]
+        return {"branch": rec.branch, "seq": rec.seq, "key": rec.payload.get("key"), "receipt": receipt}
 
     def state(self, ref: str | tuple[int, int]) -> Any:
         """The state at any ref (``main@40``, ``head~3``, a label, a hash prefix...)."""
@@ -687,6 +777,8 @@ class Journal:
             doc.update({"writer": row[0], "pid": row[1], "source": row[2]})
             if row[6] is not None:
                 doc["occurred_at"] = row[6]
+            if row[8] is not None:
+                doc["id"] = row[8]
             if rec.kind == "effect":
                 doc.update({"key": rec.payload.get("key"), "duration_ms": row[4], "attempts": row[5]})
         return doc
@@ -725,7 +817,7 @@ class Journal:
         top = int(p, 16) + 1
         hi = None if top >= 16 ** len(p) else bytes.fromhex((f"{top:0{len(p)}x}" + "0" * 64)[:64])
         rows = self._db().by_hash_prefix(lo, hi)
-        hashes = list(dict.fromkeys(r[0] for r in rows))
+        hashes = list(dict.fromkeys(bytes(r[0]) for r in rows))
         if not hashes:
             raise NotFound(f"no event hash starts with {p}", prefix=p)
         if len(hashes) > 1:
@@ -735,6 +827,14 @@ class Journal:
                 prefix=p,
                 candidates=[h.hex() for h in hashes],
             )
+        events = list(dict.fromkeys((r[1], r[2]) for r in rows))
+        if len(events) > 1:
+            # Identical histories have identical hashes: two forks that appended the same event
+            # share its hash, and a hash alone cannot say which one is meant.
+            where = ", ".join(f"{b}@{q}" for b, q in events[:8])
+            raise Conflict(f"the hash {p} names {len(events)} events ({where}): forks that appended the "
+                           "same event share its hash; write BRANCH@SEQ", prefix=p,
+                           candidates=[f"{b}@{q}" for b, q in events])
         return rows[0][1], rows[0][2]
 
     def tail(self, cursor: int = 0, limit: int | None = None) -> tuple[list[ev.Record], int]:

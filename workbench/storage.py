@@ -88,15 +88,19 @@ CREATE TABLE IF NOT EXISTS events (
     occurred_at INTEGER,
     writer INTEGER,
     fx_ms REAL,
-    attempts INTEGER
+    attempts INTEGER,
+    event_id TEXT,
+    render_ms REAL
 );
 CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS events_event_id ON events(event_id) WHERE event_id IS NOT NULL;
 DROP INDEX IF EXISTS events_effects;
 CREATE TABLE IF NOT EXISTS snapshots (
     branch INTEGER NOT NULL,
     seq INTEGER NOT NULL,
     state TEXT NOT NULL,
     digest BLOB NOT NULL,
+    built TEXT,
     PRIMARY KEY (branch, seq)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS effect_index (
@@ -171,7 +175,9 @@ _TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "effect_inde
 _TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
 # Columns later versions added to tables of older files: table -> {column: declaration}.
 _ADDED_COLUMNS = {
-    "events": {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER"},
+    "events": {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER",
+               "event_id": "TEXT", "render_ms": "REAL"},
+    "snapshots": {"built": "TEXT"},
     "intents": {"pid": "TEXT"},
 }
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
@@ -184,14 +190,19 @@ APPEND_REFUSED = "lithify: an append must follow the branch head"  # the events_
 EVENT_SHAPES: dict[str, tuple[str, ...]] = {
     "plain": (),
     "dated": ("occurred_at",),
+    "identified": ("event_id",),
+    "dated_identified": ("occurred_at", "event_id"),
     "effect": ("key_hash", "fx_ms", "attempts"),
+    "effect_rendered": ("key_hash", "fx_ms", "attempts", "render_ms"),
     "observe": ("metric", "value"),
+    "observe_identified": ("metric", "value", "event_id"),
 }
 _INSERT_SHAPE = {
     shape: "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, {}writer) VALUES ({}?)".format(
         "".join(c + ", " for c in extra), "?, " * (7 + len(extra)))
     for shape, extra in EVENT_SHAPES.items()
 }
+_SNAPSHOT_COLS = "branch, seq, state, digest, built"
 _INSERT_BATCH = (
     "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, writer) "
     "SELECT ?1, ?2 + j.key, ?3, substr(?4, j.key * 32 + 33, 32), substr(?4, j.key * 32 + 1, 32), ?5, j.value, ?6 "
@@ -542,7 +553,7 @@ class Storage:
 
     def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
                  source: str | None = None, key: str | bytes | None = None, *, readonly: bool = False,
-                 create: bool | None = None, schema: tuple[str, str | None, bytes] | None = None) -> None:
+                 create: bool | None = None, schema: tuple[str, str | None, bytes, str] | None = None) -> None:
         self.path = path
         self.source = source
         self.readonly = readonly
@@ -562,20 +573,20 @@ class Storage:
         self._fid: tuple[int, int] | None = None
         self.conn: Any = None
         self.meta: dict[str, str] = {}
-        state_name, initial, digest = schema if schema is not None else ("", None, b"")
+        state_name, initial, digest, built = schema if schema is not None else ("", None, b"", "")
         if path == ":memory:":
             if key is not None:
                 raise InvalidValue("in-memory journals are not encrypted; open a file to use key=")
             self.conn = self._connect(path)
             self.intents: Any = IntentLog(path, durability)
-            self.ensure_schema(state_name, initial, digest)
+            self.ensure_schema(state_name, initial, digest, built)
             return
         fid = _file_id(path)
         if fid is None:
             if readonly or create is False:
                 raise NotFound(f"no journal at {path}; check the path (or create one by opening it "
                                "writable)", path=path)
-            self._create(key, state_name, initial, digest)
+            self._create(key, state_name, initial, digest, built)
             fid = _file_id(path)
         elif _is_empty(path) and create is not True:
             raise NotAJournal(
@@ -586,7 +597,7 @@ class Storage:
         first_here = self._claim(fid, key)
         try:
             self._open_file(key, first_here)
-            self.ensure_schema(state_name, initial, digest)
+            self.ensure_schema(state_name, initial, digest, built)
         except BaseException:
             self._close_conn()
             self._release()
@@ -714,7 +725,8 @@ class Storage:
             c.execute(f"PRAGMA wal_autocheckpoint = {WAL_AUTOCHECKPOINT_BYTES // page}")
         c.execute(f"PRAGMA synchronous = {SYNCHRONOUS[self.durability]}")
 
-    def _create(self, key: str | bytes | None, state_name: str, initial: str | None, digest: bytes) -> None:
+    def _create(self, key: str | bytes | None, state_name: str, initial: str | None, digest: bytes,
+                built: str) -> None:
         """Create a new journal atomically: built complete under a temporary name, then linked
         into place, so no other process ever sees a half-made (or 0-byte) journal at ``path``."""
         path = self.path
@@ -728,7 +740,7 @@ class Storage:
                 if key is not None:
                     self.conn.execute(f"PRAGMA key = {_key_literal(key)}")
                 self._pragmas()
-                self.ensure_schema(state_name, initial, digest)
+                self.ensure_schema(state_name, initial, digest, built)
                 self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             except Exception as e:
                 raise translate(e, path, "creating it") from None
@@ -873,7 +885,7 @@ class Storage:
 
     # -- schema ---------------------------------------------------------------------------
 
-    def ensure_schema(self, state_name: str, initial_state: str | None, digest: bytes) -> None:
+    def ensure_schema(self, state_name: str, initial_state: str | None, digest: bytes, built: str = "") -> None:
         """Create the schema and the root branch on first open; upgrade an older file; check
         the version. Read-only opens only check."""
         with self._guard:
@@ -919,7 +931,8 @@ class Storage:
                     (now_ms(),),
                 )
                 if initial_state is not None:
-                    c.execute("INSERT INTO snapshots VALUES (0, 0, ?, ?)", (initial_state, digest))
+                    c.execute(f"INSERT INTO snapshots ({_SNAPSHOT_COLS}) VALUES (0, 0, ?, ?, ?)",
+                              (initial_state, digest, built))
             self._check_meta()
 
     def _missing(self, names: set[str]) -> set[str]:
@@ -967,7 +980,7 @@ class Storage:
     def _bindable(self, row: EventRow, shape: str) -> tuple[Any, ...]:
         # bytearray binds directly; bytes would go through the adapter lookup (see EVENT_SHAPES)
         w = self._writer if self._writer is not None else self._writer_id()
-        if shape == "effect":  # the key hash is a blob too
+        if shape[0] == "e":  # an effect: the key hash is a blob too
             return (*row[:3], bytearray(row[3]), bytearray(row[4]), row[5], row[6], bytearray(row[7]), *row[8:], w)
         return (*row[:3], bytearray(row[3]), bytearray(row[4]), *row[5:], w)
 
@@ -1001,7 +1014,7 @@ class Storage:
 
     def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
                      chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
-                     snapshots: Sequence[tuple[int, str, bytes]]) -> None:
+                     snapshots: Sequence[tuple[int, str, bytes]], built: str | None = None) -> None:
         """Insert consecutive plain events of one branch in one transaction, all or nothing.
 
         ``chunks`` yields (hashes, payload texts) in order; ``snapshots`` (seq, state, digest)
@@ -1028,8 +1041,9 @@ class Storage:
                         raise
                     worker.finish()  # re-raises the first error the inserts met
                     if snapshots:
-                        self.conn.executemany("INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)",
-                                              [(branch, s, text, d) for s, text, d in snapshots])
+                        self.conn.executemany(
+                            f"INSERT OR REPLACE INTO snapshots ({_SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
+                            [(branch, s, text, d, built) for s, text, d in snapshots])
             except Exception as e:
                 err = self._append_error(branch, first_seq - 1, e)
                 if seq == first_seq or not self.landed(branch, seq - 1, previous, err):
@@ -1082,6 +1096,9 @@ class Storage:
                 self.writable()
             except ReadOnly as ro:
                 return ro
+        if isinstance(err, self.db.IntegrityError) and "event_id" in str(err):
+            return Conflict("that event id was taken by another writer a moment ago; apply again: the same "
+                            "delta returns the existing seq, another one is refused", branch=branch)
         if isinstance(err, self.db.IntegrityError) and ("UNIQUE" in str(err) or APPEND_REFUSED in str(err)):
             try:
                 actual = self.head(branch)
@@ -1163,18 +1180,29 @@ class Storage:
                     best = max(best, row[0])
         return best
 
-    def world_events(self, segments: Sequence[Segment], hi: int) -> list[tuple[int, str, str, int]]:
-        """(seq, kind, payload, occurred-or-commit ms) of the state events of a resolved history."""
+    def world_events(self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
+                     ) -> list[tuple[int, str, str, int]]:
+        """(seq, kind, payload, occurred-or-commit ms) of the state events of a resolved history
+        up to seq ``hi`` that happened by ``valid`` (and were recorded by ``known``), in world
+        order: by occurred time, ties by seq."""
         out: list[tuple[int, str, str, int]] = []
+        rec = "" if known is None else " AND ts <= ?"
         with self._guard:
             for branch, first, last in segments:
                 b = hi if last is None else min(hi, last)
                 out.extend(self.conn.execute(
-                    "SELECT seq, kind, payload, coalesce(occurred_at, ts) FROM events WHERE branch = ? "
-                    "AND seq BETWEEN ? AND ? AND kind IN ('delta', 'compact') ORDER BY seq",
-                    (branch, first, b),
+                    "SELECT seq, kind, payload, coalesce(occurred_at, ts) AS w FROM events WHERE branch = ? "
+                    f"AND seq BETWEEN ? AND ? AND kind IN ('delta', 'compact') AND w <= ?{rec}",
+                    (branch, first, b, valid) if known is None else (branch, first, b, valid, known),
                 ).fetchall())
+        out.sort(key=lambda r: (r[3], r[0]))
         return out
+
+    def event_by_id(self, event_id: str) -> tuple[int, int, str, str] | None:
+        """(branch, seq, kind, payload) of the event a caller id names."""
+        with self._guard:
+            return self.conn.execute("SELECT branch, seq, kind, payload FROM events WHERE event_id = ?",
+                                     (event_id,)).fetchone()
 
     def put_tag(self, label: str, branch: int, seq: int) -> None:
         """Point a label at an event (moving it if it exists)."""
@@ -1415,10 +1443,12 @@ class Storage:
         return self._writer
 
     def provenance(self, branch: int, seq: int) -> tuple[Any, ...] | None:
-        """(writer token, pid, source, ts, fx_ms, attempts, occurred_at) of one stored event."""
+        """(writer token, pid, source, ts, fx_ms, attempts, occurred_at, render_ms, event_id) of one
+        stored event."""
         with self._guard:
             return self.conn.execute(
-                "SELECT w.writer, w.pid, w.source, e.ts, e.fx_ms, e.attempts, e.occurred_at FROM events e "
+                "SELECT w.writer, w.pid, w.source, e.ts, e.fx_ms, e.attempts, e.occurred_at, e.render_ms, "
+                "e.event_id FROM events e "
                 "LEFT JOIN writers w ON w.id = e.writer WHERE e.branch = ? AND e.seq = ?", (branch, seq)
             ).fetchone()
 
@@ -1448,30 +1478,54 @@ class Storage:
 
     # -- snapshots ------------------------------------------------------------------------
 
-    def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes) -> None:
+    def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes, built: str | None = None,
+                     replace: bool = False) -> None:
+        """Store a snapshot (``built``: what it was built from, see deltas.fingerprint); one that
+        exists is kept unless ``replace`` (a stale one being rebuilt)."""
+        verb = "REPLACE" if replace else "IGNORE"
         with self._guard:
-            self.conn.execute(
-                "INSERT OR IGNORE INTO snapshots VALUES (?, ?, ?, ?)", (branch, seq, state, digest)
-            )
+            self.conn.execute(f"INSERT OR {verb} INTO snapshots ({_SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
+                              (branch, seq, state, digest, built))
 
-    def nearest_snapshot(self, segments: Sequence[Segment], seq: int
-                         ) -> tuple[int, int, str, bytes, bytes | None] | None:
-        """(branch, seq, state, digest, hash of the event at that seq) of the latest snapshot at
-        or before seq in a resolved history."""
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int, built: str | None = None,
+                         lo: int = 0) -> tuple[int, int, str, bytes, bytes | None, str | None] | None:
+        """(branch, seq, state, digest, hash of the event at that seq, built) of the latest
+        snapshot at or before ``seq`` (and at or after ``lo``) in a resolved history; with
+        ``built``, the latest one built from that (a legacy snapshot, built NULL, matches "")."""
+        match = "" if built is None else " AND coalesce(s.built, '') = ?"
         with self._guard:
             for branch, first, last in reversed(segments):
                 b = seq if last is None else min(seq, last)
-                if b < first:
+                a = max(first, lo)
+                if b < a:
                     continue
                 row = self.conn.execute(
-                    "SELECT s.branch, s.seq, s.state, s.digest, e.hash FROM snapshots s LEFT JOIN events e "
-                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq BETWEEN ? AND ? "
-                    "ORDER BY s.seq DESC LIMIT 1",
-                    (branch, first, b),
+                    "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s LEFT JOIN events e "
+                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq BETWEEN ? AND ?"
+                    f"{match} ORDER BY s.seq DESC LIMIT 1",
+                    (branch, a, b) if built is None else (branch, a, b, built),
                 ).fetchone()
                 if row is not None:
                     return row  # type: ignore[no-any-return]
         return None
+
+    def stale_snapshots(self, segments: Sequence[Segment], lo: int, hi: int, built: str) -> list[tuple[int, int]]:
+        """(branch, seq) of snapshots in (lo, hi] of a resolved history not built from ``built``."""
+        out: list[tuple[int, int]] = []
+        with self._guard:
+            for branch, first, last in segments:
+                a, b = max(first, lo + 1), hi if last is None else min(hi, last)
+                if a <= b:
+                    out.extend(self.conn.execute(
+                        "SELECT branch, seq FROM snapshots WHERE branch = ? AND seq BETWEEN ? AND ? "
+                        "AND coalesce(built, '') != ?", (branch, a, b, built)).fetchall())
+        return out
+
+    def all_stale_snapshots(self, built: str) -> list[tuple[int, int]]:
+        """(branch, seq) of every snapshot not built from ``built``, in order."""
+        with self._guard:
+            return self.conn.execute("SELECT branch, seq FROM snapshots WHERE coalesce(built, '') != ? "
+                                     "ORDER BY branch, seq", (built,)).fetchall()
 
     def quick_check(self) -> list[str]:
         """What SQLite's quick_check finds wrong with the file's pages (empty when sound)."""
