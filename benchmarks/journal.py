@@ -72,14 +72,19 @@ def raw_single(path: Path, synchronous: str, n: int, autocheckpoint: int | None 
     return dt
 
 
-def ours_single(path: Path, durability: str, n: int) -> float:
+def ours_single(path: Path, durability: str, n: int, expect: bool = False) -> float:
+    """Seconds per apply; with ``expect``, each append names the head it expects."""
     with Journal.open(path, Counter, durability=durability) as j:
         b = j.root()
         for i in range(50):  # materialize the state outside the timing
             b.apply({"x": i})
         t = time.perf_counter()
-        for i in range(n):
-            b.apply({"x": i})
+        if expect:
+            for i in range(n):
+                b.apply({"x": i}, expect=b.head)
+        else:
+            for i in range(n):
+                b.apply({"x": i})
         return (time.perf_counter() - t) / n
 
 
@@ -211,12 +216,14 @@ def main() -> None:
         tmp = Path(d)
         single = {}
         for durability, sync, n in (("process", "NORMAL", 3000), ("fsync", "FULL", 300)):
-            raws, raws_ck, ours = [], [], []
+            raws, raws_ck, ours, expecting = [], [], [], []
             for r in range(args.repeats):
                 raws.append(raw_single(tmp / f"raw-{durability}-{r}.db", sync, n))
                 raws_ck.append(raw_single(tmp / f"rawck-{durability}-{r}.db", sync, n,
                                           WAL_AUTOCHECKPOINT_BYTES // PAGE_SIZE, PAGE_SIZE))
                 ours.append(ours_single(tmp / f"ours-{durability}-{r}.db", durability, n))
+                if durability == "process":
+                    expecting.append(ours_single(tmp / f"oursx-{r}.db", durability, n, expect=True))
             raw_us, raw_ck_us, our_us = median_us(raws), median_us(raws_ck), median_us(ours)
             ratio = raw_us / our_us
             single[durability] = {
@@ -228,6 +235,12 @@ def main() -> None:
                          f"{ratio:.2f}x rate", "≥ 0.5x"))
             rows.append((f"  raw with our page size + autocheckpoint", "", f"raw {raw_ck_us:.1f} µs",
                          f"{raw_ck_us / our_us:.2f}x rate", "(reported)"))
+            if expecting:
+                x_us = median_us(expecting)
+                single[durability]["expect_us"] = x_us
+                single[durability]["expect_rate_ratio"] = raw_us / x_us
+                rows.append((f"  with expect=head", f"{x_us:.1f} µs", f"raw {raw_us:.1f} µs",
+                             f"{raw_us / x_us:.2f}x rate", "(reported)"))
         result["append_single"] = single
 
         raws, lazy, many = [], [], []

@@ -197,9 +197,12 @@ class Branch:
             seq = self._known_id(id, "delta", text)
             if seq is not None:
                 return seq
-        immediate = self._expected(expect) or id is not None
-        shape, extra = _DELTA_SHAPES[(when is not None, id is not None)], tuple(
-            v for v in (when, id) if v is not None)
+        immediate = False
+        shape, extra = "plain", ()
+        if when is not None or id is not None or expect is not None:
+            immediate = self._expected(expect) or id is not None
+            shape = _DELTA_SHAPES[(when is not None, id is not None)]
+            extra = tuple(v for v in (when, id) if v is not None)
         state = self._state if self._state is not _UNSET else self._live()
         try:
             # Apply the decoded delta, exactly what a replay will apply.
@@ -253,7 +256,8 @@ class Branch:
             done.update(state=state, snap=snap, hash=h)
 
         try:
-            j._db().append_batch(self.id, first, "delta", self._head_hash, j._now(), chunks(), snapshots, j.built())
+            j._db().append_batch(self.id, first, "delta", self._head_hash, j._now(), chunks(), snapshots, j.built(),
+                                 rows=len(values))
         except BaseException as e:
             self._state = _UNSET  # rebuilt from the journal on next use
             if isinstance(e, WorkbenchError):

@@ -61,6 +61,17 @@ StoredEvent = tuple[int, int, int, str, bytes, bytes, int, str]
 # id, name, parent, fork_seq, params, created, sweep
 BranchRow = tuple[int, str | None, int | None, int, str, int, int | None]
 
+# Every append must follow its branch's stored head: the predecessor is stored (or the branch
+# forked there), and with the unique (branch, seq) key that leaves no room for a gap.
+_FOLLOW_HEAD = """CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
+WHEN NEW.seq - 1 IS NOT (SELECT seq FROM events WHERE branch = NEW.branch AND seq = NEW.seq - 1)
+ AND NEW.seq - 1 IS NOT (SELECT fork_seq FROM branches WHERE id = NEW.branch)
+BEGIN SELECT RAISE(ABORT, 'lithify: an append must follow the branch head'); END"""
+# Batches at least this long check their first event's predecessor once, and drop the trigger
+# inside their own write transaction (nobody else can write meanwhile, nobody else sees it
+# missing, a rollback restores it) to spare it on every row: it doubles a batched row's cost.
+TRIGGERLESS_BATCH = 256
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS branches (
@@ -158,15 +169,12 @@ CREATE TABLE IF NOT EXISTS fork_runs (
     finished INTEGER,
     wall_ms REAL
 );
-CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
-WHEN NEW.seq - 1 IS NOT (SELECT seq FROM events WHERE branch = NEW.branch AND seq = NEW.seq - 1)
- AND NEW.seq - 1 IS NOT (SELECT fork_seq FROM branches WHERE id = NEW.branch)
-BEGIN SELECT RAISE(ABORT, 'lithify: an append must follow the branch head'); END;
+{follow_head};
 CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
-"""
+""".replace("{follow_head}", _FOLLOW_HEAD)
 
 WAL_AUTOCHECKPOINT_BYTES = 32 << 20  # of WAL between automatic checkpoints
 PAGE_SIZE = 2048  # bytes, for new journals
@@ -1014,7 +1022,8 @@ class Storage:
 
     def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
                      chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
-                     snapshots: Sequence[tuple[int, str, bytes]], built: str | None = None) -> None:
+                     snapshots: Sequence[tuple[int, str, bytes]], built: str | None = None,
+                     rows: int = 0) -> None:
         """Insert consecutive plain events of one branch in one transaction, all or nothing.
 
         ``chunks`` yields (hashes, payload texts) in order; ``snapshots`` (seq, state, digest)
@@ -1029,6 +1038,7 @@ class Storage:
             try:
                 with self.atomic():
                     w = self._writer_id()
+                    spared = self._spare_trigger(branch, first_seq, rows)
                     worker = _ChunkWorker(self._insert_chunk)
                     try:
                         for hashes, texts in chunks:
@@ -1040,6 +1050,8 @@ class Storage:
                         worker.abandon()
                         raise
                     worker.finish()  # re-raises the first error the inserts met
+                    if spared:
+                        self.conn.execute(_FOLLOW_HEAD)
                     if snapshots:
                         self.conn.executemany(
                             f"INSERT OR REPLACE INTO snapshots ({_SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
@@ -1078,13 +1090,33 @@ class Storage:
             try:
                 with self.atomic():
                     bind = self._bindable
+                    spared = self._spare_trigger(rows[0][0][0], rows[0][0][1], len(rows))
                     for shape, run in itertools.groupby(rows, key=operator.itemgetter(1)):
                         self.conn.executemany(_INSERT_SHAPE[shape], [bind(r, shape) for r, _ in run])
+                    if spared:
+                        self.conn.execute(_FOLLOW_HEAD)
             except Exception as e:
                 err = self._append_error(rows[0][0][0], rows[0][0][1] - 1, e)
                 last = rows[-1][0]
                 if not self.landed(last[0], last[1], last[3], err):
                     raise err from None
+
+    def _spare_trigger(self, branch: int, first_seq: int, rows: int) -> bool:
+        """Inside a write transaction, for a long batch of one branch's consecutive events: check
+        that its first event follows the stored head (what the trigger would), then drop the
+        trigger until the batch is in (the caller re-creates it before COMMIT). False for short
+        batches, which keep the trigger."""
+        if rows < TRIGGERLESS_BATCH:
+            return False
+        c = self.conn
+        before = first_seq - 1
+        follows = c.execute("SELECT 1 FROM events WHERE branch = ? AND seq = ?", (branch, before)).fetchone()
+        if follows is None and c.execute("SELECT fork_seq FROM branches WHERE id = ?", (branch,)).fetchone() != (before,):
+            raise self.db.IntegrityError(APPEND_REFUSED)
+        if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'events_follow_head'").fetchone():
+            c.execute("DROP TRIGGER events_follow_head")
+            return True
+        return False
 
     def _append_error(self, branch: int, expected: int, err: BaseException) -> BaseException:
         """What a failed append means: a stale head (BranchConflict), a translated fault, or
