@@ -510,7 +510,7 @@ def test_verify_finds_tampered_snapshot_and_observation_columns(db_path):
 
 
 def test_intent_log_compaction_keeps_only_unresolved(db_path, monkeypatch):
-    from workbench.intents import IntentLog
+    from workbench.storage import IntentLog
 
     monkeypatch.setattr(IntentLog, "COMPACT_BYTES", 200)
     j = Journal.open(db_path, Ctx)
@@ -551,7 +551,7 @@ def test_journal_from_before_the_lazy_effect_index_is_upgraded_in_place(db_path)
     )
     con.close()
     with Journal.open(db_path, Ctx) as j:
-        names = {r[0] for r in j._db().conn.execute("SELECT name FROM sqlite_master")}
+        names = {r[0] for r in j.storage.conn.execute("SELECT name FROM sqlite_master")}
         assert "effect_index" in names and "events_effects" not in names
         root = j.root()
         assert [root.effect(f"tool:{i}", lambda: "re-run!") for i in range(5)] == [0, 1, 2, 3, 4]
@@ -609,7 +609,7 @@ def test_apply_many_writes_what_apply_would(tmp_path, monkeypatch, json_each, ch
     one = Journal.open(tmp_path / "one.db", Ctx, snapshot_every=2)
     many = Journal.open(tmp_path / "many.db", Ctx, snapshot_every=2)
     if not json_each:
-        many._db()._has_json_each = False  # an SQLite without JSON functions
+        many.storage._has_json_each = False  # an SQLite without JSON functions
     for d in TRICKY:
         one.root().apply(d)
     assert many.root().apply_many(TRICKY) == len(TRICKY)
@@ -617,8 +617,8 @@ def test_apply_many_writes_what_apply_would(tmp_path, monkeypatch, json_each, ch
     a, b = one.root().history(), many.root().history()
     assert [(r.seq, r.hash, r.parent_hash, r.payload) for r in a] == [(r.seq, r.hash, r.parent_hash, r.payload) for r in b]
     raw = "SELECT seq, payload FROM events ORDER BY position"
-    assert one._db().conn.execute(raw).fetchall() == many._db().conn.execute(raw).fetchall()
-    assert many._db().conn.execute("SELECT count(*) FROM snapshots WHERE seq > 0").fetchone()[0] == 2
+    assert one.storage.conn.execute(raw).fetchall() == many.storage.conn.execute(raw).fetchall()
+    assert many.storage.conn.execute("SELECT count(*) FROM snapshots WHERE seq > 0").fetchone()[0] == 2
     fresh = Journal.open(tmp_path / "many.db", Ctx)
     assert [fresh.root().at(s) for s in range(6)] == [one.root().at(s) for s in range(6)]
     assert fresh.verify().ok

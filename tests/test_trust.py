@@ -23,7 +23,7 @@ import pytest
 from conftest import Ctx
 from workbench import BranchConflict, IntegrityError, InvalidValue, Journal, NotAJournal, NotFound, State
 from workbench.errors import Busy, DiskFull, EffectInFlight, StateMismatch, StateUnavailable, StorageError
-from workbench.intents import IntentLog
+from workbench.storage import IntentLog
 from workbench.storage import is_journal_file
 
 HERE = Path(__file__).parent
@@ -423,7 +423,7 @@ def test_intent_log_compaction_survives_sigkill_at_any_moment(tmp_path):
     log = str(tmp_path / "x.db")
     worker = textwrap.dedent("""
         import sys
-        from workbench.intents import IntentLog
+        from workbench.storage import IntentLog
         log = IntentLog(sys.argv[1], "process")
         if sys.argv[2] == "seed":
             for i in range(3000):

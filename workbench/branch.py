@@ -53,16 +53,13 @@ class Branch:
 
     def __init__(self, journal: Journal, row: BranchRow, head: tuple[int, bytes] | None = None) -> None:
         self._j = journal
-        self.id: int = row[0]
-        self.name: str | None = row[1]
-        self.parent: int | None = row[2]
-        self.fork_seq: int = row[3]
-        self._segments = journal.segments(self.id)
+        self.id: int = row.id
+        self.name: str | None = row.name
+        self.parent: int | None = row.parent
+        self.fork_seq: int = row.fork_seq
+        self._segments = journal.history.segments(self.id)
         if head is None:
-            head = journal._db().head(self.id) or (
-                self.fork_seq,
-                journal.hash_at(self.parent, self.fork_seq) if self.parent is not None else ev.ZERO_HASH,
-            )
+            head = journal.durable_head(self.id)
         self._head, self._head_hash = head
         self._state: Any = _UNSET
         self._snap_seq = 0
@@ -77,7 +74,7 @@ class Branch:
         self._fx: dict[bytes, tuple[int, int]] | None = None
         self._fx_indexed = 0  # effects up to this global position are in effect_index
         self._log_mark: tuple[int, int] | None = None  # the intent log after our last line in it
-        self._refused = journal._refused.get(self.id, 0)  # see Journal.flush
+        self._refused = journal.refusals(self.id)  # see Journal.flush
 
     def __repr__(self) -> str:
         name = f" {self.name!r}" if self.name else ""
@@ -108,7 +105,7 @@ class Branch:
     @property
     def params(self) -> dict[str, Any]:
         """This branch's own params (the matrix merges ancestors' params under them)."""
-        return ev.loads(self._j._row(self.id)[4])
+        return ev.loads(self._j.history.row(self.id).params)
 
     # -- writing --------------------------------------------------------------------------
 
@@ -118,10 +115,10 @@ class Branch:
         parent = self._head_hash
         h = ev.event_hash(parent, kind, payload)
         j = self._j
-        if j._refused.get(self.id, 0) != self._refused:
+        if j.refusals(self.id) != self._refused:
             raise self._stale()
         try:
-            j._write((self.id, seq, kind, h, parent, j._now(), payload, *extra), shape, buffered)
+            j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
         except BaseException:
             self._log_mark = None  # another writer may have appended: ask the database from now on
             raise
@@ -131,9 +128,8 @@ class Branch:
     def _ready(self) -> Journal:
         """The journal with buffered events written, refusing a handle whose buffer was refused."""
         j = self._j
-        if j._npending:
-            j.flush()
-        if j._refused.get(self.id, 0) != self._refused:
+        j.flush()
+        if j.refusals(self.id) != self._refused:
             raise self._stale()
         return j
 
@@ -158,7 +154,7 @@ class Branch:
             raise InvalidValue(f"expect= takes a seq (int >= 0), 'new' or None, not {expect!r}")
         j = self._ready()
         if self._head != want:
-            stored = j._durable_head(self.id)[0]
+            stored = j.durable_head(self.id)[0]
             if stored != want:
                 raise BranchConflict(
                     f"branch {self.id}: expected head {want}, but the head is {stored}; nothing was "
@@ -169,16 +165,15 @@ class Branch:
     def _known_id(self, event_id: str, kind: str, text: str) -> int | None:
         """The seq of the event a caller id already names (an idempotent retry), else None;
         Conflict when the id names another event."""
-        found = self._j._db().event_by_id(ev.check_text(event_id, "an event id"))
+        found = self._j.storage.event_by_id(ev.check_text(event_id, "an event id"))
         if found is None:
             return None
-        branch, seq, found_kind, payload = found
-        if found_kind == kind and payload == text and self._in_history(branch, seq):
-            return int(seq)
+        if found.kind == kind and found.payload == text and self._in_history(found.branch, found.seq):
+            return found.seq
         raise Conflict(
-            f"event id {event_id!r} is already used by {branch}@{seq} ({found_kind}) with another "
-            "payload or on another branch; ids are unique per journal", event_id=event_id,
-            branch=branch, seq=seq)
+            f"event id {event_id!r} is already used by {found.branch}@{found.seq} ({found.kind}) with "
+            "another payload or on another branch; ids are unique per journal", event_id=event_id,
+            branch=found.branch, seq=found.seq)
 
     def apply(self, delta: Any, occurred_at: int | datetime | None = None, *,
               expect: int | str | None = None, id: str | None = None) -> int:
@@ -206,7 +201,7 @@ class Branch:
         state = self._state if self._state is not _UNSET else self._live()
         try:
             # Apply the decoded delta, exactly what a replay will apply.
-            self._state = j._apply(state, ev.loads(text))
+            self._state = j.history.apply(state, ev.loads(text))
             seq = self._append("delta", text, not immediate, shape, extra)
         except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
@@ -234,7 +229,7 @@ class Branch:
         done = {"state": state, "snap": self._snap_seq, "hash": self._head_hash}
 
         def chunks() -> Iterator[tuple[list[bytes], list[str]]]:
-            apply, loads, every = j._applier(), ev.loads, j.snapshot_every
+            apply, loads, every = j.history.applier(), ev.loads, j.snapshot_every
             state, snap, h = done["state"], done["snap"], done["hash"]
             for lo in range(0, len(values), BATCH_CHUNK):
                 part = values[lo:lo + BATCH_CHUNK]
@@ -256,8 +251,8 @@ class Branch:
             done.update(state=state, snap=snap, hash=h)
 
         try:
-            j._db().append_batch(self.id, first, "delta", self._head_hash, j._now(), chunks(), snapshots, j.built(),
-                                 rows=len(values))
+            j.storage.append_batch(self.id, first, "delta", self._head_hash, j.now(), chunks(), snapshots,
+                                   j.history.built(), rows=len(values))
         except BaseException as e:
             self._state = _UNSET  # rebuilt from the journal on next use
             if isinstance(e, WorkbenchError):
@@ -287,7 +282,7 @@ class Branch:
         kh = ev.key_hash(ev.check_text(key, "an effect key"))
         self._expected(expect)
         j = self._ready()
-        db = j._db()
+        db = j.storage
         # The handle maps its history's effects (key hash -> where) when it first looks one up;
         # past FX_MAP_MAX effects, older ones are left to the effect_index table. Anyone else's
         # append to this branch takes the seq after our head (and makes our next append fail),
@@ -340,7 +335,7 @@ class Branch:
         return self._fx
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
-        intents = self._j._db().intents
+        intents = self._j.storage.intents
         ann = self._announcement
         try:
             # An unsafe result raises; the call happened, so its intent stays: an unknown outcome.
@@ -365,7 +360,7 @@ class Branch:
         if fx is not None:  # committed at our head + 1: nobody else has written to this branch
             fx[kh] = (self.id, self._head)
             if len(fx) > FX_MAP_MAX:
-                self._fx_indexed = self._j._db().catch_up_effect_index()
+                self._fx_indexed = self._j.storage.catch_up_effect_index()
                 fx.clear()
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else ev.loads(text)
@@ -406,7 +401,7 @@ class Branch:
 
     def _withdraw(self, kh: bytes) -> None:
         try:
-            self._j._db().intents.withdraw(self.id, kh, self._announcement)
+            self._j.storage.intents.withdraw(self.id, kh, self._announcement)
         except WorkbenchError:
             pass  # the intent stays: an unknown outcome, as after a crash; fn's error matters more
 
@@ -486,11 +481,12 @@ class Branch:
         source = self._j.branch(branch)
         source._check_seq(seq, "rollback to")
         text = ev.canonical(ev.encode_state(source.at(seq)), "state")
-        mark = ev.canonical({"branch": branch, "seq": seq, "hash": self._j.hash_at(branch, seq).hex()}, "rollback")
+        mark = ev.canonical({"branch": branch, "seq": seq, "hash": self._j.history.hash_at(branch, seq).hex()},
+                            "rollback")
         return self._replace_state('{"rollback":' + mark + ',"state":' + text + "}", text)
 
     def _in_history(self, branch: int, seq: int) -> bool:
-        return self._j._owner(self.id, seq)[0] == branch
+        return self._j.history.owner(self.id, seq)[0] == branch
 
     def tag(self, label: str, seq: int | str | None = None) -> int:
         """Name an event (default: the head) so refs can use ``label``; returns its seq."""
@@ -504,13 +500,12 @@ class Branch:
         at = self._head if seq is None else self._seq(seq, "tag")
         self._check_seq(at, "tag")
         self._j.flush()
-        self._j._db().put_tag(label, self.id, at)
+        self._j.storage.put_tag(label, self.id, at)
         return at
 
     def unknown_outcomes(self) -> list[str]:
         """Effect keys started on this branch whose result was never committed."""
-        self._j.flush()
-        return self._j._unknown_outcomes(self.id)
+        return self._j.unknown_outcomes(self.id)
 
     def compact(self, compactor: Callable[[Branch, Any], Any]) -> int:
         """Replace the state with ``compactor(branch, state)``; returns the compact event's seq.
@@ -527,18 +522,18 @@ class Branch:
         """Append a compact event and its snapshot in one transaction (both, or neither)."""
         j = self._j
         j.flush()
-        db = j._db()
+        db = j.storage
         head, head_hash = self._head, self._head_hash
         try:
             with db.atomic():
                 seq = self._append("compact", payload, buffered=False)
-                db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text), j.built())
+                db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text), j.history.built())
         except BaseException as e:
             if self._head == head or not db.landed(self.id, self._head, self._head_hash, e):
                 self._head, self._head_hash = head, head_hash  # rolled back: nothing was written
                 self._state = _UNSET
                 raise
-        self._state = ev.decode_state(j.state_class, ev.loads(text))
+        self._state = j.history.decode(ev.loads(text))
         self._snap_seq = seq
         return seq
 
@@ -552,8 +547,9 @@ class Branch:
     def _write_snapshot(self) -> None:
         self._j.flush()
         text = ev.canonical(ev.encode_state(self._state), "state")
-        owner, seq = self._j._owner(self.id, self._head)
-        self._j._db().put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text), self._j.built())
+        owner, seq = self._j.history.owner(self.id, self._head)
+        self._j.storage.put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text),
+                                     self._j.history.built())
         self._snap_seq = seq
 
     def _try_snapshot(self) -> None:
@@ -570,7 +566,7 @@ class Branch:
 
     def _live(self) -> Any:
         if self._state is _UNSET:
-            self._state, self._snap_seq = self._j._state_at(self.id, self._head)
+            self._state, self._snap_seq = self._j.history.state_at(self.id, self._head)
         return self._state
 
     def state(self) -> Any:
@@ -580,9 +576,9 @@ class Branch:
     def _sync(self) -> None:
         """Catch up with events other writers appended to this branch."""
         self._j.flush()
-        head = self._j._db().head(self.id)
-        if head is not None and head[0] > self._head:
-            self._head, self._head_hash = head
+        head = self._j.storage.head(self.id)
+        if head is not None and head.seq > self._head:
+            self._head, self._head_hash = head.seq, head.hash
             self._fx = None
             self._state = _UNSET
 
@@ -609,7 +605,7 @@ class Branch:
             )
 
     def _hash_at(self, seq: int) -> bytes:
-        return self._head_hash if seq == self._head else self._j.hash_at(self.id, seq)
+        return self._head_hash if seq == self._head else self._j.history.hash_at(self.id, seq)
 
     def at(self, seq: int | str) -> Any:
         """The state as of event ``seq`` (0 is the initial state; a ref works too), rebuilt
@@ -617,15 +613,15 @@ class Branch:
         seq = self._seq(seq, "at")
         self._check_seq(seq, "at")
         self._j.flush()
-        return self._j._state_at(self.id, seq)[0]
+        return self._j.history.state_at(self.id, seq)[0]
 
     def as_of(self, when: int | float | datetime) -> Any:
         """The state as it was known at a wall-clock time (unix ms or a datetime): the state
         after the last event committed at or before it."""
         t = _unix_ms(when, "as_of")
         self._sync()
-        seq = min(self._j._db().last_seq_at_time(self._segments, t), self._head)
-        return self._j._state_at(self.id, seq)[0]
+        seq = min(self._j.storage.last_seq_at_time(self._segments, t), self._head)
+        return self._j.history.state_at(self.id, seq)[0]
 
     def valid_at(self, when: int | float | datetime) -> Any:
         """The state of the world at a time, as known now: the deltas whose ``occurred_at`` (or,
@@ -633,7 +629,7 @@ class Branch:
         they were recorded), so a late-recorded earlier fact never overrides a later one."""
         t = _unix_ms(when, "valid_at")
         self._sync()
-        return self._j._valid_at(self.id, self._head, t)
+        return self._j.history.valid_at(self.id, self._head, t)
 
     def view_at(self, valid: int | float | datetime, known: int | float | datetime) -> Any:
         """What was true at ``valid`` as known at ``known`` (both unix ms or datetimes): the
@@ -641,12 +637,10 @@ class Branch:
         t = _unix_ms(valid, "valid")
         k = _unix_ms(known, "known")
         self._sync()
-        return self._j._valid_at(self.id, self._head, t, k)
+        return self._j.history.valid_at(self.id, self._head, t, k)
 
     def history(self, lo: int = 1, hi: int | None = None) -> list[ev.Record]:
         """Events lo..hi (inclusive) of the resolved history, inherited ones included."""
-        from .journal import record_of
-
         if hi is None:
             self._sync()
             hi = self._head
@@ -654,7 +648,7 @@ class Branch:
         if isinstance(lo, bool) or not isinstance(lo, int) or lo < 0:
             raise InvalidValue(f"history from: lo must be an int >= 0, not {lo!r}")
         self._j.flush()
-        return [record_of(r) for r in self._j._db().events(self._segments, lo, hi)]
+        return [ev.record_of(e) for e in self._j.storage.events(self._segments, lo, hi)]
 
     # -- forking --------------------------------------------------------------------------
 
@@ -666,4 +660,4 @@ class Branch:
         self, seq: int | str, name: str | None = None, params: Mapping[str, Any] | None = None
     ) -> Branch:
         """A new branch from event ``seq`` (or a ref); it inherits the prefix's state and effects."""
-        return self._j._fork_rows(self, self._seq(seq, "fork at"), [(name, params)])[0]
+        return self._j.fork(self, self._seq(seq, "fork at"), [(name, params)])[0]

@@ -86,10 +86,10 @@ def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, 
     if opts.raw and opts.state:
         raise InvalidValue("--raw reads states without a class; drop --state or --raw")
     if state is None and opts.state:
-        from .sweep_worker import resolve
+        from .plugins import import_ref
 
         try:
-            state = resolve(opts.state)
+            state = import_ref(opts.state)
         except (ImportError, AttributeError, ValueError) as e:
             raise InvalidValue(f"--state {opts.state}: cannot import it ({e}); give module:Class") from None
     if must_exist and not os.path.exists(opts.db):

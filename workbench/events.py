@@ -21,12 +21,15 @@ import re
 from dataclasses import dataclass, field
 from decimal import Decimal
 from collections.abc import Sequence
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import blake3
 import orjson
 
 from .errors import InvalidValue
+
+if TYPE_CHECKING:
+    from .storage import StoredEvent
 
 Kind = Literal["delta", "effect", "compact", "observe"]
 KINDS: tuple[str, ...] = ("delta", "effect", "compact", "observe")
@@ -410,6 +413,12 @@ class Record:
             "position": self.position,
             "payload": self.payload,
         }
+
+
+def record_of(event: StoredEvent) -> Record:
+    """A stored event as a Record (payload decoded)."""
+    return Record(event.branch, event.seq, event.kind, event.hash.hex(), event.parent_hash.hex(), event.ts,
+                  loads(event.payload), event.position)
 
 
 def _short(s: str, n: int = 120) -> str:

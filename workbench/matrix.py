@@ -14,6 +14,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .errors import InvalidValue, NotFound
+from .storage import BranchRow, Observation
+
 if TYPE_CHECKING:
     import polars as pl
 
@@ -35,16 +38,16 @@ class _Branches:
         self.names: dict[int, str | None] = {}
         self.params: dict[int, dict[str, Any]] = {}
         self.lineage: dict[int, tuple[int | None, int, int, int | None]] = {}
-        self.extend(journal._db().branch_rows())
+        self.extend(journal.storage.branch_rows())
 
-    def extend(self, rows: Iterable[tuple[Any, ...]]) -> None:
-        for bid, name, parent, fork_seq, params, _, sweep in rows:
-            own = json.loads(params)
-            up = self.params.get(parent, {}) if parent is not None else {}
-            self.params[bid] = {**up, **own}
-            depth = self.lineage[parent][2] + 1 if parent in self.lineage else 0
-            self.names[bid] = name
-            self.lineage[bid] = (parent, fork_seq, depth, sweep)
+    def extend(self, rows: Iterable[BranchRow]) -> None:
+        for r in rows:
+            own = json.loads(r.params)
+            up = self.params.get(r.parent, {}) if r.parent is not None else {}
+            self.params[r.id] = {**up, **own}
+            depth = self.lineage[r.parent][2] + 1 if r.parent in self.lineage else 0
+            self.names[r.id] = r.name
+            self.lineage[r.id] = (r.parent, r.fork_seq, depth, r.sweep)
 
     @property
     def last_id(self) -> int:
@@ -87,7 +90,7 @@ def param_columns(df: pl.DataFrame) -> list[str]:
 # -- building -------------------------------------------------------------------------------
 
 
-def _observations(rows: list[tuple[Any, ...]]) -> pl.DataFrame:
+def _observations(rows: list[Observation]) -> pl.DataFrame:
     import polars as pl
 
     return pl.DataFrame(
@@ -108,8 +111,6 @@ def _select_branches(
     if sweep is not None:
         members = {b for b, lin in br.lineage.items() if lin[3] == sweep}
         if not members and sweep not in {s.id for s in journal.sweeps()}:
-            from .errors import NotFound
-
             raise NotFound(f"there is no sweep {sweep}; list them with journal.sweeps()")
         ids = members if ids is None else ids & members
     if params:
@@ -141,13 +142,11 @@ def build_matrix(
     import polars as pl
 
     if summary not in SUMMARIES:
-        from .errors import InvalidValue
-
         raise InvalidValue(f"summary must be one of {', '.join(SUMMARIES)}, not {summary!r}")
     journal.flush()
     br = _Branches(journal)
     ids = _select_branches(br, journal, branches, sweep, params)
-    obs = journal._db().observations_frame()
+    obs = journal.storage.observations_frame()
     if ids is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     if metrics is not None:
@@ -257,8 +256,6 @@ def last_per_branch(df: pl.DataFrame, metric: str, as_name: str | None = None) -
             .rename({"value": as_name or metric})
         )
     if metric not in df.columns:
-        from .errors import InvalidValue
-
         raise InvalidValue(f"the matrix has no metric {metric!r}; metrics are in the metric column or columns")
     return df.rename({metric: as_name}) if as_name else df
 
@@ -315,8 +312,6 @@ def export(df: pl.DataFrame, path: str | Path) -> Path:
     elif suffix == ".json":
         p.write_text(json.dumps(df.to_dicts(), default=str) + "\n")
     else:
-        from .errors import InvalidValue
-
         raise InvalidValue(f"cannot tell the format of {p.name}: use a .csv, .parquet or .json suffix")
     return p
 
@@ -350,12 +345,12 @@ class LiveMatrix:
         """Fold in new observations; returns how many rows arrived."""
         import polars as pl
 
-        db = self.journal._db()
+        db = self.journal.storage
         rows = db.observations(self.cursor)
         if not rows:
             return 0
-        self.cursor = rows[-1][0]
-        new = [r for r in db.branch_rows(since_id=self._branches.last_id)]
+        self.cursor = rows[-1].position
+        new = db.branch_rows(since_id=self._branches.last_id)
         if new:
             self._branches.extend(new)
         self._parts.append(_long(_observations(rows), self._branches, False))

@@ -70,7 +70,7 @@ def resolve(journal: Journal, ref: str, default_branch: int | str = 0) -> tuple[
     if not _NAME.match(r):
         raise _bad(r, "unexpected characters")
     candidates: list[tuple[str, tuple[int, int]]] = []
-    label = journal._db().tag(r)
+    label = journal.storage.tag(r)
     if label is not None:
         candidates.append((f"label {r}", label))
     try:

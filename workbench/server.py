@@ -156,7 +156,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         def get(self) -> None:
             def run() -> Any:
                 j = self.journal()
-                runs = {r[0]: r[2] for r in j._db().runs()}
+                runs = {r.branch: r.status for r in j.storage.runs()}
                 return {"branches": [{**b.to_json(), "status": runs.get(b.id)} for b in j.branches()]}
 
             self.reply(run)

@@ -28,7 +28,7 @@ class Subscription:
             raise InvalidValue(f"a subscription name is a non-empty str, not {name!r}")
         self.journal = journal
         self.name = name
-        self._acked = journal._db().subscription(name)
+        self._acked = journal.storage.subscription(name)
         self._delivered = self._acked
 
     @property
@@ -54,7 +54,7 @@ class Subscription:
                 f"{self._acked + 1}..{self._delivered}; poll first, then ack a delivered record's position",
                 position=position,
             )
-        self.journal._db().ack(self.name, position)
+        self.journal.storage.ack(self.name, position)
         self._acked = position
 
     def __repr__(self) -> str:

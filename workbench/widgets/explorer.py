@@ -91,7 +91,7 @@ class JournalExplorer(w.VBox):
     def refresh(self) -> None:
         """Reload the branch tree (new forks, new heads) and the current page."""
         infos = self.journal.branches()
-        runs = {r[0]: r[2] for r in self.journal._db().runs()}
+        runs = {r.branch: r.status for r in self.journal.storage.runs()}
         children: dict[int | None, list[BranchInfo]] = {}
         for info in infos:
             children.setdefault(info.parent, []).append(info)

@@ -265,7 +265,7 @@ def sweeps_cmd(ctx: typer.Context) -> None:
     with _journal(ctx) as j:
         rows = []
         for s in j.sweeps():
-            runs = {r[0]: r[2] for r in j._db().runs(s.id)}
+            runs = {r.branch: r.status for r in j.storage.runs(s.id)}
             counts = {st: sum(v == st for v in runs.values()) for st in ("finished", "failed", "running", "cancelled")}
             counts["pending"] = len(s.branches) - sum(counts.values())
             rows.append({"id": s.id, "base": s.base, "at": s.at, "grid": s.spec.get("grid"),

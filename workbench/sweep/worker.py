@@ -1,4 +1,5 @@
-"""Entry point of a process-runner worker: ``python -m workbench.sweep_worker FN JOURNAL BRANCH PARAMS``.
+"""Inside a fork: progress reports, and the process runner's worker
+(``python -m workbench.sweep.worker FN JOURNAL BRANCH PARAMS``).
 
 Imports only what the fork needs (never papermill, altair, nbformat or jupyter_server), exits
 if the sweep's parent process dies, and reports an exception as one ``LITHIFY_ERROR {json}``
@@ -7,13 +8,37 @@ line on stderr.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import sys
 import threading
 import time
 import traceback
+from pathlib import Path
+
+from ..plugins import import_ref
+
+
+PROGRESS_ENV = "LITHIFY_PROGRESS_FILE"
+
+
+def report_progress(done: int, total: int | None = None) -> None:
+    """Called inside a fork (template or fn) to report steps done; shown by the launcher."""
+    path = os.environ.get(PROGRESS_ENV)
+    if not path:
+        return
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "w") as f:
+        json.dump({"done": done, "total": total}, f)
+    os.replace(tmp, path)
+
+
+def read_progress(path: Path) -> tuple[int, int | None] | None:
+    try:
+        doc = json.loads(path.read_text())
+        return int(doc["done"]), doc.get("total")
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def _exit_with_parent(parent: int) -> None:
@@ -26,20 +51,11 @@ def _exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, daemon=True).start()
 
 
-def resolve(ref: str):  # type: ignore[no-untyped-def]
-    """The function named by 'module:qualname'."""
-    module, _, name = ref.partition(":")
-    obj = importlib.import_module(module)
-    for part in name.split("."):
-        obj = getattr(obj, part)
-    return obj
-
-
 def main(argv: list[str]) -> int:
     ref, journal, branch, params = argv[0], argv[1], int(argv[2]), json.loads(argv[3])
     _exit_with_parent(os.getppid())
     try:
-        resolve(ref)(journal, branch, params)
+        import_ref(ref)(journal, branch, params)
     except BaseException as e:  # noqa: BLE001 (reported to the parent, then exit 1)
         traceback.print_exc()
         tb = traceback.extract_tb(e.__traceback__)

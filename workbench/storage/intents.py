@@ -28,8 +28,10 @@ import json
 import os
 import threading
 from collections.abc import Callable
+from typing import Any
 
-from .errors import WorkbenchError, os_error
+from ..errors import WorkbenchError, os_error
+from .connection import now_ms
 
 _ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
 
@@ -427,3 +429,74 @@ def _fsync_dir(path: str) -> None:
         pass
     finally:
         os.close(fd)
+
+
+class TableIntents:
+    """Effect intents kept in the (encrypted) database itself: one commit per announcement,
+    slower than the sidecar log but leaking nothing. Same contract as ``IntentLog``."""
+
+    COMPACT_BYTES = 1 << 20
+
+    # Other writers' announcements are not visible without a query: never "quiet".
+    mark = None
+    start_mark = None
+
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage
+
+    def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
+        s = self.storage
+        running = (s.path + "#intents", branch, key_hash)
+        ann, holder = new_announcement(running)
+        if holder is not None:
+            return 0, ann, holder
+        try:
+            with s._guard, s.atomic():
+                row = s.conn.execute("SELECT attempts, pid FROM intents WHERE branch = ? AND key_hash = ?",
+                                     (branch, key_hash)).fetchone()
+                if row is not None and row[1] and announcement_live(row[1]):
+                    end_announcement(running, ann)
+                    return int(row[0]) + 1, ann, str(row[1])
+                n = (row[0] if row else 0) + 1
+                s.conn.execute("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?)",
+                               (branch, key_hash, key, now_ms(), n, ann))
+                return n, ann, None
+        except BaseException:
+            end_announcement(running, ann)
+            raise
+
+    def _end(self, branch: int, key_hash: bytes, ann: str, sql: str) -> None:
+        end_announcement((self.storage.path + "#intents", branch, key_hash), ann)
+        if sql:
+            with self.storage._guard:
+                self.storage.conn.execute(sql, (branch, key_hash, ann))
+
+    def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
+        self._end(branch, key_hash, ann, "")
+
+    def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
+        self._end(branch, key_hash, ann, "DELETE FROM intents WHERE branch = ? AND key_hash = ? AND pid = ?")
+
+    def settle(self, branch: int, key_hash: bytes, ann: str) -> None:
+        self._end(branch, key_hash, ann, "UPDATE intents SET pid = NULL WHERE branch = ? AND key_hash = ? AND pid = ?")
+
+    def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
+        with self.storage._guard:
+            rows = self.storage.conn.execute("SELECT branch, key_hash, key FROM intents ORDER BY started").fetchall()
+        return {(b, h): k for b, h, k in rows if branch is None or b == branch}
+
+    def compact(self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]) -> None:
+        if self.storage.readonly:
+            return
+        keep = still_open(self.pending())
+        with self.storage._guard:
+            for (b, h) in self.pending():
+                if (b, h) not in keep:
+                    self.storage.conn.execute("DELETE FROM intents WHERE branch = ? AND key_hash = ?", (b, h))
+
+    def size(self) -> int:
+        with self.storage._guard:
+            return int(self.storage.conn.execute("SELECT count(*) FROM intents").fetchone()[0]) * 256
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,229 @@
+"""The resolved history of a branch, over a ``Storage``: which branch wrote each seq, the hash at
+any seq, and the state at any seq (snapshots, sealed and checked when loaded, then replay).
+
+A branch's resolved history is its parent's resolved history up to the fork point, then its
+own events; seqs continue the parent's numbering. States are rebuilt by the journal's State
+class (``apply``), or as plain JSON updated by RFC 7386 merge patches for a class-less journal.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from . import deltas
+from . import events as ev
+from .errors import IntegrityError, NotFound, StateUnavailable, WorkbenchError
+from .storage import BranchRow, Segment, SnapshotRow, Storage
+
+
+def built_from(cls: type | None) -> str:
+    """What a snapshot is built from: the registered delta versions and the State's schema (its
+    ``state_version`` and dataclass fields). A snapshot built from something else is not used:
+    the state is rebuilt from events (upcast as the current code upcasts them)."""
+    fields = None
+    if cls is not None and dataclasses.is_dataclass(cls):
+        fields = sorted(f.name for f in dataclasses.fields(cls))
+    version = getattr(cls, "state_version", None) if cls is not None else None
+    versions = deltas.versions()
+    if not versions and fields is None and version is None:
+        return ""  # what journals recorded before snapshots said what they were built from
+    return ev.canonical({"deltas": versions, "fields": fields, "version": version}, "built")
+
+
+class History:
+    """Resolved histories and states of one journal's branches (caches shared by its handles)."""
+
+    def __init__(self, storage: Storage, state: type | None, state_known: bool = True) -> None:
+        self.storage = storage
+        self.state_class = state
+        self.state_known = state_known
+        self._rows: dict[int, BranchRow] = {}
+        self._segments: dict[int, list[Segment]] = {}
+        self._built: tuple[int, str] = (-1, "")  # (delta registry generation, built_from(state))
+        self._lock = threading.Lock()
+
+    # -- branches ---------------------------------------------------------------------------
+
+    def row(self, branch_id: int) -> BranchRow:
+        """A branch's row (cached: rows never change)."""
+        row = self._rows.get(branch_id)
+        if row is None:
+            row = self.storage.branch_row(branch_id)
+            if row is None:
+                raise NotFound(
+                    f"there is no branch {branch_id} in {self.storage.path}; list them with "
+                    "journal.branches() or `lithify branches`", branch=branch_id)
+            self._rows[branch_id] = row
+        return row
+
+    def remember(self, row: BranchRow) -> None:
+        """Cache a row read or written elsewhere."""
+        self._rows.setdefault(row.id, row)
+
+    def segments(self, branch_id: int) -> list[Segment]:
+        """The resolved history of a branch as (branch, first_seq, last_seq) pieces, root first."""
+        segs = self._segments.get(branch_id)
+        if segs is None:
+            segs = []
+            row = self.row(branch_id)
+            last: int | None = None
+            while True:
+                segs.append((row.id, 0 if row.parent is None else row.fork_seq + 1, last))
+                if row.parent is None:
+                    break
+                # An ancestor is visible only up to the lowest fork point below it.
+                last = row.fork_seq if last is None else min(last, row.fork_seq)
+                row = self.row(row.parent)
+            segs.reverse()
+            self._segments[branch_id] = segs
+        return segs
+
+    def owner(self, branch: int, seq: int) -> tuple[int, int]:
+        """(branch that wrote seq, seq) in a branch's resolved history."""
+        for bid, first, last in reversed(self.segments(branch)):
+            if first <= seq and (last is None or seq <= last):
+                return bid, seq
+        return branch, seq
+
+    def hash_at(self, branch: int, seq: int) -> bytes:
+        """The hash of the event at seq in a branch's resolved history (zeros at seq 0)."""
+        if seq == 0:
+            return ev.ZERO_HASH
+        event = self.storage.event_at(*self.owner(branch, seq))
+        if event is None:
+            raise NotFound(f"branch {branch} has no event at seq {seq}", branch=branch, seq=seq)
+        return event.hash
+
+    def fork_point(self, branch: int) -> tuple[int, bytes]:
+        """(seq, hash) a branch starts from: its fork point (the root's is 0 and zeros)."""
+        row = self.row(branch)
+        return row.fork_seq, (self.hash_at(row.parent, row.fork_seq) if row.parent is not None else ev.ZERO_HASH)
+
+    # -- states -----------------------------------------------------------------------------
+
+    def need_state(self) -> None:
+        """Raise StateUnavailable when this process does not know the journal's State class."""
+        if not self.state_known:
+            name = self.storage.meta.get("state_name")
+            raise StateUnavailable(
+                f"{self.storage.path} holds states of {name!r}, a State class this process does not "
+                "know: pass it (Journal.open(path, YourState); the CLI's --state module:Class), import "
+                "the module that defines it, or read plain JSON with Journal.open(path, raw=True) "
+                "(the CLI's --raw)", path=self.storage.path, state_name=name)
+
+    def built(self) -> str:
+        """What snapshots written now are built from (see ``built_from``)."""
+        gen = deltas.generation()
+        if self._built[0] != gen:
+            self._built = (gen, built_from(self.state_class))
+        return self._built[1]
+
+    def apply(self, state: Any, delta: Any) -> Any:
+        """The state after one stored delta (decoded and upcast as replays do)."""
+        if not self.state_known:
+            self.need_state()
+        if self.state_class is None:
+            return ev.merge_patch(state, delta)
+        out = state.apply(deltas.decode(delta))
+        return state if out is None else out
+
+    def applier(self) -> Callable[[Any, Any], Any]:
+        """``apply`` with its checks hoisted, for applying many deltas in a row."""
+        self.need_state()
+        if self.state_class is None or deltas.any_registered():
+            return self.apply
+
+        def apply(state: Any, delta: Any) -> Any:
+            out = state.apply(delta)
+            return state if out is None else out
+
+        return apply
+
+    def decode(self, data: Any) -> Any:
+        """A state from its JSON form."""
+        return ev.decode_state(self.state_class, data)
+
+    def fresh(self) -> Any:
+        """The initial state of a new journal."""
+        return self.state_class() if self.state_class is not None else {}
+
+    def state_at(self, branch: int, seq: int) -> tuple[Any, int]:
+        """(state, seq of the snapshot used) as of seq in a branch's resolved history.
+
+        Snapshots built from other delta versions or another state schema are not used: the
+        state is rebuilt from the events (each upcast), and such snapshots passed on the way
+        are rewritten (unless the journal is read-only)."""
+        self.need_state()
+        segs = self.segments(branch)
+        db = self.storage
+        built = self.built()
+        snap = db.nearest_snapshot(segs, seq)
+        stale: list[tuple[int, int]] = []
+        if snap is not None and (snap.built or "") != built:
+            snap = db.nearest_snapshot(segs, seq, built)
+            if not db.readonly:
+                stale = db.stale_snapshots(segs, snap.seq if snap else -1, seq, built)
+        if snap is not None:
+            base = snap.seq
+            state = self.decode(ev.loads(self.sealed(snap)))
+        else:
+            base = 0
+            state = self.fresh()
+        todo = sorted(stale, key=lambda at: at[1])
+        for event_seq, kind, payload, event_hash in db.state_events(segs, base + 1, seq):
+            while todo and todo[0][1] < event_seq:  # a stale snapshot at an event that is not a delta
+                self._resnapshot(todo.pop(0), state, built)
+            doc = ev.loads(payload)
+            state = self.decode(doc["state"]) if kind == "compact" else self.apply(state, doc)
+            if todo and todo[0][1] == event_seq:
+                self._resnapshot(todo.pop(0), state, built, event_hash)
+        for left in todo:
+            self._resnapshot(left, state, built)
+        return state, base
+
+    def _resnapshot(self, at: tuple[int, int], state: Any, built: str, event_hash: bytes | None = None) -> None:
+        """Rewrite a stale snapshot with the state rebuilt now (a failure only leaves it stale)."""
+        branch, seq = at
+        try:
+            text = ev.canonical(ev.encode_state(state), "state")
+            h = event_hash if event_hash is not None else self.hash_at(branch, seq)
+            self.storage.put_snapshot(branch, seq, text, ev.snapshot_digest(h, text), built, replace=True)
+        except WorkbenchError:
+            pass
+
+    def rebuild_snapshots(self) -> int:
+        """Rebuild every snapshot built from something other than ``built()``; how many."""
+        self.need_state()
+        self.storage.writable()
+        stale = self.storage.all_stale_snapshots(self.built())
+        for branch, seq in stale:
+            self.state_at(branch, seq)
+        return len(stale)
+
+    def sealed(self, snap: SnapshotRow) -> str:
+        """A snapshot's state text, after checking its seal (a changed byte raises)."""
+        at = ev.ZERO_HASH if snap.seq == 0 else (snap.event_hash or b"")
+        if ev.snapshot_digest(at, snap.state) != snap.digest:
+            raise IntegrityError(
+                f"the snapshot of branch {snap.branch} at seq {snap.seq} in {self.storage.path} does not "
+                "match its seal (its state was changed after it was written); run `lithify verify`, "
+                "and restore the journal from a copy", branch=snap.branch, seq=snap.seq)
+        return snap.state
+
+    def initial(self) -> Any:
+        """The state before the first event (the journal's first snapshot, or a fresh state)."""
+        self.need_state()
+        snap = self.storage.nearest_snapshot([(0, 0, 0)], 0, self.built())
+        return self.decode(ev.loads(self.sealed(snap))) if snap is not None else self.fresh()
+
+    def valid_at(self, branch: int, head: int, when: int, known: int | None = None) -> Any:
+        """The state built from the deltas whose world time is at or before ``when`` (recorded by
+        ``known``), applied in world order."""
+        state = self.initial()
+        for _, kind, payload, _ in self.storage.world_events(self.segments(branch), head, when, known):
+            doc = ev.loads(payload)
+            state = self.decode(doc["state"]) if kind == "compact" else self.apply(state, doc)
+        return state

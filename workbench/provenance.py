@@ -1,0 +1,66 @@
+"""Provenance: who wrote an event (writer, process, source, effect timing, world time, caller id)
+and which events, and which effects' results, produced a value of the state."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from . import events as ev
+from .diff import iter_diff
+from .errors import NotFound
+
+if TYPE_CHECKING:
+    from .journal import Journal
+
+
+def event_provenance(journal: Journal, rec: ev.Record) -> dict[str, Any]:
+    """One event's record and who wrote it."""
+    p = journal.storage.provenance(rec.branch, rec.seq)
+    doc: dict[str, Any] = {"branch": rec.branch, "seq": rec.seq, "kind": rec.kind, "hash": rec.hash, "ts": rec.ts,
+                           "summary": rec.summary(80)}
+    if p is not None:
+        doc.update({"writer": p.writer, "pid": p.pid, "source": p.source})
+        if p.occurred_at is not None:
+            doc["occurred_at"] = p.occurred_at
+        if p.event_id is not None:
+            doc["id"] = p.event_id
+        if rec.kind == "effect":
+            doc.update({"key": rec.payload.get("key"), "duration_ms": p.fx_ms, "attempts": p.attempts})
+    return doc
+
+
+def provenance(journal: Journal, branch: int, seq: int, path: str | None = None) -> dict[str, Any]:
+    """Who wrote the event at (branch, seq) and, with ``path`` (e.g. ``notes[3]``), the chain of
+    events that produced that value of the state: each event that changed it, and the effects
+    whose results it carries."""
+    out: dict[str, Any] = {"branch": branch, "seq": seq}
+    if seq > 0:
+        out["event"] = event_provenance(journal, journal.record((branch, seq)))
+    if path is None:
+        return out
+    chain: list[dict[str, Any]] = []
+    b = journal.branch(branch)
+    effects: list[ev.Record] = []
+    prev = b.at(0)
+    for rec in b.history(1, seq):
+        if rec.kind == "effect":
+            effects.append(rec)
+            continue
+        if rec.kind not in ("delta", "compact"):
+            continue
+        now = b.at(rec.seq)
+        touched = [c for c in iter_diff(prev, now) if c.path == path or c.path.startswith((path + ".", path + "["))
+                   or path.startswith((c.path + "[", c.path + "."))]
+        if touched:
+            value = json.dumps(touched[0].after, default=str)
+            sources = [event_provenance(journal, e) for e in effects
+                       if json.dumps(e.payload.get("result"), default=str) in value
+                       or (isinstance(e.payload.get("result"), str) and e.payload["result"] in value)]
+            chain.append({**event_provenance(journal, rec), "change": touched[0].op, "from_effects": sources[-3:]})
+        prev = now
+    if not chain:
+        raise NotFound(f"no event up to {branch}@{seq} changed {path!r}; check the path (e.g. notes[0])")
+    out["path"] = path
+    out["chain"] = chain
+    return out

@@ -1,0 +1,422 @@
+"""The storage seam: what a journal backend must do (``Storage``), the intent store beside it
+(``IntentStore``), and the rows they return, by name.
+
+Everything above this package (journal, branch, history, sweeps, matrix, CLI, server) reaches a
+backend only through these protocols. A backend translates its driver's faults into
+``StorageError`` subclasses and holds the invariants it can: a unique ``(branch, seq)``, appends
+only after the stored head, events never updated or deleted. The contract tests in
+``tests/test_storage_contract.py`` say the same in code; a new backend subclasses them.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from typing import Any, NamedTuple, Protocol
+
+# (branch, first_seq, last_seq or None): one piece of a resolved history, seqs inclusive.
+Segment = tuple[int, int, int | None]
+# An event to write: (branch, seq, kind, hash, parent_hash, ts, payload) followed by the
+# columns of its shape (see EVENT_SHAPES); a plain tuple, as it is built on every append.
+EventRow = tuple[Any, ...]
+# An event to replay: (seq, kind, payload, hash); unpacked, never indexed.
+StateEvent = tuple[int, str, str, bytes]
+# What verify reads: (seq, kind, hash, parent_hash, payload, key_hash, metric, value).
+VerifyEvent = tuple[int, str, bytes, bytes, str, bytes | None, str | None, float | None]
+
+
+class StoredEvent(NamedTuple):
+    """One stored event; ``position`` is its place in the journal's global order."""
+
+    position: int
+    branch: int
+    seq: int
+    kind: str
+    hash: bytes
+    parent_hash: bytes
+    ts: int
+    payload: str
+
+
+class BranchRow(NamedTuple):
+    """A branch as stored: where it forked, its own params (canonical JSON), its sweep."""
+
+    id: int
+    name: str | None
+    parent: int | None
+    fork_seq: int
+    params: str
+    created: int
+    sweep: int | None
+
+
+class Head(NamedTuple):
+    """A branch's own last event."""
+
+    seq: int
+    hash: bytes
+
+
+class SnapshotRow(NamedTuple):
+    """A snapshot, the hash of the event it seals to, and what it was built from."""
+
+    branch: int
+    seq: int
+    state: str
+    digest: bytes
+    event_hash: bytes | None
+    built: str | None
+
+
+class SnapshotRecord(NamedTuple):
+    """A stored snapshot (what verify checks)."""
+
+    branch: int
+    seq: int
+    state: str
+    digest: bytes
+
+
+class RunRow(NamedTuple):
+    """How one fork of a sweep ran."""
+
+    branch: int
+    sweep: int
+    status: str
+    runner: str | None
+    notebook: str | None
+    error: str | None
+    started: int | None
+    finished: int | None
+    wall_ms: float | None
+
+
+class SweepRow(NamedTuple):
+    """A recorded sweep (its spec as canonical JSON)."""
+
+    id: int
+    base: int
+    at: int
+    spec: str
+    created: int
+
+
+class Provenance(NamedTuple):
+    """Who wrote an event and how: the writer, effect timing, world time, ids."""
+
+    writer: str | None
+    pid: int | None
+    source: str | None
+    ts: int
+    fx_ms: float | None
+    attempts: int | None
+    occurred_at: int | None
+    render_ms: float | None
+    event_id: str | None
+
+
+class HashHit(NamedTuple):
+    """An event whose hash matched a looked-up prefix."""
+
+    hash: bytes
+    branch: int
+    seq: int
+
+
+class IdentifiedEvent(NamedTuple):
+    """The event a caller id names."""
+
+    branch: int
+    seq: int
+    kind: str
+    payload: str
+
+
+class Observation(NamedTuple):
+    """One measurement."""
+
+    position: int
+    branch: int
+    seq: int
+    metric: str
+    value: float
+    ts: int
+
+
+class SearchHit(NamedTuple):
+    """An event whose payload matched a full-text search."""
+
+    branch: int
+    seq: int
+    kind: str
+    payload: str
+    rank: float
+
+
+class IntentStore(Protocol):
+    """Where effects are announced before they run (durably), so a crash leaves their keys as
+    unknown outcomes and a second live announcer of the same effect is refused."""
+
+    mark: tuple[int, int] | None
+    start_mark: tuple[int, int] | None
+    COMPACT_BYTES: int
+
+    def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
+        """(attempt number, this announcement's id, id of a live earlier announcement or None)."""
+        ...
+
+    def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
+        """The announced effect committed."""
+        ...
+
+    def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
+        """The announced effect committed nothing and has no outcome."""
+        ...
+
+    def settle(self, branch: int, key_hash: bytes, ann: str) -> None:
+        """The announced effect ran but its result could not be committed."""
+        ...
+
+    def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
+        """Announced, not withdrawn: {(branch, key hash): key}."""
+        ...
+
+    def compact(self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
+                ) -> Any:
+        """Keep only what ``still_open(announced)`` returns."""
+        ...
+
+    def size(self) -> int:
+        """Bytes (or an estimate) the store holds, to decide when to compact."""
+        ...
+
+    def close(self) -> None:
+        """Release the store."""
+        ...
+
+
+class Storage(Protocol):
+    """What a journal backend must do. Rows come back as the named tuples above; faults arrive
+    as ``StorageError`` subclasses; every method is safe to call from several threads."""
+
+    path: str
+    readonly: bool
+    encrypted: bool
+    durability: str
+    meta: dict[str, str]
+    intents: IntentStore
+    lock: threading.RLock
+
+    # -- the file ---------------------------------------------------------------------------
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        ...
+
+    def writable(self) -> None:
+        """Raise ReadOnly when opened read-only, before anything else happens."""
+        ...
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """One write transaction; nested calls are savepoints."""
+        ...
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Record one metadata value."""
+        ...
+
+    def rekey(self, new_key: str | bytes) -> None:
+        """Re-encrypt an encrypted journal."""
+        ...
+
+    def vacuum(self) -> None:
+        """Rebuild the file compactly."""
+        ...
+
+    def quick_check(self) -> list[str]:
+        """What the database finds wrong with its pages (empty when sound)."""
+        ...
+
+    # -- events -----------------------------------------------------------------------------
+    def append(self, row: EventRow, shape: str) -> None:
+        """Insert one event; BranchConflict unless it follows the branch's stored head."""
+        ...
+
+    def append_many(self, rows: Sequence[tuple[EventRow, str]]) -> None:
+        """Insert consecutive events of one branch, all or nothing."""
+        ...
+
+    def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
+                     chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
+                     snapshots: Sequence[tuple[int, str, bytes]], built: str | None = None,
+                     rows: int = 0) -> None:
+        """Insert consecutive plain events (and their snapshots) of one branch, all or nothing."""
+        ...
+
+    def landed(self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None) -> bool:
+        """Whether an event reported as failed is stored anyway."""
+        ...
+
+    def head(self, branch: int) -> Head | None:
+        """The branch's own last event."""
+        ...
+
+    def heads(self) -> dict[int, Head]:
+        """Every branch's own last event."""
+        ...
+
+    def fork_seq(self, branch: int) -> int | None:
+        """Where a branch forked."""
+        ...
+
+    def event_at(self, branch: int, seq: int) -> StoredEvent | None:
+        """The event a branch itself wrote at seq."""
+        ...
+
+    def events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StoredEvent]:
+        """Events of a resolved history with lo <= seq <= hi, in seq order."""
+        ...
+
+    def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
+        """Deltas and compactions of a resolved history with lo <= seq <= hi, in seq order."""
+        ...
+
+    def own_events(self, branch: int) -> Iterator[VerifyEvent]:
+        """A branch's own events with their derived columns, streamed in seq order."""
+        ...
+
+    def last_seq_at_time(self, segments: Sequence[Segment], ts: int) -> int:
+        """The highest seq recorded at or before unix-ms ts."""
+        ...
+
+    def world_events(self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
+                     ) -> list[tuple[int, str, str, int]]:
+        """(seq, kind, payload, world ms) of state events by world time, in world order."""
+        ...
+
+    def event_by_id(self, event_id: str) -> IdentifiedEvent | None:
+        """The event a caller id names."""
+        ...
+
+    def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
+        """Events after a global position, in order."""
+        ...
+
+    def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
+        """Events whose hash lies in [lo, hi), earliest first."""
+        ...
+
+    def search(self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50) -> list[SearchHit]:
+        """Events whose payload matches a full-text query (in a resolved history, if given)."""
+        ...
+
+    # -- effects ----------------------------------------------------------------------------
+    def effect_keys(self, segments: Sequence[Segment], upto: int) -> dict[bytes, tuple[int, int]]:
+        """{key hash: (branch, seq)} of the effects in a resolved history up to a seq."""
+        ...
+
+    def effect_payload(self, branch: int, seq: int) -> str:
+        """The payload of a stored effect."""
+        ...
+
+    def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> tuple[int, str] | None:
+        """(seq, payload) of an effect with this key a branch stored after a seq."""
+        ...
+
+    def find_effect_indexed(self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
+                            ) -> tuple[int, int, str] | None:
+        """(branch, seq, payload) of the newest indexed effect with this key in a history."""
+        ...
+
+    def catch_up_effect_index(self) -> int:
+        """Index the effects stored since the last catch-up; the position covered."""
+        ...
+
+    def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
+        """Which of these effect keys a branch committed itself."""
+        ...
+
+    # -- snapshots --------------------------------------------------------------------------
+    def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes, built: str | None = None,
+                     replace: bool = False) -> None:
+        """Store a snapshot."""
+        ...
+
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int, built: str | None = None,
+                         lo: int = 0) -> SnapshotRow | None:
+        """The latest snapshot at or before a seq (built from ``built``, if given)."""
+        ...
+
+    def stale_snapshots(self, segments: Sequence[Segment], lo: int, hi: int, built: str) -> list[tuple[int, int]]:
+        """(branch, seq) of snapshots in (lo, hi] not built from ``built``."""
+        ...
+
+    def all_stale_snapshots(self, built: str) -> list[tuple[int, int]]:
+        """(branch, seq) of every snapshot not built from ``built``."""
+        ...
+
+    def snapshots(self) -> list[SnapshotRecord]:
+        """Every snapshot."""
+        ...
+
+    # -- observations -----------------------------------------------------------------------
+    def observations(self, since: int = 0) -> list[Observation]:
+        """Observations after a global position."""
+        ...
+
+    def observations_frame(self) -> Any:
+        """Every observation as a polars frame."""
+        ...
+
+    # -- the catalog ------------------------------------------------------------------------
+    def branch_row(self, branch_id: int) -> BranchRow | None:
+        """One branch."""
+        ...
+
+    def branch_by_name(self, name: str) -> BranchRow | None:
+        """One branch, by name."""
+        ...
+
+    def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
+        """Branches (the forks of ``parent``, or with ids after ``since_id``)."""
+        ...
+
+    def insert_branches(self, rows: Sequence[tuple[str | None, int, int, str, int | None]]) -> list[int]:
+        """Insert forks (name, parent, fork_seq, params, sweep); their ids."""
+        ...
+
+    def insert_sweep(self, base: int, at: int, spec: str) -> int:
+        """Record a sweep; its id."""
+        ...
+
+    def sweep_rows(self) -> list[SweepRow]:
+        """Every sweep."""
+        ...
+
+    def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
+        """Create or update a fork's run record."""
+        ...
+
+    def runs(self, sweep: int | None = None) -> list[RunRow]:
+        """Fork run records (of one sweep)."""
+        ...
+
+    def put_tag(self, label: str, branch: int, seq: int) -> None:
+        """Point a label at an event."""
+        ...
+
+    def tag(self, label: str) -> tuple[int, int] | None:
+        """(branch, seq) a label points at."""
+        ...
+
+    def subscription(self, name: str) -> int:
+        """A subscriber's acknowledged position."""
+        ...
+
+    def ack(self, name: str, position: int) -> None:
+        """Move a subscriber's acknowledged position."""
+        ...
+
+    def provenance(self, branch: int, seq: int) -> Provenance | None:
+        """Who wrote an event, and how."""
+        ...

@@ -1,0 +1,124 @@
+"""Faults of the database and the file system, translated at the storage boundary: every
+``sqlite3`` (or SQLCipher) and ``OSError`` exception becomes a ``StorageError`` subclass
+(``Busy``, ``ReadOnly``, ``DiskFull``, ``Corrupt``) or ``NotAJournal``, naming the file and what
+to do, so no driver exception reaches a caller."""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+import orjson
+
+from ..errors import (
+    Busy,
+    Corrupt,
+    DiskFull,
+    NotAJournal,
+    ReadOnly,
+    StorageError,
+    WorkbenchError,
+    os_error,
+)
+
+# SQLite's primary result codes by the text sqlite3_errstr gives them, for drivers (SQLCipher's)
+# whose exceptions carry no code.
+_MESSAGES = {
+    "database is locked": "BUSY",
+    "database table is locked": "LOCKED",
+    "attempt to write a readonly database": "READONLY",
+    "disk I/O error": "IOERR",
+    "database disk image is malformed": "CORRUPT",
+    "database or disk is full": "FULL",
+    "unable to open database file": "CANTOPEN",
+    "file is not a database": "NOTADB",
+    "interrupted": "INTERRUPT",
+}
+
+
+def _sqlite_code(err: BaseException) -> tuple[str, str]:
+    """(primary code, extended code) of an SQLite error, e.g. ("IOERR", "SQLITE_IOERR_WRITE")."""
+    name = getattr(err, "sqlite_errorname", None)
+    if isinstance(name, str) and name.startswith("SQLITE_"):
+        return name.split("_")[1], name
+    text = str(err)
+    for msg, code in _MESSAGES.items():
+        if text.startswith(msg):
+            return code, "SQLITE_" + code
+    return "", ""
+
+
+def is_driver_error(err: BaseException) -> bool:
+    """True for an exception of sqlite3 or of SQLCipher's DB-API module."""
+    return isinstance(err, sqlite3.Error) or type(err).__module__.startswith(("sqlcipher3", "pysqlite3"))
+
+
+def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
+    """The WorkbenchError for a driver, OS or decoding fault on the journal at ``path``."""
+    if isinstance(err, WorkbenchError):
+        return err
+    where = "the in-memory journal" if path == ":memory:" else path
+    while_ = f" while {doing}" if doing else ""
+    if isinstance(err, OSError):
+        return os_error(err, path, doing)
+    if isinstance(err, (orjson.JSONDecodeError, UnicodeDecodeError)):
+        return Corrupt(f"{where}: a stored value cannot be decoded ({err}); run `lithify verify` and "
+                       "restore the journal from a copy", path=path)
+    if not is_driver_error(err):
+        return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
+    code, ext = _sqlite_code(err)
+    said = f"(SQLite says: {err})"
+    if code in ("BUSY", "LOCKED"):
+        return Busy(f"{where} stayed locked by another connection past the busy timeout{while_} {said}; "
+                    "another process is writing or holds a long transaction: try again, or open with a "
+                    "longer timeout (Journal.open(..., timeout=SECONDS))", path=path)
+    if code == "READONLY":
+        return ReadOnly(f"cannot write {where}{while_}: the file or its folder is read-only {said}; read "
+                        "commands still work, or copy the journal to a writable folder", path=path)
+    if code == "FULL" or (code == "IOERR" and any(w in ext for w in ("WRITE", "FSYNC", "TRUNCATE", "SHMSIZE"))):
+        return DiskFull(f"could not write {where}{while_}: the disk is full, a file size limit was hit or "
+                        f"the disk failed {said}; nothing of this operation was written: free space and "
+                        "try again", path=path)
+    if code == "CORRUPT":
+        return Corrupt(f"{where} is damaged {said}; run `lithify verify` to see where, and restore it from "
+                       "a copy", path=path)
+    if code == "NOTADB":
+        return NotAJournal(f"{where} is not a lithify journal, or it is an encrypted one: then open it with "
+                           f"key= (or set LITHIFY_KEY for the CLI) {said}", path=path)
+    if code == "CANTOPEN":
+        return ReadOnly(f"cannot open {where}{while_} {said}; check that the file and its folder exist and "
+                        "are readable (and writable, to write)", path=path)
+    if code == "INTERRUPT":
+        return StorageError(f"{where}: the operation was interrupted{while_} {said}; nothing of it was "
+                            "written", path=path)
+    if code == "IOERR":
+        return StorageError(f"{where}: the disk failed{while_} {said}; check the disk, then run "
+                            "`lithify verify`", path=path)
+    return StorageError(f"{where}{while_}: {said}", path=path)
+
+
+class Guard:
+    """``with storage._guard:`` holds the connection's lock and translates faults (a class,
+    not a generator context manager: it wraps every query, so it has to be cheap)."""
+
+    __slots__ = ("storage", "lock")
+
+    def __init__(self, storage: Any) -> None:
+        self.storage = storage
+        self.lock = storage.lock
+
+    def __enter__(self) -> None:
+        self.lock.acquire()
+        if self.storage.conn is None:
+            self.lock.release()
+            raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+
+    def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> None:
+        try:
+            if err is not None:
+                self.storage._end_stray_transaction()
+        finally:
+            self.lock.release()
+        if err is not None and not isinstance(err, WorkbenchError) and (
+                is_driver_error(err) or isinstance(err, (OSError, orjson.JSONDecodeError))):
+            raise translate(err, self.storage.path) from err

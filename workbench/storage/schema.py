@@ -1,0 +1,189 @@
+"""The journal's SQLite schema: tables, indexes, triggers, and how older files are upgraded.
+
+Additive changes (a new column) go through sqlite-utils' ``add_column`` (SQLite's ALTER TABLE
+ADD COLUMN, which rewrites nothing); ``Table.transform()`` is the tool for the changes SQLite's
+ALTER cannot make (none so far). Tables, indexes and triggers are created with IF NOT EXISTS,
+so creating and upgrading run the same statements.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from typing import Any
+
+SCHEMA_VERSION = 1
+APPLICATION = "lithify-journal"
+
+# Every append must follow its branch's stored head: the predecessor is stored (or the branch
+# forked there), and with the unique (branch, seq) key that leaves no room for a gap.
+FOLLOW_HEAD = """CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
+WHEN NEW.seq - 1 IS NOT (SELECT seq FROM events WHERE branch = NEW.branch AND seq = NEW.seq - 1)
+ AND NEW.seq - 1 IS NOT (SELECT fork_seq FROM branches WHERE id = NEW.branch)
+BEGIN SELECT RAISE(ABORT, 'lithify: an append must follow the branch head'); END"""
+# Batches at least this long check their first event's predecessor once, and drop the trigger
+# inside their own write transaction (nobody else can write meanwhile, nobody else sees it
+# missing, a rollback restores it) to spare it on every row: it doubles a batched row's cost.
+TRIGGERLESS_BATCH = 256
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS branches (
+    id INTEGER PRIMARY KEY,
+    name TEXT UNIQUE,
+    parent INTEGER REFERENCES branches(id),
+    fork_seq INTEGER NOT NULL,
+    params TEXT NOT NULL DEFAULT '{}',
+    created INTEGER NOT NULL,
+    sweep INTEGER
+);
+CREATE INDEX IF NOT EXISTS branches_parent ON branches(parent);
+CREATE TABLE IF NOT EXISTS events (
+    position INTEGER PRIMARY KEY,
+    branch INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    hash BLOB NOT NULL,
+    parent_hash BLOB NOT NULL,
+    ts INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    key_hash BLOB,
+    metric TEXT,
+    value REAL,
+    occurred_at INTEGER,
+    writer INTEGER,
+    fx_ms REAL,
+    attempts INTEGER,
+    event_id TEXT,
+    render_ms REAL
+);
+CREATE UNIQUE INDEX IF NOT EXISTS events_branch_seq ON events(branch, seq);
+CREATE UNIQUE INDEX IF NOT EXISTS events_event_id ON events(event_id) WHERE event_id IS NOT NULL;
+DROP INDEX IF EXISTS events_effects;
+CREATE TABLE IF NOT EXISTS snapshots (
+    branch INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    state TEXT NOT NULL,
+    digest BLOB NOT NULL,
+    built TEXT,
+    PRIMARY KEY (branch, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS effect_index (
+    key_hash BLOB NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (key_hash, position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS hash_index (
+    hash BLOB NOT NULL,
+    position INTEGER NOT NULL,
+    PRIMARY KEY (hash, position)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS sweeps (
+    id INTEGER PRIMARY KEY,
+    base INTEGER NOT NULL,
+    at INTEGER NOT NULL,
+    spec TEXT NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS subscriptions (
+    name TEXT PRIMARY KEY,
+    position INTEGER NOT NULL,
+    updated INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS writers (
+    id INTEGER PRIMARY KEY,
+    writer TEXT NOT NULL UNIQUE,
+    pid INTEGER NOT NULL,
+    source TEXT,
+    started INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS intents (
+    branch INTEGER NOT NULL,
+    key_hash BLOB NOT NULL,
+    key TEXT NOT NULL,
+    started INTEGER NOT NULL,
+    attempts INTEGER NOT NULL,
+    pid TEXT,
+    PRIMARY KEY (branch, key_hash)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS tags (
+    label TEXT PRIMARY KEY,
+    branch INTEGER NOT NULL,
+    seq INTEGER NOT NULL,
+    created INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS fork_runs (
+    branch INTEGER PRIMARY KEY,
+    sweep INTEGER NOT NULL,
+    status TEXT NOT NULL,
+    runner TEXT,
+    notebook TEXT,
+    error TEXT,
+    started INTEGER,
+    finished INTEGER,
+    wall_ms REAL
+);
+{follow_head};
+CREATE TRIGGER IF NOT EXISTS events_append_only_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
+CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
+""".replace("{follow_head}", FOLLOW_HEAD)
+
+TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "effect_index", "sweeps", "fork_runs",
+          "subscriptions", "tags", "writers", "intents"}
+TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
+# Columns later versions added to tables of older files: table -> {column: declaration}.
+ADDED_COLUMNS = {
+    "events": {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER",
+               "event_id": "TEXT", "render_ms": "REAL"},
+    "snapshots": {"built": "TEXT"},
+    "intents": {"pid": "TEXT"},
+}
+
+
+def statements(script: str) -> list[str]:
+    """The statements of a script, one by one (executescript() would COMMIT the open BEGIN)."""
+    out: list[str] = []
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            out.append(buf.strip())
+            buf = ""
+    return out
+
+
+def missing(conn: Any, names: set[str]) -> set[str]:
+    """Tables, triggers and added columns an older file lacks."""
+    out = (TABLES | TRIGGERS) - names
+    for table, cols in ADDED_COLUMNS.items():
+        if table in names:
+            have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
+            out |= {f"{table}.{c}" for c in cols if c not in have}
+    return out
+
+
+def upgrade(conn: Any) -> None:
+    """Bring an older file's schema up to date (inside the caller's transaction)."""
+    import sqlite_utils
+
+    db = sqlite_utils.Database(conn, recursive_triggers=False)
+    for table, cols in ADDED_COLUMNS.items():
+        t = db.table(table)
+        if t.exists():
+            have = set(t.columns_dict)
+            for name, decl in cols.items():
+                if name not in have:
+                    t.add_column(name, _TYPES[decl])
+    for statement in statements(SCHEMA):
+        conn.execute(statement)
+
+
+_TYPES = {"INTEGER": int, "REAL": float, "TEXT": str, "BLOB": bytes}
+
+WAL_AUTOCHECKPOINT_BYTES = 32 << 20  # of WAL between automatic checkpoints
+PAGE_SIZE = 2048  # bytes, for new journals
+SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
+APPEND_REFUSED = "lithify: an append must follow the branch head"  # the events_follow_head trigger
+BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
+SNAPSHOT_COLS = "branch, seq, state, digest, built"

@@ -1,0 +1,230 @@
+"""Running a sweep: its forks in parallel from threads of this process, each fork's status,
+error, wall time and executed notebook recorded in the journal (so a sweep can be listed,
+rerun and resumed after the parent was killed), progress bars, cancel.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import ForkFailed, InvalidValue
+from .plan import Fork, SweepPlan, SweepResult, fn_ref, check_options, load, status
+from .runners import _Context, make_runner
+from .worker import read_progress
+
+if TYPE_CHECKING:
+    from ..journal import Journal
+
+
+class SweepHandle:
+    """A sweep running in background threads: poll ``progress``, ``cancel()``, ``wait()``."""
+
+    def __init__(self, plan: SweepPlan, runner: Any, forks: list[Fork], workers: int, out_dir: Path,
+                 timeout: float | None, function: str | None = None) -> None:
+        self.plan = plan
+        self.runner = runner
+        self.forks = forks
+        self.out_dir = out_dir
+        self._cancel = threading.Event()
+        self._contexts: dict[int, _Context] = {}
+        self.status: dict[int, str] = {f.branch: "pending" for f in forks}
+        self.started = time.monotonic()
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"sweep-{plan.id}")
+        self._futures: list[Future[None]] = []
+        for f in forks:
+            ctx = _Context(plan, f, out_dir, self._cancel, timeout)
+            ctx.function = function
+            self._contexts[f.branch] = ctx
+            self._futures.append(self._pool.submit(self._run_one, ctx))
+        self._closer = threading.Thread(target=self._finish, daemon=True)
+        self._closer.start()
+
+    def _record(self, branch: int, status: str, **fields: Any) -> None:
+        self.status[branch] = status
+        self.plan.journal.storage.put_run(branch, self.plan.id, status, runner=self.runner.name, **fields)
+
+    def _run_one(self, ctx: _Context) -> None:
+        b = ctx.fork.branch
+        if self._cancel.is_set():
+            self._record(b, "cancelled")
+            return
+        ctx.progress_file.unlink(missing_ok=True)
+        t0 = time.perf_counter()
+        self._record(b, "running", started=int(time.time() * 1000), error=None)
+        try:
+            nb = self.runner.run_fork(ctx)
+        except ForkFailed as e:
+            status = "cancelled" if self._cancel.is_set() else "failed"
+            self._record(b, status, error=json.dumps(e.error), finished=int(time.time() * 1000),
+                         wall_ms=(time.perf_counter() - t0) * 1000,
+                         notebook=str(ctx.notebook_out) if ctx.notebook_out.exists() else None)
+            return
+        except Exception as e:  # noqa: BLE001 (a runner bug must not kill the sweep)
+            self._record(b, "failed", error=json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000]}),
+                         finished=int(time.time() * 1000), wall_ms=(time.perf_counter() - t0) * 1000)
+            return
+        self._record(b, "finished", error=None, finished=int(time.time() * 1000),
+                     wall_ms=(time.perf_counter() - t0) * 1000, notebook=nb)
+
+    def _finish(self) -> None:
+        for fut in self._futures:
+            fut.exception()
+        self._pool.shutdown(wait=True)
+        self.runner.close()
+
+    @property
+    def done(self) -> bool:
+        """True once every fork has finished, failed or been cancelled."""
+        return not self._closer.is_alive()
+
+    def progress(self) -> dict[int, tuple[str, int | None, int | None]]:
+        """Per fork: (status, steps done, steps total) as reported by the template."""
+        out = {}
+        for b, ctx in self._contexts.items():
+            p = read_progress(ctx.progress_file)
+            out[b] = (self.status[b], p[0] if p else None, p[1] if p else None)
+        return out
+
+    def cancel(self) -> None:
+        """Stop running forks (their kernels or workers are shut down) and skip pending ones."""
+        self._cancel.set()
+        for ctx in self._contexts.values():
+            ctx.stop()
+
+    def wait(self, timeout: float | None = None, show: bool | None = None) -> SweepResult:
+        """Block until the sweep ends (showing progress bars unless show=False); the result."""
+        if show is None:
+            show = sys.stderr.isatty() or _in_notebook()
+        bars = _Bars(self) if show else None
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while not self.done:
+                if deadline is not None and time.monotonic() > deadline:
+                    raise TimeoutError(f"sweep {self.plan.id} still running after {timeout} s")
+                if bars:
+                    bars.update()
+                self._closer.join(0.2)
+        except KeyboardInterrupt:
+            self.cancel()
+            self._closer.join()
+            raise
+        if bars:
+            bars.update()
+            bars.close()
+        return SweepResult(self.plan.id, status(self.plan.journal, self.plan.id))
+
+
+def _in_notebook() -> bool:
+    try:
+        from IPython import get_ipython
+
+        shell = get_ipython()
+        return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
+    except ImportError:
+        return False
+
+
+class _Bars:
+    """tqdm bars (ipywidgets in a notebook): one for the sweep, one per fork."""
+
+    def __init__(self, handle: SweepHandle) -> None:
+        from tqdm.auto import tqdm
+
+        self.h = handle
+        n = len(handle.forks)
+        self.total = tqdm(total=n, desc=f"sweep {handle.plan.id}", unit="fork", position=0)
+        self.per = {f.branch: tqdm(total=None, desc=f"  branch {f.branch} {_short(f.params)}", position=i + 1,
+                                   leave=False, unit="step") for i, f in enumerate(handle.forks)}
+
+    def update(self) -> None:
+        prog = self.h.progress()
+        ended = sum(s in ("finished", "failed", "cancelled") for s, _, _ in prog.values())
+        self.total.n = ended
+        self.total.set_postfix_str(f"{sum(s == 'running' for s, _, _ in prog.values())} running, "
+                                   f"{sum(s == 'failed' for s, _, _ in prog.values())} failed", refresh=False)
+        self.total.refresh()
+        for b, (st, done, total) in prog.items():
+            bar = self.per[b]
+            if total is not None and bar.total != total:
+                bar.total = total
+            bar.n = done or 0
+            bar.set_postfix_str(st, refresh=False)
+            bar.refresh()
+
+    def close(self) -> None:
+        for bar in self.per.values():
+            bar.close()
+        self.total.close()
+
+
+def _short(params: Mapping[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in params.items())[:40]
+
+
+
+
+def start(
+    plan: SweepPlan,
+    notebook: str | os.PathLike[str] | None = None,
+    fn: str | Callable[..., Any] | None = None,
+    workers: int = 4,
+    runner: str = "papermill",
+    only: str | Iterable[int] | None = None,
+    timeout: float | None = None,
+    start_timeout: float = 60.0,
+    out_dir: str | os.PathLike[str] | None = None,
+) -> SweepHandle:
+    """Start running a sweep's forks in background threads; returns at once. Every argument is
+    checked before a kernel or worker starts."""
+    check_options(runner, workers, timeout)
+    nb = str(Path(notebook).resolve()) if notebook is not None else plan.notebook
+    ref = fn_ref(fn) or plan.fn
+    recorded = {r.branch: r.status for r in plan.journal.storage.runs(plan.id)}
+    if only is None:
+        forks = [f for f in plan.forks if recorded.get(f.branch) != "finished"]
+    elif only == "failed":
+        forks = [f for f in plan.forks if recorded.get(f.branch) == "failed"]
+    elif isinstance(only, (str, bytes)) or not isinstance(only, Iterable):
+        raise InvalidValue(f"only= takes 'failed' or a list of branch ids, not {only!r}")
+    else:
+        wanted = list(only)
+        unknown = [b for b in wanted if b not in {f.branch for f in plan.forks}]
+        if unknown:
+            raise InvalidValue(f"only= names branches that are not forks of sweep {plan.id}: {unknown}")
+        forks = [f for f in plan.forks if f.branch in set(wanted)]
+    base_dir = Path(out_dir) if out_dir is not None else Path(plan.journal.path).resolve().parent / "runs"
+    target = base_dir / str(plan.id)
+    target.mkdir(parents=True, exist_ok=True)
+    r = make_runner(plan, runner, nb, ref, start_timeout, workers)
+    try:
+        return SweepHandle(plan, r, forks, workers, target, timeout, ref if runner != "process" else None)
+    except BaseException:
+        r.close()  # no handle owns it: stop its kernels now
+        raise
+
+
+def run(plan: SweepPlan, notebook: str | os.PathLike[str] | None = None,
+        fn: str | Callable[..., Any] | None = None, workers: int = 4, runner: str = "papermill",
+        only: str | Iterable[int] | None = None, timeout: float | None = None,
+        start_timeout: float = 60.0, out_dir: str | os.PathLike[str] | None = None,
+        progress: bool | None = None) -> SweepResult:
+    """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
+    ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False."""
+    h = start(plan, notebook, fn, workers, runner, only, timeout, start_timeout, out_dir)
+    return h.wait(show=progress)
+
+
+def resume(journal: Journal, sweep_id: int, workers: int = 4, runner: str | None = None,
+           **kw: Any) -> SweepResult:
+    """Finish a sweep whose parent died: runs only the forks that have not finished."""
+    p = load(journal, sweep_id)
+    chosen = runner or ("process" if p.fn else "papermill")
+    return run(p, workers=workers, runner=chosen, **kw)

@@ -1,0 +1,271 @@
+"""Planning a sweep: the grid, its checks, the forks (rows only), and the recorded plan.
+
+    from workbench import sweep
+    s = sweep.plan(j, base=0, at=191, grid={"budget": [300, 600, 1200]}, seeds=3)
+
+Nothing is forked until every argument is checked: the grid, the template (a readable notebook
+with a ``parameters`` cell), the fork function (importable), and every grid value against the
+parameters the fork declares (see ``workbench.params``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .. import params as declared_params
+from ..errors import InvalidValue, NotFound
+from ..events import canonical
+from ..plugins import import_ref
+
+if TYPE_CHECKING:
+    import polars as pl
+
+    from ..journal import Journal
+
+RUNNERS = ("papermill", "warm", "process")
+
+
+@dataclass(frozen=True)
+class Fork:
+    """One fork of a sweep: its branch and its own params."""
+
+    branch: int
+    params: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SweepPlan:
+    """A recorded sweep: forks of ``base`` at ``at``, one per grid point (and seed)."""
+
+    journal: Journal
+    id: int
+    base: int
+    at: int
+    grid: dict[str, list[Any]]
+    seeds: int | None
+    forks: tuple[Fork, ...]
+    notebook: str | None = None
+    fn: str | None = None
+
+
+@dataclass(frozen=True)
+class ForkRun:
+    """How one fork's run went."""
+
+    branch: int
+    params: dict[str, Any]
+    status: str
+    wall_s: float | None = None
+    error: dict[str, Any] | None = None
+    notebook: str | None = None
+    metrics: dict[str, float] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"branch": self.branch, "params": self.params, "status": self.status, "wall_s": self.wall_s,
+                "error": self.error, "notebook": self.notebook, "metrics": self.metrics}
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """The outcome of ``run``: one ForkRun per fork of the sweep, by branch id."""
+
+    sweep: int
+    forks: list[ForkRun]
+
+    @property
+    def ok(self) -> bool:
+        """True when every fork finished."""
+        return all(f.status == "finished" for f in self.forks)
+
+    @property
+    def failed(self) -> list[ForkRun]:
+        return [f for f in self.forks if f.status == "failed"]
+
+    def table(self) -> pl.DataFrame:
+        """Fork, params, status, wall and key metrics as a polars frame."""
+        import polars as pl
+
+        rows = []
+        for f in self.forks:
+            row: dict[str, Any] = {"branch": f.branch, **f.params, "status": f.status, "wall_s": f.wall_s}
+            row.update({k: v for k, v in f.metrics.items() if k not in row})
+            if f.error:
+                row["error"] = f"{f.error.get('ename', '')}: {f.error.get('evalue', '')}"[:120]
+            rows.append(row)
+        return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
+
+    def __str__(self) -> str:
+        import polars as pl
+
+        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
+            return f"sweep {self.sweep}: {sum(f.status == 'finished' for f in self.forks)}/{len(self.forks)} finished\n{self.table()}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"sweep": self.sweep, "ok": self.ok, "forks": [f.to_json() for f in self.forks]}
+
+
+def _grid_points(grid: Mapping[str, Sequence[Any]], seeds: int | None) -> list[dict[str, Any]]:
+    if not isinstance(grid, Mapping) or not grid:
+        raise InvalidValue("grid must be a non-empty dict of parameter name -> list of values")
+    for name, values in grid.items():
+        if not isinstance(name, str) or not name:
+            raise InvalidValue(f"grid parameter names are non-empty strings, not {name!r}")
+        if isinstance(values, (str, bytes)) or not isinstance(values, Iterable):
+            raise InvalidValue(f"grid[{name!r}] must be a list of values, not {values!r}")
+        if not list(values):
+            raise InvalidValue(f"grid[{name!r}] is empty; give at least one value")
+        canonical(list(values), f"grid[{name!r}]")
+    if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
+        raise InvalidValue(f"seeds must be a positive int, not {seeds!r}")
+    if seeds is not None and "seed" in grid:
+        raise InvalidValue("the grid already has a 'seed' parameter; drop seeds= or the grid entry")
+    names = list(grid)
+    points = [dict(zip(names, combo)) for combo in itertools.product(*(list(grid[n]) for n in names))]
+    if seeds is None:
+        return points
+    return [{**p, "seed": s} for p in points for s in range(seeds)]
+
+
+def parse_grid(text: str) -> dict[str, list[Any]]:
+    """``"budget=300,600\\nmodel=mock"`` (lines or ';') -> {"budget": [300, 600], "model": ["mock"]}."""
+    grid: dict[str, list[Any]] = {}
+    for part in text.replace(";", "\n").splitlines():
+        part = part.strip()
+        if not part:
+            continue
+        name, eq, values = part.partition("=")
+        if not eq or not name.strip():
+            raise InvalidValue(f"grid lines are NAME=V1,V2,...; {part!r} is not")
+        vals = [_value(v) for v in values.split(",") if v.strip()]
+        if not vals:
+            raise InvalidValue(f"{name.strip()} has no values")
+        if name.strip() in grid:
+            raise InvalidValue(f"{name.strip()} is given twice; list all its values once: "
+                               f"{name.strip()}=V1,V2,...")
+        grid[name.strip()] = vals
+    if not grid:
+        raise InvalidValue("the grid is empty; write e.g. budget=300,600,1200")
+    return grid
+
+
+def _value(text: str) -> Any:
+    try:
+        return json.loads(text.strip())
+    except ValueError:
+        return text.strip()
+
+
+def fn_ref(fn: str | Callable[..., Any] | None) -> str | None:
+    if fn is None or isinstance(fn, str):
+        if isinstance(fn, str) and ":" not in fn:
+            raise InvalidValue(f"fn must be 'module:function', not {fn!r}")
+        return fn
+    module, name = getattr(fn, "__module__", None), getattr(fn, "__qualname__", "")
+    if not module or module == "__main__" or "<" in name:
+        raise InvalidValue(
+            "the process runner imports fn in a fresh worker: define it at module level in an "
+            "importable module (not __main__, a lambda or a closure), or pass 'module:function'"
+        )
+    return f"{module}:{name}"
+
+
+def _declared(notebook: str | None, fn: str | None) -> tuple[dict[str, Any] | None, str]:
+    """(the parameters the fork declares, what declares them), checking that the template is a
+    parameterized notebook and that the function imports."""
+    declared: dict[str, Any] | None = None
+    source = ""
+    runs_function = False
+    if notebook is not None:
+        declared, runs_function = declared_params.of_notebook(notebook)
+        source = f"the template {Path(notebook).name}"
+    if fn is not None:
+        try:
+            function = import_ref(fn)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise InvalidValue(f"fn {fn!r} cannot be imported here ({type(e).__name__}: {e}); give an "
+                               "importable 'module:function'") from None
+        if not callable(function):
+            raise InvalidValue(f"fn {fn!r} is not a function")
+        if notebook is None or runs_function:
+            declared, source = declared_params.of_function(function), f"the fork function {fn}"
+    elif runs_function:
+        declared = None  # a generic template passes the params on to a function it is given
+    return declared, source
+
+
+def check_options(runner: str, workers: int, timeout: float | None) -> None:
+    """Refuse a bad runner, worker count or timeout (before anything is forked)."""
+    if runner not in RUNNERS:
+        raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
+    if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+        raise InvalidValue(f"workers must be a positive int, not {workers!r}")
+    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
+                                or not timeout > 0 or timeout != timeout):
+        raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
+
+
+def plan(
+    journal: Journal,
+    base: int | str,
+    at: int,
+    grid: Mapping[str, Sequence[Any]],
+    seeds: int | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    fn: str | Callable[..., Any] | None = None,
+) -> SweepPlan:
+    """Create one fork of ``base`` at ``at`` per grid point (x seed) and record the sweep."""
+    if journal.path == ":memory:":
+        raise InvalidValue("sweeps run in other processes: open the journal from a file, not in memory")
+    points = _grid_points(grid, seeds)
+    nb = str(Path(notebook).resolve()) if notebook is not None else None
+    if nb is not None and not Path(nb).is_file():
+        raise NotFound(f"no notebook at {notebook}")
+    ref = fn_ref(fn)
+    declared, source = _declared(nb, ref)
+    declared_params.check_points(points, declared, source)
+    spec = {"grid": {k: list(v) for k, v in grid.items()}, "seeds": seeds, "notebook": nb, "fn": ref}
+    branches = journal.sweep(base, at, points, spec=spec)
+    sweep_id = branches[0].info.sweep if branches else None
+    assert sweep_id is not None
+    db = journal.storage
+    for b in branches:
+        db.put_run(b.id, sweep_id, "pending")
+    base_id = branches[0].parent if branches else 0
+    return SweepPlan(journal, sweep_id, int(base_id or 0), at, spec["grid"], seeds,
+                     tuple(Fork(b.id, p) for b, p in zip(branches, points)), nb, ref)
+
+
+def load(journal: Journal, sweep_id: int) -> SweepPlan:
+    """The plan of a recorded sweep (to rerun or resume it)."""
+    for s in journal.sweeps():
+        if s.id == sweep_id:
+            params = s.spec.get("params", [])
+            forks = tuple(Fork(b, p) for b, p in zip(s.branches, params))
+            return SweepPlan(journal, s.id, s.base, s.at, s.spec.get("grid", {}), s.spec.get("seeds"),
+                             forks, s.spec.get("notebook"), s.spec.get("fn"))
+    raise NotFound(f"there is no sweep {sweep_id} in {journal.path}; list them with `lithify sweeps`")
+
+
+def status(journal: Journal, sweep_id: int) -> list[ForkRun]:
+    """Each fork's recorded run: status, wall time, error, executed notebook, key metrics."""
+    p = load(journal, sweep_id)
+    rows = {r.branch: r for r in journal.storage.runs(sweep_id)}
+    metrics: dict[int, dict[str, float]] = {}
+    m = journal.matrix(sweep=sweep_id)
+    for r in m.iter_rows(named=True):
+        metrics.setdefault(r["branch"], {})[r["metric"]] = r["value"]
+    out = []
+    for f in p.forks:
+        r = rows.get(f.branch)
+        if r is None:
+            out.append(ForkRun(f.branch, f.params, "pending", metrics=metrics.get(f.branch, {})))
+            continue
+        out.append(ForkRun(f.branch, f.params, r.status, None if r.wall_ms is None else r.wall_ms / 1000,
+                           json.loads(r.error) if r.error else None, r.notebook, metrics.get(f.branch, {})))
+    return out

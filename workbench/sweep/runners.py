@@ -1,0 +1,376 @@
+"""The runners that execute a sweep's forks, each in its own kernel or process:
+
+- ``"papermill"``: each fork executes the template notebook with papermill in a fresh kernel
+  with its own IPC connection path (parallel kernels never race for TCP ports); executed
+  notebooks are kept under ``runs/<sweep>/<branch>.ipynb`` beside the journal.
+- ``"warm"``: one long-lived kernel per worker runs the template's cells for fork after fork,
+  resetting the user namespace (``%reset -f``) between forks, and saves each executed
+  notebook like papermill. About five times cheaper per fork. What a warm kernel does NOT
+  isolate: modules already imported (and their global state, caches, monkeypatches), the
+  working directory, environment variables and threads started by earlier forks.
+- ``"process"``: a Python function ``fn(journal_path, branch_id, params)`` (given as
+  ``"module:function"`` or an importable function) in a fresh worker process per fork; the
+  worker imports only workbench and the function's module.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .. import params as declared_params
+from ..errors import ForkFailed, InvalidValue
+from .plan import RUNNERS, Fork, SweepPlan
+from .worker import PROGRESS_ENV
+
+
+class _Context:
+    """What a runner needs for one fork: where to write, how to report, how to be stopped."""
+
+    def __init__(self, plan: SweepPlan, fork: Fork, out_dir: Path, cancel: threading.Event,
+                 timeout: float | None) -> None:
+        self.plan = plan
+        self.fork = fork
+        self.out_dir = out_dir
+        self.cancel = cancel
+        self.timeout = timeout
+        self.progress_file = out_dir / f"{fork.branch}.progress.json"
+        self.notebook_out = out_dir / f"{fork.branch}.ipynb"
+        self._stop: Callable[[], None] | None = None
+        self._lock = threading.Lock()
+        self.function: str | None = None
+
+    def on_stop(self, stop: Callable[[], None] | None) -> None:
+        with self._lock:
+            self._stop = stop
+        if stop is not None and self.cancel.is_set():
+            stop()
+
+    def stop(self) -> None:
+        with self._lock:
+            stop = self._stop
+        if stop is not None:
+            stop()
+
+    @property
+    def parameters(self) -> dict[str, Any]:
+        """What the template receives: journal, branch, the fork's params, and all of them as
+        JSON in ``fork_params`` (for generic templates)."""
+        out = {"journal": self.plan.journal.path, "branch": self.fork.branch, **self.fork.params,
+               "fork_params": json.dumps(self.fork.params)}
+        if self.function is not None:
+            out["function"] = self.function
+        return out
+
+
+class ProcessRunner:
+    """Runs ``fn(journal_path, branch_id, params)`` in a fresh worker process per fork."""
+
+    name = "process"
+
+    def __init__(self, fn: str) -> None:
+        self.fn = fn
+
+    def run_fork(self, ctx: _Context) -> str | None:
+        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
+        cmd = [sys.executable, "-m", "workbench.sweep.worker", self.fn, ctx.plan.journal.path,
+               str(ctx.fork.branch), json.dumps(ctx.fork.params)]
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        ctx.on_stop(p.kill)
+        try:
+            _, err = p.communicate(timeout=ctx.timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise ForkFailed("timed out", error={"ename": "TimeoutError",
+                                                 "evalue": f"fork ran longer than {ctx.timeout} s"}) from None
+        finally:
+            ctx.on_stop(None)
+        if p.returncode != 0:
+            raise ForkFailed("worker failed", error=_worker_error(err, p.returncode))
+        return None
+
+    def close(self) -> None:
+        pass
+
+
+def _worker_error(stderr: str, code: int) -> dict[str, Any]:
+    for line in reversed(stderr.strip().splitlines()):
+        if line.startswith("LITHIFY_ERROR "):
+            try:
+                return json.loads(line[len("LITHIFY_ERROR "):])
+            except ValueError:
+                break
+    if code < 0:
+        return {"ename": "Killed", "evalue": f"worker ended by signal {-code}"}
+    return {"ename": "WorkerError", "evalue": stderr.strip()[-500:] or f"exit code {code}"}
+
+
+class _DropUnknownParameter:
+    # Templates legitimately ignore some fork params (e.g. seed); do not warn for each fork.
+    def filter(self, record: Any) -> bool:
+        return not str(record.getMessage()).startswith("Passed unknown parameter")
+
+
+def _quiet_papermill() -> None:
+    import logging
+
+    log = logging.getLogger("papermill")
+    if not any(isinstance(f, _DropUnknownParameter) for f in log.filters):
+        log.addFilter(_DropUnknownParameter())
+
+
+def _kernel_manager(workdir: Path) -> Any:
+    from jupyter_client.manager import KernelManager
+
+    # A unique IPC path per kernel: parallel kernels never race for TCP ports.
+    return KernelManager(kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}"))
+
+
+_FORK_KM: Any = None
+
+
+def _fork_kernel_manager(workdir: Path, env: dict[str, str]) -> Any:
+    """An async kernel manager (what nbclient expects, so it notices a killed kernel) that
+    starts its kernel with the fork's environment and can be stopped from another thread."""
+    global _FORK_KM
+    if _FORK_KM is None:
+        from jupyter_client.manager import AsyncKernelManager
+
+        class ForkKernelManager(AsyncKernelManager):  # type: ignore[misc]
+            fork_env: dict[str, str] = {}
+            stopped = False
+
+            async def start_kernel(self, **kw: Any) -> None:
+                kw.setdefault("env", self.fork_env)
+                await super().start_kernel(**kw)
+                if self.stopped:  # a cancel or timeout arrived while the kernel was starting
+                    self.kill_now()
+
+            def kill_now(self) -> None:
+                self.stopped = True
+                pid = getattr(self.provisioner, "pid", None) if self.provisioner else None
+                if pid:
+                    try:
+                        os.kill(pid, 9)
+                    except ProcessLookupError:
+                        pass
+
+        _FORK_KM = ForkKernelManager
+    km = _FORK_KM(kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}"))
+    km.fork_env = env
+    return km
+
+
+class PapermillRunner:
+    """Executes the template notebook with papermill, one fresh kernel per fork."""
+
+    name = "papermill"
+
+    def __init__(self, notebook: str, start_timeout: float) -> None:
+        self.notebook = notebook
+        self.start_timeout = start_timeout
+        self.workdir = Path(tempfile.mkdtemp(prefix="lithify-kernels-"))
+
+    def run_fork(self, ctx: _Context) -> str | None:
+        import papermill
+        from papermill.exceptions import PapermillExecutionError
+
+        _quiet_papermill()
+        km = _fork_kernel_manager(self.workdir, {**os.environ, PROGRESS_ENV: str(ctx.progress_file)})
+        timer = threading.Timer(ctx.timeout, km.kill_now) if ctx.timeout else None
+        ctx.on_stop(km.kill_now)
+        try:
+            if timer:
+                timer.start()
+            papermill.execute_notebook(
+                self.notebook, str(ctx.notebook_out), parameters=ctx.parameters, km=km,
+                kernel_name="python3", progress_bar=False, start_timeout=self.start_timeout,
+                request_save_on_cell_execute=True,
+            )
+        except PapermillExecutionError as e:
+            raise ForkFailed("cell failed", error={"cell": e.cell_index, "ename": e.ename,
+                                                  "evalue": str(e.evalue)[:2000]}) from None
+        except Exception as e:  # kernel died, start timeout, our timer or a cancel
+            ename = "TimeoutError" if timer is not None and timer.finished.is_set() else type(e).__name__
+            evalue = f"fork ran longer than {ctx.timeout} s" if ename == "TimeoutError" else str(e)[:2000]
+            if ctx.cancel.is_set():
+                ename, evalue = "Cancelled", "the sweep was cancelled"
+            raise ForkFailed("fork failed", error={"ename": ename, "evalue": evalue}) from None
+        finally:
+            if timer:
+                timer.cancel()
+            ctx.on_stop(None)
+            km.kill_now()  # nbclient leaves a kernel it did not create running
+            try:
+                km.cleanup_connection_file()
+            except OSError:
+                pass
+        return str(ctx.notebook_out)
+
+    def close(self) -> None:
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class WarmRunner:
+    """Runs the template's cells in long-lived kernels (one per worker), resetting the
+    namespace between forks, and saves each executed notebook."""
+
+    name = "warm"
+
+    def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
+        import nbformat
+
+        self.template = nbformat.read(notebook, as_version=4)
+        self.start_timeout = start_timeout
+        self.workdir = Path(tempfile.mkdtemp(prefix="lithify-warm-"))
+        self._idle: list[Any] = []
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        # Start the pool's kernels side by side now rather than one per first fork.
+        self._warming = [threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)]
+        for t in self._warming:
+            t.start()
+
+    def _prestart(self) -> None:
+        try:
+            pair = self._new_kernel()
+        except Exception:  # noqa: BLE001 (the fork that needs a kernel will report the error)
+            return
+        with self._lock:
+            self._idle.append(pair)
+
+    def _kernel(self) -> Any:
+        for t in self._warming:
+            t.join()
+        with self._lock:
+            if self._idle:
+                return self._idle.pop()
+        return self._new_kernel()
+
+    def _new_kernel(self) -> Any:
+        km = _kernel_manager(self.workdir)
+        km.start_kernel()
+        kc = km.client()
+        kc.start_channels()
+        kc.wait_for_ready(timeout=self.start_timeout)
+        with self._lock:
+            self._all.append((km, kc))
+        return km, kc
+
+    def run_fork(self, ctx: _Context) -> str | None:
+        import nbformat
+        from nbformat.v4 import new_code_cell, new_output
+
+        km, kc = self._kernel()
+        broken = False
+
+        def stop() -> None:
+            nonlocal broken
+            broken = True
+            try:
+                km.interrupt_kernel()
+            except Exception:  # noqa: BLE001
+                pass
+
+        ctx.on_stop(stop)
+        nb = copy.deepcopy(self.template)
+        cells = list(nb.cells)
+        params_at = next((i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", [])), -1)
+        injected = new_code_cell("\n".join(f"{k} = {v!r}" for k, v in ctx.parameters.items()))
+        injected.metadata["tags"] = ["injected-parameters"]
+        cells.insert(params_at + 1, injected)
+        nb.cells = cells
+        deadline = time.monotonic() + ctx.timeout if ctx.timeout else None
+        try:
+            setup = (f"%reset -f\nimport os as _o\n_o.environ[{PROGRESS_ENV!r}] = {str(ctx.progress_file)!r}\n"
+                     "del _o")
+            kc.execute_interactive(setup, store_history=False, timeout=self.start_timeout)
+            for index, cell in enumerate(nb.cells):
+                if cell.cell_type != "code" or not cell.source.strip():
+                    continue
+                outputs: list[Any] = []
+
+                def hook(msg: dict[str, Any], outputs: list[Any] = outputs) -> None:
+                    kind, content = msg["header"]["msg_type"], msg["content"]
+                    if kind == "stream":
+                        outputs.append(new_output("stream", name=content["name"], text=content["text"]))
+                    elif kind in ("execute_result", "display_data"):
+                        outputs.append(new_output(kind, data=content["data"], metadata=content.get("metadata", {}),
+                                                  **({"execution_count": content["execution_count"]}
+                                                     if kind == "execute_result" else {})))
+                    elif kind == "error":
+                        outputs.append(new_output("error", ename=content["ename"], evalue=content["evalue"],
+                                                  traceback=content["traceback"]))
+
+                left = None if deadline is None else max(0.1, deadline - time.monotonic())
+                try:
+                    reply = kc.execute_interactive(cell.source, output_hook=hook, timeout=left)
+                except TimeoutError:
+                    broken = True
+                    raise ForkFailed("timed out", error={"cell": index, "ename": "TimeoutError",
+                                                         "evalue": f"fork ran longer than {ctx.timeout} s"}) from None
+                cell.outputs = outputs
+                cell.execution_count = reply["content"].get("execution_count")
+                if reply["content"]["status"] != "ok":
+                    c = reply["content"]
+                    ename = "Cancelled" if ctx.cancel.is_set() else c.get("ename", "Error")
+                    raise ForkFailed("cell failed", error={"cell": index, "ename": ename,
+                                                           "evalue": str(c.get("evalue", ""))[:2000]})
+        finally:
+            ctx.on_stop(None)
+            nbformat.write(nb, str(ctx.notebook_out))
+            with self._lock:
+                if broken:
+                    self._retire(km, kc)
+                else:
+                    self._idle.append((km, kc))
+        return str(ctx.notebook_out)
+
+    def _retire(self, km: Any, kc: Any) -> None:
+        try:
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)
+            km.cleanup_resources()
+        except Exception:  # noqa: BLE001
+            pass
+        self._all = [(a, b) for a, b in self._all if a is not km]
+
+    def close(self) -> None:
+        with self._lock:
+            for km, kc in list(self._all):
+                self._retire(km, kc)
+            self._idle = []
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def make_runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | None, start_timeout: float,
+            workers: int = 1) -> Any:
+    if runner not in RUNNERS:
+        raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
+    if runner == "process":
+        if fn is None:
+            raise InvalidValue("the process runner needs fn= (a function or 'module:function')")
+        return ProcessRunner(fn)
+    if notebook is None:
+        raise InvalidValue(f"the {runner} runner needs notebook= (a template with a 'parameters' cell)")
+    declared_params.of_notebook(notebook)  # a readable notebook with a parameters cell
+    try:
+        import jupyter_client  # noqa: F401
+        import papermill  # noqa: F401
+    except ImportError:
+        raise InvalidValue("notebook sweeps need papermill and ipykernel: pip install papermill ipykernel") from None
+    if runner == "papermill":
+        return PapermillRunner(notebook, start_timeout)
+    return WarmRunner(notebook, start_timeout, workers)
