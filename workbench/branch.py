@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import math
 import time
-from datetime import datetime, timezone
+from datetime import datetime
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -35,17 +35,8 @@ _DELTA_SHAPES = {(False, False): "plain", (True, False): "dated", (False, True):
 FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
 
 
-def _unix_ms(value: Any, what: str) -> int:
-    """Unix milliseconds from a datetime (naive = UTC) or a number: milliseconds, or seconds
-    (as ``time.time()`` gives) when below 10**11 (10**11 ms is 1973; 10**11 s is year 5138)."""
-    if isinstance(value, datetime):
-        if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
-        return int(value.timestamp() * 1000)
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {value!r}")
-    return int(value * 1000) if abs(value) < 10**11 else int(value)
 _quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+
 
 
 class Branch:
@@ -128,22 +119,27 @@ class Branch:
     def _ready(self) -> Journal:
         """The journal with buffered events written, refusing a handle whose buffer was refused."""
         j = self._j
-        j.flush()
+        j.flush(self.id)
         if j.refusals(self.id) != self._refused:
             raise self._stale()
         return j
 
     def _stale(self) -> BranchConflict:
+        lost = self._j.lost(self.id)
+        why = (f"{lost[0]} event(s) buffered on it were not written ({lost[1]})" if lost else
+               "events buffered on it were not written")
         return BranchConflict(
-            f"branch {self.id}: events this handle buffered were refused because another writer "
-            f"appended first; take a fresh handle with journal.branch({self.id}) and decide again",
-            branch=self.id,
+            f"branch {self.id}: {why}, so this handle's head is gone; take a fresh handle with "
+            f"journal.branch({self.id}) (it starts at the last durable event) and redo what was lost",
+            branch=self.id, lost=lost[0] if lost else None,
         )
 
-    def _expected(self, expect: int | str | None) -> bool:
+    def _expected(self, expect: int | str | None, before_side_effect: bool = False) -> bool:
         """Check an explicit expected head (``expect=``) before appending: the branch's stored
         head must be ``expect`` ("new": no events of its own yet). Returns whether one was given
-        (such appends are written at once, so the database checks them as they land)."""
+        (such appends are written at once, so the database checks them as they land). An append
+        from a handle at ``expect`` needs no query: the database refuses it if the head moved;
+        before a side effect (an effect's ``fn``) the stored head is asked all the same."""
         if expect is None:
             return False
         if expect == "new":
@@ -153,7 +149,7 @@ class Branch:
         else:
             raise InvalidValue(f"expect= takes a seq (int >= 0), 'new' or None, not {expect!r}")
         j = self._ready()
-        if self._head != want:
+        if self._head != want or before_side_effect:
             stored = j.durable_head(self.id)[0]
             if stored != want:
                 raise BranchConflict(
@@ -186,7 +182,7 @@ class Branch:
         ``id``: a caller's id for the event, unique per journal; applying the same id and delta
         again returns the existing seq (an importer can replay its log twice)."""
         text = ev.canonical(deltas.encode(delta), "delta")
-        when = _unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
+        when = ev.unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         j = self._j
         if id is not None:
             seq = self._known_id(id, "delta", text)
@@ -280,7 +276,7 @@ class Branch:
 
     def _lookup(self, key: str, expect: int | str | None = None) -> tuple[bool, Any, bytes]:
         kh = ev.key_hash(ev.check_text(key, "an effect key"))
-        self._expected(expect)
+        self._expected(expect, before_side_effect=True)
         j = self._ready()
         db = j.storage
         # The handle maps its history's effects (key hash -> where) when it first looks one up;
@@ -499,7 +495,7 @@ class Branch:
             raise InvalidValue(f"{label!r} looks like a hash prefix; pick a label that is not 8+ hex characters")
         at = self._head if seq is None else self._seq(seq, "tag")
         self._check_seq(at, "tag")
-        self._j.flush()
+        self._j.flush(self.id)
         self._j.storage.put_tag(label, self.id, at)
         return at
 
@@ -521,7 +517,7 @@ class Branch:
     def _replace_state(self, payload: str, text: str) -> int:
         """Append a compact event and its snapshot in one transaction (both, or neither)."""
         j = self._j
-        j.flush()
+        j.flush(self.id)
         db = j.storage
         head, head_hash = self._head, self._head_hash
         try:
@@ -540,12 +536,12 @@ class Branch:
     def snapshot(self) -> int:
         """Store the state at the head so ``at`` replays from here; returns the head seq."""
         self._live()
-        self._j.flush()
+        self._j.flush(self.id)
         self._write_snapshot()
         return self._head
 
     def _write_snapshot(self) -> None:
-        self._j.flush()
+        self._j.flush(self.id)
         text = ev.canonical(ev.encode_state(self._state), "state")
         owner, seq = self._j.history.owner(self.id, self._head)
         self._j.storage.put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text),
@@ -556,7 +552,7 @@ class Branch:
         """The automatic snapshot after an append: the event is committed already, so a failed
         snapshot (a full disk, a state too deep to store) must not fail the call; the next
         append tries again. A failed flush of buffered events still raises: they were lost."""
-        self._j.flush()
+        self._j.flush(self.id)
         try:
             self._write_snapshot()
         except WorkbenchError:
@@ -566,6 +562,7 @@ class Branch:
 
     def _live(self) -> Any:
         if self._state is _UNSET:
+            self._j.flush(self.id)  # the state at our head includes what we buffered
             self._state, self._snap_seq = self._j.history.state_at(self.id, self._head)
         return self._state
 
@@ -575,7 +572,7 @@ class Branch:
 
     def _sync(self) -> None:
         """Catch up with events other writers appended to this branch."""
-        self._j.flush()
+        self._j.flush(self.id)
         head = self._j.storage.head(self.id)
         if head is not None and head.seq > self._head:
             self._head, self._head_hash = head.seq, head.hash
@@ -612,13 +609,13 @@ class Branch:
         from the journal."""
         seq = self._seq(seq, "at")
         self._check_seq(seq, "at")
-        self._j.flush()
+        self._j.flush(self.id)
         return self._j.history.state_at(self.id, seq)[0]
 
     def as_of(self, when: int | float | datetime) -> Any:
         """The state as it was known at a wall-clock time (unix ms or a datetime): the state
         after the last event committed at or before it."""
-        t = _unix_ms(when, "as_of")
+        t = ev.unix_ms(when, "as_of")
         self._sync()
         seq = min(self._j.storage.last_seq_at_time(self._segments, t), self._head)
         return self._j.history.state_at(self.id, seq)[0]
@@ -627,15 +624,15 @@ class Branch:
         """The state of the world at a time, as known now: the deltas whose ``occurred_at`` (or,
         without one, commit time) is at or before it, replayed in world order (ties in the order
         they were recorded), so a late-recorded earlier fact never overrides a later one."""
-        t = _unix_ms(when, "valid_at")
+        t = ev.unix_ms(when, "valid_at")
         self._sync()
         return self._j.history.valid_at(self.id, self._head, t)
 
     def view_at(self, valid: int | float | datetime, known: int | float | datetime) -> Any:
         """What was true at ``valid`` as known at ``known`` (both unix ms or datetimes): the
         deltas recorded by ``known`` whose world time is at or before ``valid``, in world order."""
-        t = _unix_ms(valid, "valid")
-        k = _unix_ms(known, "known")
+        t = ev.unix_ms(valid, "valid")
+        k = ev.unix_ms(known, "known")
         self._sync()
         return self._j.history.valid_at(self.id, self._head, t, k)
 
@@ -647,7 +644,7 @@ class Branch:
         self._check_seq(hi, "history to")
         if isinstance(lo, bool) or not isinstance(lo, int) or lo < 0:
             raise InvalidValue(f"history from: lo must be an int >= 0, not {lo!r}")
-        self._j.flush()
+        self._j.flush(self.id)
         return [ev.record_of(e) for e in self._j.storage.events(self._segments, lo, hi)]
 
     # -- forking --------------------------------------------------------------------------

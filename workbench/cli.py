@@ -125,9 +125,9 @@ def console() -> Any:
 @app.command()
 def verify(
     ctx: typer.Context,
-    expect: list[str] = typer.Option([], "--expect", help="A head hash recorded outside the journal (8+ hex "
-                                      "characters), for main, or BRANCH=HASH; it must still be in that "
-                                      "branch's history. Repeat for several."),
+    expect: list[str] = typer.Option([], "--expect", help="A head hash recorded outside the journal (all 64 "
+                                      "hex characters, or at least 32), for main, or BRANCH=HASH; it must "
+                                      "still be in that branch's history. Repeat for several."),
 ) -> None:
     """Recompute every hash and snapshot seal and check SQLite's pages; exit 1 if the journal
     is damaged (or an expected hash is missing). Never writes."""

@@ -20,7 +20,7 @@ the plain JSON they were stored as. Kind names are stable strings, never Python 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, TypeVar
 
 from .errors import InvalidValue, NotFound
@@ -81,9 +81,13 @@ def encode_many(values: list[Any]) -> list[Any]:
     return [encode(v) for v in values] if _by_class else values
 
 
-def versions() -> dict[str, int]:
-    """The version of every registered delta kind: what a snapshot built now was built from."""
-    return {kind: v for kind, (v, _) in sorted(_classes.items())}
+def versions(kinds: Iterable[str] | None = None) -> dict[str, int]:
+    """The version of these delta kinds (default: every kind that has evolved, i.e. has a
+    version above 1 or an upcaster): what a snapshot built now was built from."""
+    if kinds is None:
+        evolved = {k for k, _ in _upcasters} | {k for k, (v, _) in _classes.items() if v > 1}
+        return {k: _classes[k][0] if k in _classes else 1 for k in sorted(evolved)}
+    return {k: _classes[k][0] if k in _classes else 1 for k in sorted(set(kinds))}
 
 
 def generation() -> int:

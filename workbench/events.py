@@ -18,6 +18,7 @@ import dataclasses
 import json
 import math
 import re
+from datetime import datetime, timezone
 from dataclasses import dataclass, field
 from decimal import Decimal
 from collections.abc import Sequence
@@ -277,6 +278,24 @@ def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
         except UnicodeEncodeError:
             _find_surrogate(value, path)
     return text, plain
+
+
+MAX_TIME_MS = 8_640_000_000_000_000  # ±275,760 years around 1970: the range of a JavaScript Date
+
+
+def unix_ms(value: Any, what: str) -> int:
+    """Unix milliseconds from a datetime (naive = UTC) or a number: milliseconds, or seconds
+    (as ``time.time()`` gives) when below 10**11 (10**11 ms is 1973; 10**11 s is year 5138)."""
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            value = value.replace(tzinfo=timezone.utc)
+        return int(value.timestamp() * 1000)
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {value!r}")
+    ms = int(value * 1000) if abs(value) < 10**11 else int(value)
+    if abs(ms) > MAX_TIME_MS:
+        raise InvalidValue(f"{what} {value!r} is out of range: unix milliseconds within ±{MAX_TIME_MS:.3g}")
+    return ms
 
 
 def check_text(value: Any, what: str) -> str:

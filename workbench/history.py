@@ -9,6 +9,7 @@ class (``apply``), or as plain JSON updated by RFC 7386 merge patches for a clas
 from __future__ import annotations
 
 import dataclasses
+import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -20,17 +21,40 @@ from .storage import BranchRow, Segment, SnapshotRow, Storage
 
 
 def built_from(cls: type | None) -> str:
-    """What a snapshot is built from: the registered delta versions and the State's schema (its
-    ``state_version`` and dataclass fields). A snapshot built from something else is not used:
-    the state is rebuilt from events (upcast as the current code upcasts them)."""
+    """What a snapshot is built from: the versions of the delta kinds the State declares
+    (``delta_kinds``; else every kind that has evolved: a version above 1 or an upcaster) and
+    the State's schema (its ``state_version`` and dataclass fields). A snapshot built from
+    something incompatible is not used: the state is rebuilt from events (upcast as the current
+    code upcasts them)."""
     fields = None
     if cls is not None and dataclasses.is_dataclass(cls):
         fields = sorted(f.name for f in dataclasses.fields(cls))
     version = getattr(cls, "state_version", None) if cls is not None else None
-    versions = deltas.versions()
+    kinds = getattr(cls, "delta_kinds", None) if cls is not None else None
+    versions = deltas.versions(kinds)
     if not versions and fields is None and version is None:
         return ""  # what journals recorded before snapshots said what they were built from
     return ev.canonical({"deltas": versions, "fields": fields, "version": version}, "built")
+
+
+@functools.lru_cache(maxsize=256)
+def _parsed(built: str) -> tuple[dict[str, int], Any, Any]:
+    if not built:
+        return {}, None, None
+    doc = ev.loads(built)
+    return dict(doc.get("deltas") or {}), doc.get("fields"), doc.get("version")
+
+
+def compatible(then: str | None, now: str) -> bool:
+    """Whether a snapshot built from ``then`` holds what a replay by code built from ``now``
+    would: the same state schema, and every delta kind ``now`` names at the version it had
+    then (a kind a snapshot does not name was at version 1)."""
+    if (then or "") == now:
+        return True
+    t_deltas, t_fields, t_version = _parsed(then or "")
+    n_deltas, n_fields, n_version = _parsed(now)
+    return (t_fields == n_fields and t_version == n_version
+            and all(t_deltas.get(k, 1) == v for k, v in n_deltas.items()))
 
 
 class History:
@@ -161,11 +185,16 @@ class History:
         db = self.storage
         built = self.built()
         snap = db.nearest_snapshot(segs, seq)
-        stale: list[tuple[int, int]] = []
-        if snap is not None and (snap.built or "") != built:
-            snap = db.nearest_snapshot(segs, seq, built)
-            if not db.readonly:
-                stale = db.stale_snapshots(segs, snap.seq if snap else -1, seq, built)
+        stale: list[tuple[int, int]] = []  # passed over on the way down; rebuilt on the way up
+        if snap is not None and not compatible(snap.built, built):
+            snap = None
+            for mark_branch, mark_seq, mark_built in db.snapshot_marks(segs, seq):
+                if compatible(mark_built, built):
+                    snap = db.snapshot_at(mark_branch, mark_seq)
+                    break
+                stale.append((mark_branch, mark_seq))
+        if db.readonly:
+            stale = []
         if snap is not None:
             base = snap.seq
             state = self.decode(ev.loads(self.sealed(snap)))
@@ -198,7 +227,8 @@ class History:
         """Rebuild every snapshot built from something other than ``built()``; how many."""
         self.need_state()
         self.storage.writable()
-        stale = self.storage.all_stale_snapshots(self.built())
+        built = self.built()
+        stale = [(b, q) for b, q, then in self.storage.all_snapshot_marks() if not compatible(then, built)]
         for branch, seq in stale:
             self.state_at(branch, seq)
         return len(stale)
@@ -216,8 +246,10 @@ class History:
     def initial(self) -> Any:
         """The state before the first event (the journal's first snapshot, or a fresh state)."""
         self.need_state()
-        snap = self.storage.nearest_snapshot([(0, 0, 0)], 0, self.built())
-        return self.decode(ev.loads(self.sealed(snap))) if snap is not None else self.fresh()
+        snap = self.storage.snapshot_at(0, 0)
+        if snap is None or not compatible(snap.built, self.built()):
+            return self.fresh()
+        return self.decode(ev.loads(self.sealed(snap)))
 
     def valid_at(self, branch: int, head: int, when: int, known: int | None = None) -> Any:
         """The state built from the deltas whose world time is at or before ``when`` (recorded by

@@ -8,10 +8,13 @@ may be shared between threads; a ``Branch`` handle belongs to one.
 
 from __future__ import annotations
 
+import atexit
 import os
+import sys
+import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
@@ -33,7 +36,20 @@ __all__ = ["DURABILITY", "PLAIN_STATE", "Journal", "SweepInfo", "VerifyReport", 
            "state_name_of"]
 
 DURABILITY = ("process", "fsync", "lazy")
-LAZY_BUFFER = 512
+# Lazy journals still open: at a normal interpreter exit their buffers are written, not dropped.
+_LAZY: weakref.WeakSet[Journal] = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for j in list(_LAZY):
+        if j._npending and not j._closed:
+            try:
+                j.flush()
+            except BaseException as e:  # noqa: BLE001 (exiting: say it, do not raise)
+                sys.stderr.write(f"lithify: buffered events of {j.path} could not be written at exit: {e}\n")
+LAZY_BUFFER = 512  # buffered events of one branch written together
+ANCHOR_HEX = 32  # hex characters of an expected hash, at least: 128 bits nobody can grind
 PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
 Clock = Callable[[], "int | float | datetime"]
 
@@ -79,9 +95,12 @@ class Journal:
         self._pending: dict[int, list[tuple[EventRow, str]]] = {}
         self._tips: dict[int, tuple[int, bytes]] = {}  # branch -> (seq, hash) of its last buffered event
         self._refused: dict[int, int] = {}  # branch id -> how many buffered batches were refused
+        self._lost: dict[int, tuple[int, str]] = {}  # branch id -> (events lost, why) not yet reported
         self._npending = 0
         self._closed = False
         self._lazy = durability == "lazy"
+        if self._lazy:
+            _LAZY.add(self)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -259,14 +278,12 @@ class Journal:
         if self._clock is None:
             return now_ms()
         value = self._clock()
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= ev.MAX_TIME_MS:
+            return int(value)  # milliseconds, however small
         if isinstance(value, datetime):
-            if value.tzinfo is None:
-                value = value.replace(tzinfo=timezone.utc)
-            return int(value.timestamp() * 1000)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value:
-            raise InvalidValue(f"the clock given to Journal.open returned {value!r}; it must return unix "
-                               "milliseconds or a datetime")
-        return int(value)
+            return ev.unix_ms(value, "the clock's time")
+        raise InvalidValue(f"the clock given to Journal.open returned {value!r}; it must return unix "
+                           "milliseconds or a datetime")
 
     def refusals(self, branch: int) -> int:
         """How many times buffered events of a branch were refused (a handle that saw fewer is
@@ -289,14 +306,15 @@ class Journal:
                         f"head is {tip[0]} (another handle appended); take a fresh handle with "
                         f"journal.branch({branch}) and decide again",
                         branch=branch, expected=seq - 1, actual=tip[0])
-                self._pending.setdefault(branch, []).append((row, shape))
+                buffer = self._pending.setdefault(branch, [])
+                buffer.append((row, shape))
                 self._tips[branch] = (seq, row[3])
                 self._npending += 1
-                if self._npending >= LAZY_BUFFER:
-                    self.flush()
+                if len(buffer) >= LAZY_BUFFER:
+                    self.flush(branch)
             return
         if self._npending:
-            self.flush()
+            self.flush(row[0])
         self.storage.append(row, shape)
 
     def durable_head(self, branch: int) -> tuple[int, bytes]:
@@ -304,45 +322,77 @@ class Journal:
         head = self.storage.head(branch)
         return (head.seq, head.hash) if head is not None else self.history.fork_point(branch)
 
-    def flush(self) -> None:
-        """Write buffered ("lazy") events now.
+    def flush(self, branch: int | None = None) -> None:
+        """Write buffered ("lazy") events now: one branch's, or every branch's.
 
         A branch's buffer is written whole or not at all. When one cannot be written (another
-        writer appended first, a full disk...), the error says how many buffered events were
-        lost, and every handle of that branch is stale from then on (``BranchConflict``): a
-        fresh handle starts at the branch's durable head, and nothing is ever written past a gap.
-        """
+        writer appended first, a full disk...), this raises an error that says how many
+        buffered events were lost, and every handle of that branch is stale from then on
+        (``BranchConflict``): a fresh handle starts at the branch's durable head, and nothing is
+        ever written past a gap. Reads that write buffers first keep a failure for the branch's
+        own handles to report, rather than raising it at whoever read."""
+        failed = self._flush(branch)
+        if failed:
+            self._raise_lost(failed)
+
+    def _settle(self) -> None:
+        """Before a read: write every buffer; a failure is kept for its branch's handles."""
+        if self._npending:
+            self._flush(None)
+
+    def _flush(self, branch: int | None) -> dict[int, tuple[int, BaseException]]:
+        """Write buffers (one branch's, or all); {branch: (events lost, error)} of those that failed."""
         if not self._npending:
-            return
+            return {}
         with self._lock:
-            if not self._npending:
-                return
-            pending, self._pending, self._npending = self._pending, {}, 0
-            self._tips = {}
-            lost: dict[int, int] = {}
-            first_error: BaseException | None = None
-            for branch_id, rows in pending.items():
-                if first_error is not None and not isinstance(first_error, WorkbenchError):
-                    lost[branch_id] = len(rows)  # interrupted: the rest is not tried
-                    continue
-                try:
-                    self.storage.append_many(rows)
-                except BaseException as e:
-                    lost[branch_id] = len(rows)
-                    first_error = first_error or e
-            if first_error is None:
-                return
-            for branch_id in lost:  # handles that buffered these events are stale for good
-                self._refused[branch_id] = self._refused.get(branch_id, 0) + 1
-        if not isinstance(first_error, WorkbenchError):
-            raise first_error
-        n = sum(lost.values())
-        where = ", ".join(f"branch {b}: {k}" for b, k in sorted(lost.items()))
-        raise type(first_error)(
-            f"{n} buffered event(s) were not written ({where}): {first_error.message} Handles of "
-            "these branches are stale: take a fresh one with journal.branch(id) (it starts at the "
-            "last durable event) and redo what was lost",
-            **{**first_error.fields, "lost": n, "lost_by_branch": lost})
+            todo = list(self._pending) if branch is None else [branch] if branch in self._pending else []
+            if not todo:
+                return {}
+            if self._storage.in_transaction:
+                raise WorkbenchError("buffered events cannot be written inside another write transaction; "
+                                     "flush the journal before opening one")
+            failed: dict[int, tuple[int, BaseException]] = {}
+            interrupted: BaseException | None = None
+            for b in todo:
+                rows = self._pending.pop(b)
+                self._npending -= len(rows)
+                self._tips.pop(b, None)
+                if interrupted is None:
+                    try:
+                        self.storage.append_many(rows)
+                        continue
+                    except Exception as e:
+                        failed[b] = (len(rows), e)
+                    except BaseException as e:  # KeyboardInterrupt: what is left is not tried
+                        interrupted = e
+                        failed[b] = (len(rows), e)
+                else:
+                    failed[b] = (len(rows), interrupted)
+            for b, (n, e) in failed.items():  # handles that buffered these events are stale for good
+                self._refused[b] = self._refused.get(b, 0) + 1
+                self._lost[b] = (self._lost.get(b, (0, ""))[0] + n, str(e))
+        if interrupted is not None:
+            raise interrupted
+        return failed
+
+    def _raise_lost(self, failed: dict[int, tuple[int, BaseException]]) -> None:
+        for b in failed:
+            self._lost.pop(b, None)  # reported here
+        n = sum(k for k, _ in failed.values())
+        where = ", ".join(f"branch {b}: {k}" for b, (k, _) in sorted(failed.items()))
+        first = next(iter(failed.values()))[1]
+        message = (f"{n} buffered event(s) were not written ({where}): {first} Handles of these branches are "
+                   "stale: take a fresh one with journal.branch(id) (it starts at the last durable event) "
+                   "and redo what was lost")
+        lost = {b: k for b, (k, _) in failed.items()}
+        if isinstance(first, WorkbenchError):
+            raise type(first)(message, **{**first.fields, "lost": n, "lost_by_branch": lost})
+        raise WorkbenchError(message, lost=n, lost_by_branch=lost) from first
+
+    def lost(self, branch: int) -> tuple[int, str] | None:
+        """(events, why) a branch lost from its buffer in a flush nobody reported yet; reported
+        (and forgotten) by the branch's stale handles."""
+        return self._lost.pop(branch, None)
 
     # -- branches -------------------------------------------------------------------------
 
@@ -364,7 +414,7 @@ class Journal:
 
     def branch(self, ref: int | str) -> Branch:
         """A fresh handle on a branch, by id or name, at the branch's current head."""
-        self.flush()
+        self._settle()
         return Branch(self, self.history.row(self._resolve(ref)))
 
     def root(self) -> Branch:
@@ -387,14 +437,14 @@ class Journal:
 
     def info(self, ref: int | str) -> ev.BranchInfo:
         """The BranchInfo of one branch, with its current head."""
-        self.flush()
+        self._settle()
         row = self.history.row(self._resolve(ref))
         head = self.storage.head(row.id)
         return self._info(row, {row.id: head} if head else {})
 
     def branches(self) -> list[ev.BranchInfo]:
         """Every branch with its current head, by id."""
-        self.flush()
+        self._settle()
         rows = self.storage.branch_rows()
         for r in rows:
             self.history.remember(r)
@@ -403,7 +453,7 @@ class Journal:
 
     def children(self, ref: int | str) -> list[ev.BranchInfo]:
         """The direct forks of a branch, by id."""
-        self.flush()
+        self._settle()
         rows = self.storage.branch_rows(parent=self._resolve(ref))
         heads = self.storage.heads() if rows else {}
         return [self._info(r, heads) for r in rows]
@@ -411,6 +461,7 @@ class Journal:
     def fork(self, base: Branch, at: int, specs: Sequence[tuple[str | None, Mapping[str, Any] | None]],
              sweep: int | None = None) -> list[Branch]:
         """Fork ``base`` at ``at`` once per (name, params): one row each, nothing copied."""
+        self.flush(base.id)  # the fork point may be buffered; before any transaction
         base._check_seq(at, "fork at")
         rows = []
         for name, params in specs:
@@ -420,7 +471,6 @@ class Journal:
             if not isinstance(p, Mapping):
                 raise InvalidValue(f"params must be a dict of JSON-safe values, not {type(p).__name__}")
             rows.append((name, base.id, at, ev.canonical(dict(p), "params"), sweep))
-        self.flush()
         ids = self.storage.insert_branches(rows)
         at_hash = base._hash_at(at)
         out = []
@@ -439,13 +489,14 @@ class Journal:
             raise InvalidValue("a sweep needs at least one parameter set")
         b._check_seq(at, "sweep at")
         text = ev.canonical({"params": plist, **(dict(spec) if spec else {})}, "sweep")
+        self.flush(b.id)  # not inside the transaction: a rollback would take acknowledged events with it
         with self.storage.atomic():
             sweep_id = self.storage.insert_sweep(b.id, at, text)
             return self.fork(b, at, [(None, p) for p in plist], sweep=sweep_id)
 
     def sweeps(self) -> list[SweepInfo]:
         """Every recorded sweep with the ids of its forks."""
-        self.flush()
+        self._settle()
         by_sweep: dict[int, list[int]] = {}
         for r in self.storage.branch_rows():
             if r.sweep is not None:
@@ -455,7 +506,7 @@ class Journal:
 
     def unknown_outcomes(self, branch_id: int) -> list[str]:
         """Effect keys started on a branch whose result was never committed."""
-        self.flush()
+        self._settle()
         db = self.storage
         announced = db.intents.pending(branch_id)
         if not announced:
@@ -483,12 +534,12 @@ class Journal:
     def rebuild_snapshots(self) -> int:
         """Rebuild every snapshot built from other delta versions or another state schema than
         this process's (what ``state()`` and ``at()`` also do, lazily); returns how many."""
-        self.flush()
+        self._settle()
         return self.history.rebuild_snapshots()
 
     def resolve(self, ref: str, default_branch: int | str = 0) -> tuple[int, int]:
         """(branch, seq) a ref names: head, head~N, BRANCH, BRANCH@SEQ, LABEL or a hash prefix."""
-        self.flush()
+        self._settle()
         return refs.resolve(self, ref, default_branch)
 
     def record(self, ref: str | tuple[int, int]) -> ev.Record:
@@ -553,7 +604,7 @@ class Journal:
 
     def subscribe(self, name: str) -> Subscription:
         """A durable, named consumer of every event, resuming at its acknowledged position."""
-        self.flush()
+        self._settle()
         return Subscription(self, name)
 
     def lookup_hash(self, prefix: str) -> tuple[int, int]:
@@ -561,7 +612,7 @@ class Journal:
         p = prefix.lower() if isinstance(prefix, str) else ""
         if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
             raise InvalidValue(f"{prefix!r} is not a hash prefix: give 8 to 64 hex characters", prefix=prefix)
-        self.flush()
+        self._settle()
         lo = bytes.fromhex((p + "0" * 64)[:64])
         top = int(p, 16) + 1
         hi = None if top >= 16 ** len(p) else bytes.fromhex((f"{top:0{len(p)}x}" + "0" * 64)[:64])
@@ -587,7 +638,7 @@ class Journal:
         """Events committed after a global position, and the cursor to pass next time."""
         if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
             raise InvalidValue(f"cursor must be an int >= 0, not {cursor!r}")
-        self.flush()
+        self._settle()
         events = self.storage.tail(cursor, limit)
         return [record_of(e) for e in events], (events[-1].position if events else cursor)
 
@@ -599,7 +650,7 @@ class Journal:
             raise InvalidValue("search takes a non-empty query, like: timeout OR deadlock")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidValue(f"limit is a positive int, not {limit!r}")
-        self.flush()
+        self._settle()
         segments = None if branch is None else self.history.segments(self._resolve(branch))
         hits: list[SearchHit] = self.storage.search(text, segments, limit)
         return [self.record((h.branch, h.seq)) for h in hits]
@@ -614,11 +665,11 @@ class Journal:
         """Recompute every hash, chain link and snapshot seal, and let SQLite check its pages;
         report the first bad seq per branch, and every branch's head hash.
 
-        ``expect`` maps branches (id or name) to a head hash recorded outside the journal (a
-        hex prefix of 8+ characters): each must still be in that branch's history, which proves
+        ``expect`` maps branches (id or name) to a head hash recorded outside the journal (the
+        whole hash, or a prefix of at least 32 hex characters): each must still be in that branch's history, which proves
         the history up to it was not rewritten, something the journal cannot prove about itself.
         """
-        self.flush()
+        self._settle()
         return verify(self.storage, self.history, self._anchors(expect))
 
     def _anchors(self, expect: Mapping[int | str, str] | None) -> list[tuple[int, str]]:
@@ -629,7 +680,8 @@ class Journal:
         out = []
         for ref, h in expect.items():
             p = h.lower() if isinstance(h, str) else ""
-            if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
-                raise InvalidValue(f"expected hash {h!r} for branch {ref!r} is not 8 to 64 hex characters")
+            if not (ANCHOR_HEX <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
+                raise InvalidValue(f"expected hash {h!r} for branch {ref!r} is not {ANCHOR_HEX} to 64 hex "
+                                   "characters (a shorter prefix could be matched by a forged history)")
             out.append((self._resolve(ref), p))
         return out

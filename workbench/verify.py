@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import events as ev
-from .errors import Corrupt
+from .errors import Corrupt, NotAJournal
 from .history import History
 from .storage import Storage
 
@@ -100,7 +100,7 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
             heads.append((r.id, seq, h.hex()))
         for what in db.quick_check():
             problems.append((-1, 0, f"damaged: SQLite's quick_check says {what}"))
-    except Corrupt as e:
+    except (Corrupt, NotAJournal) as e:  # SQLite met a damaged page while reading
         problems.append((-1, 0, f"damaged: {e}"))
     anchored = []
     for bid, prefix in anchors:

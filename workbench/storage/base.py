@@ -213,6 +213,11 @@ class Storage(Protocol):
         """Close the connection (idempotent)."""
         ...
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether an ``atomic()`` block is open."""
+        ...
+
     def writable(self) -> None:
         """Raise ReadOnly when opened read-only, before anything else happens."""
         ...
@@ -342,17 +347,20 @@ class Storage(Protocol):
         """Store a snapshot."""
         ...
 
-    def nearest_snapshot(self, segments: Sequence[Segment], seq: int, built: str | None = None,
-                         lo: int = 0) -> SnapshotRow | None:
-        """The latest snapshot at or before a seq (built from ``built``, if given)."""
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> SnapshotRow | None:
+        """The latest snapshot at or before a seq in a resolved history."""
         ...
 
-    def stale_snapshots(self, segments: Sequence[Segment], lo: int, hi: int, built: str) -> list[tuple[int, int]]:
-        """(branch, seq) of snapshots in (lo, hi] not built from ``built``."""
+    def snapshot_marks(self, segments: Sequence[Segment], hi: int) -> Iterator[tuple[int, int, str | None]]:
+        """(branch, seq, built) of the snapshots at or before a seq of a history, newest first."""
         ...
 
-    def all_stale_snapshots(self, built: str) -> list[tuple[int, int]]:
-        """(branch, seq) of every snapshot not built from ``built``."""
+    def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
+        """(branch, seq, built) of every snapshot."""
+        ...
+
+    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
+        """The snapshot stored at (branch, seq)."""
         ...
 
     def snapshots(self) -> list[SnapshotRecord]:

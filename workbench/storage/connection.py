@@ -344,6 +344,11 @@ class Connection:
         with self._guard:
             self.conn.execute(f"PRAGMA rekey = {_key_literal(new_key)}")
 
+    @property
+    def in_transaction(self) -> bool:
+        """Whether an ``atomic()`` block is open on this connection."""
+        return self._in_tx
+
     def writable(self) -> None:
         """Refuse to write through a read-only open, before anything else happens."""
         if self.readonly:
@@ -383,6 +388,8 @@ class Connection:
         with self.lock:
             self.writable()
             c = self.conn
+            if c is None:
+                raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
             if self._in_tx:
                 self._savepoints += 1
                 name = f"lithify_{self._savepoints}"

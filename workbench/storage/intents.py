@@ -136,6 +136,9 @@ class IntentLog:
 
     def __init__(self, db_path: str, durability: str, readonly: bool = False) -> None:
         self.path = None if db_path == ":memory:" else db_path + "-intents"
+        # This process's running effects are keyed by the log's real path: two opens of one
+        # journal under two spellings (``dir/j.db``, ``dir/./j.db``) share them.
+        self._key = None if self.path is None else os.path.realpath(self.path)
         self.fsync = durability == "fsync"
         self.readonly = readonly
         self._fd: int | None = None
@@ -207,7 +210,7 @@ class IntentLog:
         this announcement's id; the id of an earlier announcement of the same effect that may
         still be running, in this process or another live one, else None). The caller ends
         this announcement with ``finished``, ``withdraw`` or ``settle``."""
-        running = (self.path, branch, key_hash)
+        running = (self._key, branch, key_hash)
         ann = f"{_TOKEN or process_token()}:{next(_COUNTER)}"
         here = _RUNNING.setdefault(running, ann)
         holder = here if here != ann else None
@@ -270,14 +273,14 @@ class IntentLog:
             raise self._fail(e, "reading the intent log") from None
 
     def _ended(self, branch: int, key_hash: bytes, ann: str, op: str) -> None:
-        end_announcement((self.path, branch, key_hash), ann)
+        end_announcement((self._key, branch, key_hash), ann)
         if op:
             with self._lock:
                 self._append(f"{op} {branch} {key_hash.hex()} {ann}\n")
 
     def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
         """The announced effect committed (the database shows it; no line needed)."""
-        running = (self.path, branch, key_hash)
+        running = (self._key, branch, key_hash)
         if _RUNNING.get(running) == ann:
             del _RUNNING[running]
 
@@ -446,7 +449,7 @@ class TableIntents:
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
         s = self.storage
-        running = (s.path + "#intents", branch, key_hash)
+        running = (os.path.realpath(s.path) + "#intents", branch, key_hash)
         ann, holder = new_announcement(running)
         if holder is not None:
             return 0, ann, holder
@@ -466,7 +469,7 @@ class TableIntents:
             raise
 
     def _end(self, branch: int, key_hash: bytes, ann: str, sql: str) -> None:
-        end_announcement((self.storage.path + "#intents", branch, key_hash), ann)
+        end_announcement((os.path.realpath(self.storage.path) + "#intents", branch, key_hash), ann)
         if sql:
             with self.storage._guard:
                 self.storage.conn.execute(sql, (branch, key_hash, ann))

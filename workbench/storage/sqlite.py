@@ -154,7 +154,10 @@ class SQLiteStorage(Connection, Catalog):
         lock = self.lock
         lock.acquire()
         try:
-            self.conn.execute(_INSERT_SHAPE[shape], self._bindable(row, shape))
+            conn = self.conn
+            if conn is None:
+                raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+            conn.execute(_INSERT_SHAPE[shape], self._bindable(row, shape))
         except Exception as e:
             self._end_stray_transaction()
             err = self._append_error(row[0], row[1] - 1, e)
@@ -636,45 +639,51 @@ class SQLiteStorage(Connection, Catalog):
             self.conn.execute(f"INSERT OR {verb} INTO snapshots ({SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
                               (branch, seq, state, digest, built))
 
-    def nearest_snapshot(self, segments: Sequence[Segment], seq: int, built: str | None = None,
-                         lo: int = 0) -> SnapshotRow | None:
-        """(branch, seq, state, digest, hash of the event at that seq, built) of the latest
-        snapshot at or before ``seq`` (and at or after ``lo``) in a resolved history; with
-        ``built``, the latest one built from that (a legacy snapshot, built NULL, matches "")."""
-        match = "" if built is None else " AND coalesce(s.built, '') = ?"
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> SnapshotRow | None:
+        """The latest snapshot at or before ``seq`` in a resolved history, with the hash of the
+        event it seals to."""
         with self._guard:
             for branch, first, last in reversed(segments):
                 b = seq if last is None else min(seq, last)
-                a = max(first, lo)
-                if b < a:
+                if b < first:
                     continue
                 row = self.conn.execute(
                     "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s LEFT JOIN events e "
-                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq BETWEEN ? AND ?"
-                    f"{match} ORDER BY s.seq DESC LIMIT 1",
-                    (branch, a, b) if built is None else (branch, a, b, built),
-                ).fetchone()
+                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq BETWEEN ? AND ? "
+                    "ORDER BY s.seq DESC LIMIT 1", (branch, first, b)).fetchone()
                 if row is not None:
                     return SnapshotRow(*row)
         return None
 
-    def stale_snapshots(self, segments: Sequence[Segment], lo: int, hi: int, built: str) -> list[tuple[int, int]]:
-        """(branch, seq) of snapshots in (lo, hi] of a resolved history not built from ``built``."""
-        out: list[tuple[int, int]] = []
-        with self._guard:
-            for branch, first, last in segments:
-                a, b = max(first, lo + 1), hi if last is None else min(hi, last)
-                if a <= b:
-                    out.extend(self.conn.execute(
-                        "SELECT branch, seq FROM snapshots WHERE branch = ? AND seq BETWEEN ? AND ? "
-                        "AND coalesce(built, '') != ?", (branch, a, b, built)).fetchall())
-        return out
+    def snapshot_marks(self, segments: Sequence[Segment], hi: int) -> Iterator[tuple[int, int, str | None]]:
+        """(branch, seq, built) of the snapshots at or before seq ``hi`` of a resolved history,
+        newest first, streamed: a reader stops at the first it can use."""
+        for branch, first, last in reversed(segments):
+            b = hi if last is None else min(hi, last)
+            if b < first:
+                continue
+            with self._guard:
+                cur = self.conn.execute("SELECT branch, seq, built FROM snapshots WHERE branch = ? AND seq "
+                                        "BETWEEN ? AND ? ORDER BY seq DESC", (branch, first, b))
+            while True:
+                with self._guard:
+                    rows = cur.fetchmany(64)
+                if not rows:
+                    break
+                yield from rows
 
-    def all_stale_snapshots(self, built: str) -> list[tuple[int, int]]:
-        """(branch, seq) of every snapshot not built from ``built``, in order."""
+    def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
+        """(branch, seq, built) of every snapshot, by branch and seq."""
         with self._guard:
-            return self.conn.execute("SELECT branch, seq FROM snapshots WHERE coalesce(built, '') != ? "
-                                     "ORDER BY branch, seq", (built,)).fetchall()
+            return self.conn.execute("SELECT branch, seq, built FROM snapshots ORDER BY branch, seq").fetchall()
+
+    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
+        """The snapshot stored at (branch, seq), with the hash of the event it seals to."""
+        with self._guard:
+            row = self.conn.execute(
+                "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s LEFT JOIN events e "
+                "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq = ?", (branch, seq)).fetchone()
+        return None if row is None else SnapshotRow(*row)
 
     def quick_check(self) -> list[str]:
         """What SQLite's quick_check finds wrong with the file's pages (empty when sound)."""
