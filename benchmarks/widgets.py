@@ -1,5 +1,5 @@
 """Widget benchmark: JournalExplorer on a 100,000-event journal (open, page, select, diff),
-and how soon the LiveMatrix view shows an observation written by another process.
+and how soon the LiveResults view shows an observation written by another process.
 
 Baseline: one plain ``branch.history(lo, hi)`` page read (what a page must at least cost).
 Writes benchmarks/results/widgets.json.
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from workbench import Journal
-from workbench.widgets import JournalExplorer, LiveMatrix
+from workbench.widgets import JournalExplorer, LiveResults
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -49,7 +49,7 @@ def main() -> None:
             ex.compare_mode.value = "diff vs previous"
             diff_ms = [ms(lambda s=s: ex.select(0, s)) for s in (10, args.events // 2, args.events)]
             base_ms = [ms(lambda lo=lo: j.root().history(lo, lo + 49)) for lo in (1, args.events // 2, args.events - 50)]
-            live = LiveMatrix(j, interval=0.05)
+            live = LiveResults(j, interval=0.05)
             code = ("import sys, time\nfrom workbench import Journal\nwith Journal.open(sys.argv[1]) as j:\n"
                     "    f = j.root().fork(params={'budget': 7})\n    print(time.time(), flush=True)\n"
                     "    f.observe('recall', 0.5)\n")
@@ -77,7 +77,7 @@ def main() -> None:
                         ("select + diff", diff_ms)):
         print(f"  {label:<14} median {med(vals):7.1f} ms   max {max(vals):7.1f} ms   "
               f"{med(vals) / med(base_ms):5.1f}x baseline   target < 300 ms")
-    print(f"LiveMatrix sees a worker's observation after median {med(lat):.0f} ms, max {max(lat):.0f} ms "
+    print(f"LiveResults sees a worker's observation after median {med(lat):.0f} ms, max {max(lat):.0f} ms "
           f"(target < 1000 ms)")
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "widgets.json").write_text(json.dumps(res, indent=2) + "\n")

@@ -61,8 +61,8 @@ def test_usage_error_exits_2():
 
 
 def test_every_command_has_help():
-    from workbench.cli import _register_commands, app
+    from workbench.cli import app, register_agent_commands
 
-    _register_commands()
+    register_agent_commands()
     for cmd in app.registered_commands:
         assert (cmd.help or (cmd.callback and cmd.callback.__doc__)), cmd.name

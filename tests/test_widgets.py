@@ -12,7 +12,7 @@ import pytest
 
 from workbench import InvalidValue, Journal
 from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
-from workbench.widgets import JournalExplorer, LiveMatrix, SweepLauncher, Workbench, parse_grid
+from workbench.widgets import JournalExplorer, LiveResults, SweepLauncher, Workbench, parse_grid
 
 TESTS = str(Path(__file__).parent)
 
@@ -119,7 +119,7 @@ def test_launcher_reports_failures_and_reruns_them(audited):
 
 
 def test_live_matrix_updates_from_a_worker_process(audited):
-    live = LiveMatrix(audited, x="budget", y="recall", interval=0.1)
+    live = LiveResults(audited, x="budget", y="recall", interval=0.1)
     try:
         assert live.rows == 8  # the base run's metrics
         code = (

@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import refs
+from . import plugins, refs
 from .branch import Branch
 from .diff import diff as diff_states
 from .errors import BranchConflict, Conflict, InvalidValue, NotFound, StateMismatch, WorkbenchError
@@ -218,7 +218,9 @@ class Journal:
             return state, True
         if stored in ("", PLAIN_STATE):
             return ev.registered_state(stored) if stored else None, True
-        found = ev.registered_state(stored)
+        # the class this process defined under that name, else the one of the agent that
+        # writes such journals (an installed plugin, imported now)
+        found = ev.registered_state(stored) or plugins.state_class(stored)
         return found, found is not None
 
     @property

@@ -343,7 +343,6 @@ class LiveMatrix:
 
     def refresh(self) -> int:
         """Fold in new observations; returns how many rows arrived."""
-        import polars as pl
 
         db = self.journal.storage
         rows = db.observations(self.cursor)

@@ -46,7 +46,8 @@ class Agent:
     ``state_name`` is the name its journals record (the State's ``state_name``). ``commands``
     names a function ``register(app)`` that adds the agent's own CLI commands to a typer app.
     ``template`` is a notebook for the papermill runner; ``grid`` the default sweep grid;
-    ``x``/``y`` the default chart axes; ``db`` the default journal file of its commands."""
+    ``x``/``y`` the default chart axes; ``metrics`` the ones worth showing first; ``db`` the
+    default journal file of its commands."""
 
     name: str
     state: str
@@ -57,6 +58,7 @@ class Agent:
     grid: Mapping[str, list[Any]] = field(default_factory=dict)
     x: str | None = None
     y: str | None = None
+    metrics: tuple[str, ...] = ()
     db: str | None = None
 
     def state_class(self) -> type:
@@ -108,6 +110,12 @@ def agent_for(state_name: str | None) -> Agent | None:
     if not state_name:
         return None
     return next((a for a in agents() if a.state_name == state_name), None)
+
+
+def state_class(state_name: str | None) -> type | None:
+    """The State class of the agent whose journals record this name (imported now), if any."""
+    agent = agent_for(state_name)
+    return agent.state_class() if agent is not None else None
 
 
 def default_agent() -> Agent | None:

@@ -25,7 +25,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from . import charts, plugins
+from . import sweep as sweeps
+from .diff import diff
 from .errors import Conflict, InvalidValue, NotAJournal, NotFound, WorkbenchError
+from .events import encode_state
+from .journal import Journal
+from .storage import is_journal_file
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".ipynb_checkpoints", "runs"}
 MAX_DEPTH = 4
@@ -51,9 +57,6 @@ class _Hub:
         return p
 
     def journal(self, rel: str | None) -> Any:
-        from .journal import Journal
-        from .storage import is_journal_file
-
         p = self.path(rel)
         key = str(p)
         with self.lock:
@@ -61,15 +64,11 @@ class _Hub:
             if j is None:
                 if not is_journal_file(key):
                     raise NotAJournal(f"{rel} is not a lithify journal")
-                import workbench.agents.auditor  # noqa: F401 (registers the auditor's State)
-
-                j = Journal.open(key)
+                j = Journal.open(key)  # the State class comes from the journal's agent plugin
                 self.journals[key] = j
             return j
 
     def list(self) -> list[dict[str, Any]]:
-        from .storage import is_journal_file
-
         found = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             depth = len(Path(dirpath).relative_to(self.root).parts)
@@ -105,9 +104,6 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
     from jupyter_server.base.handlers import APIHandler, JupyterHandler
     from tornado import web
 
-    from . import charts, sweep as sweeps
-    from .diff import diff
-    from .events import encode_state
 
     class Helpers:
         def initialize(self, hub: _Hub) -> None:
@@ -215,9 +211,13 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         def get(self) -> None:
             try:
                 sweep = self.arg("sweep")
-                y = self.arg("y") or "recall"
-                df = self.journal().matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
-                x = self.arg("x") or "budget"
+                j = self.journal()
+                agent = plugins.agent_for(j.state_name)
+                y = self.arg("y") or (agent.y if agent else None)
+                x = self.arg("x") or (agent.x if agent else None)
+                if not x or not y:
+                    raise InvalidValue("pass ?x=PARAM&y=METRIC (the journal's agent names no defaults)")
+                df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
                 if df.is_empty() or x not in df.columns:
                     raise NotFound(f"no {y!r} observations with a {x!r} parameter yet")
                 import polars as pl
@@ -255,16 +255,22 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
             def run() -> Any:
                 body = json.loads(self.request.body or b"{}")
                 j = self.hub.journal(body.get("journal"))
-                grid = body.get("grid")
+                agent = plugins.agent_for(j.state_name)
+                grid = body.get("grid") or (dict(agent.grid) if agent else None)
                 if isinstance(grid, str):
                     grid = sweeps.parse_grid(grid)
                 notebook = body.get("notebook") or None
                 nb_path = str(self.hub.path(notebook)) if notebook else None
                 runner = body.get("runner") or ("papermill" if nb_path else "process")
+                fn = body.get("fn") or (agent.fork if agent else None)
+                if nb_path is None and not fn:
+                    raise InvalidValue("pass a notebook or fn (the journal's agent names no fork function)")
+                workers = int(body.get("workers", 2))
+                sweeps.check_options(runner, workers, None)
                 plan = sweeps.plan(j, int(body.get("branch", 0)), int(body["at"]), grid,
                                    seeds=int(body["seeds"]) if body.get("seeds") else None, notebook=nb_path,
-                                   fn=None if nb_path else "workbench.agents.auditor:run_fork")
-                handle = sweeps.start(plan, workers=int(body.get("workers", 2)), runner=runner)
+                                   fn=None if nb_path else fn)
+                handle = sweeps.start(plan, workers=workers, runner=runner)
                 self.hub.sweeps[(j.path, plan.id)] = handle
                 return {"sweep": plan.id, "forks": [f.branch for f in plan.forks]}
 

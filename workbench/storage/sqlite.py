@@ -28,7 +28,6 @@ from .base import (
     Head,
     IdentifiedEvent,
     Observation,
-    SearchHit,
     Segment,
     SnapshotRecord,
     SnapshotRow,

@@ -7,7 +7,7 @@ results stream in.
 
 from .explorer import JournalExplorer
 from .launcher import SweepLauncher, parse_grid
-from .live import LiveMatrix
+from .live import LiveResults
 from .workbench import Workbench
 
-__all__ = ["JournalExplorer", "LiveMatrix", "SweepLauncher", "Workbench", "parse_grid"]
+__all__ = ["JournalExplorer", "LiveResults", "SweepLauncher", "Workbench", "parse_grid"]

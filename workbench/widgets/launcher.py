@@ -12,6 +12,7 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
+from .. import plugins
 from .. import sweep as sweeps
 from ..sweep import parse_grid
 from ..errors import InvalidValue, WorkbenchError
@@ -24,11 +25,16 @@ class SweepLauncher(w.VBox):
     sweep_id = traitlets.Int(-1)
 
     def __init__(self, journal: Journal, notebook: str | Path | None = None, fn: str | None = None,
-                 explorer: Any = None, grid: str = "budget=300,600,1200,2400,4800", seeds: int = 3,
+                 explorer: Any = None, grid: str | None = None, seeds: int = 3,
                  workers: int = 4, runner: str | None = None, **kw: Any) -> None:
         self.journal = journal
+        agent = plugins.agent_for(journal.state_name)  # defaults: the journal's agent's
         self.notebook = str(Path(notebook).resolve()) if notebook is not None else None
-        self.fn = fn
+        self.fn = fn or (agent.fork if agent else None)
+        self.metrics = list(agent.metrics) if agent else []
+        if grid is None:
+            grid = "\n".join(f"{k}={','.join(json.dumps(v) for v in vals)}" for k, vals in
+                              (agent.grid.items() if agent else ()))
         self.handle: sweeps.SweepHandle | None = None
         self.plan: sweeps.SweepPlan | None = None
         self.result: sweeps.SweepResult | None = None
@@ -103,7 +109,7 @@ class SweepLauncher(w.VBox):
         grid = parse_grid(self.grid.value)
         seeds = self.seeds.value or None
         runner = self.runner.value
-        fn = self.fn or ("workbench.agents.auditor:run_fork" if runner == "process" else None)
+        fn = self.fn if runner == "process" else None
         self.plan = sweeps.plan(self.journal, self.branch.value, self.seq.value, grid, seeds=seeds,
                                 notebook=self.notebook if runner != "process" else None, fn=fn)
         self.sweep_id = self.plan.id
@@ -118,7 +124,7 @@ class SweepLauncher(w.VBox):
     def _start(self, only: str | None) -> sweeps.SweepHandle:
         assert self.plan is not None
         runner = self.runner.value
-        fn = self.fn or ("workbench.agents.auditor:run_fork" if runner == "process" else None)
+        fn = self.fn if runner == "process" else None
         self.handle = sweeps.start(self.plan, notebook=self.notebook if runner != "process" else None, fn=fn,
                                    workers=self.workers.value, runner=runner, only=only)
         self.result = None
@@ -181,14 +187,15 @@ class SweepLauncher(w.VBox):
         done = sum(f.status == "finished" for f in result.forks)
         self.status.value = (f"sweep {result.sweep}: {done}/{len(result.forks)} finished"
                              + (f", <b>{failed} failed</b>" if failed else ""))
-        self.summary.value = _summary_html(result)
+        self.summary.value = _summary_html(result, self.metrics)
         self.launch_button.disabled = False
         self.cancel_button.disabled = True
         self.rerun_button.disabled = failed == 0
 
 
-def _summary_html(result: sweeps.SweepResult) -> str:
-    keys = ["recall", "precision", "compactions", "model_calls"]
+def _summary_html(result: sweeps.SweepResult, metrics: list[str]) -> str:
+    found = {k for f in result.forks for k in f.metrics}
+    keys = [k for k in metrics if k in found] or sorted(found)[:4]
     head = "<tr><th>branch</th><th>params</th><th>status</th><th>wall s</th>" + "".join(
         f"<th>{k}</th>" for k in keys) + "<th>error</th></tr>"
     rows = []

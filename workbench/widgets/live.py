@@ -1,4 +1,4 @@
-"""``LiveMatrix``: the results matrix and its chart, refreshed from ``Journal.tail`` while a
+"""``LiveResults``: the results matrix and its chart, refreshed from ``Journal.tail`` while a
 sweep's workers write observations."""
 
 from __future__ import annotations
@@ -11,6 +11,8 @@ import ipywidgets as w
 import traitlets
 
 from .. import matrix as mx
+from .. import plugins
+from ..errors import InvalidValue
 from ..journal import Journal
 
 _OFFLINE = False
@@ -26,19 +28,25 @@ def offline_charts() -> None:
         _OFFLINE = True
 
 
-class LiveMatrix(w.VBox):
+class LiveResults(w.VBox):
     """The matrix (a table of the newest rows) and a metric-vs-parameter chart (mean with a 95%
     band, individual branches faint), updated in the background as observations arrive."""
 
     sweep = traitlets.Int(-1)
     rows = traitlets.Int(0)
 
-    def __init__(self, journal: Journal, x: str = "budget", y: str = "recall", color: str | None = None,
+    def __init__(self, journal: Journal, x: str | None = None, y: str | None = None, color: str | None = None,
                  sweep: int | None = None, interval: float = 0.5, autostart: bool = True, **kw: Any) -> None:
         import altair as alt
 
         offline_charts()
         self.journal = journal
+        agent = plugins.agent_for(journal.state_name)  # default axes: the journal's agent's
+        x = x or (agent.x if agent else None)
+        y = y or (agent.y if agent else None)
+        if not x or not y:
+            raise InvalidValue("LiveResults needs x= (a parameter) and y= (a metric): the journal's agent names "
+                               "no defaults")
         self.x, self.y, self.color = x, y, color
         self.live = mx.LiveMatrix(journal)
         self.interval = interval

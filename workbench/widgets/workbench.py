@@ -10,17 +10,17 @@ import ipywidgets as w
 from ..journal import Journal
 from .explorer import JournalExplorer
 from .launcher import SweepLauncher
-from .live import LiveMatrix
+from .live import LiveResults
 
 
 class Workbench(w.VBox):
     """Explore a journal, launch a sweep from the selected event, watch its results arrive."""
 
     def __init__(self, journal: Journal, notebook: str | Path | None = None, fn: str | None = None,
-                 x: str = "budget", y: str = "recall", color: str | None = None, **kw: Any) -> None:
+                 x: str | None = None, y: str | None = None, color: str | None = None, **kw: Any) -> None:
         self.explorer = JournalExplorer(journal)
         self.launcher = SweepLauncher(journal, notebook=notebook, fn=fn, explorer=self.explorer)
-        self.live = LiveMatrix(journal, x=x, y=y, color=color)
+        self.live = LiveResults(journal, x=x, y=y, color=color)
         self.launcher.observe(self._follow_sweep, "sweep_id")
         super().__init__(**kw)
         self.children = [self.explorer, self.launcher, self.live]

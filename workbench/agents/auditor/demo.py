@@ -17,7 +17,7 @@ from typing import Any
 from ...errors import InvalidValue
 from ...journal import Journal
 from . import agent, logic
-from .commands import crash_demo_run
+from .crash import crash_demo_run
 from .models import Calls, MockModel
 
 BUDGETS = [300, 600, 1200, 2400, 4800]

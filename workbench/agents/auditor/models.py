@@ -12,7 +12,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from typing import Any, Protocol
+from typing import Protocol
 
 from ...errors import InvalidValue, WorkbenchError
 from ...events import key_hash

@@ -1,125 +1,23 @@
-"""The ``lithify`` command: a thin layer over the library (parse, call, format).
-
-Global options come before the command: ``lithify [--db PATH] [--json] COMMAND``. With
-``--json`` every command prints exactly one JSON document on stdout. Exit codes: 0 ok,
-1 not found / damaged / failed, 2 usage errors.
-"""
+"""The generic journal commands: verify, history, log, show, diff, branches, matrix, chart,
+receipt, provenance, search, tag, rollback, vacuum, rekey, snapshots. They name no agent: a
+journal's State class comes from the agent it was written by (or --state), chart axes too."""
 
 from __future__ import annotations
 
 import json
 import os
 import sys
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import typer
 
-from . import __version__
-from .errors import Conflict, InvalidValue, NotFound, WorkbenchError
-
-app = typer.Typer(
-    name="lithify",
-    help="lithify workbench: journaled, forkable, crash-safe agent runs.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-)
-
-DEFAULT_DB = "auditor.db"
-
-
-@dataclass
-class Ctx:
-    """Global options shared by every command."""
-
-    db: str
-    json: bool
-    state: str | None = None
-    raw: bool = False
-
-
-def _version(value: bool) -> None:
-    if value:
-        typer.echo(f"lithify {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _global(
-    ctx: typer.Context,
-    db: str = typer.Option(
-        None, "--db", help="Journal file (default: $LITHIFY_DB or auditor.db).", show_default=False
-    ),
-    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
-    state: str = typer.Option(None, "--state", help="State class as module:Class, to rebuild states of your own "
-                              "agent (default: $LITHIFY_STATE, or the class the journal registered)."),
-    raw: bool = typer.Option(False, "--raw", help="Read states as plain JSON updated by merge patches, without "
-                             "the State class (a read-only view: commands that write refuse it)."),
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
-    ),
-) -> None:
-    """lithify workbench: journaled, forkable, crash-safe agent runs."""
-    ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or DEFAULT_DB, json=as_json,
-                  state=state or os.environ.get("LITHIFY_STATE") or None, raw=raw)
-
-
-def options(ctx: typer.Context) -> Ctx:
-    """The global options of the running command."""
-    obj = ctx.find_root().obj
-    assert isinstance(obj, Ctx)
-    return obj
-
-
-def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, write: bool = False) -> Any:
-    """Open the --db journal: read-only unless the command writes (read commands never change
-    a byte, and work on read-only files and folders); a missing file is an error unless the
-    command creates one. $LITHIFY_TIMEOUT: seconds to wait for another process's lock (30)."""
-    from .journal import Journal
-
-    if opts.raw and write:
-        raise InvalidValue("--raw is a read-only view of plain JSON states; this command writes: run it "
-                           "without --raw (with --state module:Class if the journal's class is not known)")
-    if opts.raw and opts.state:
-        raise InvalidValue("--raw reads states without a class; drop --state or --raw")
-    if state is None and opts.state:
-        from .plugins import import_ref
-
-        try:
-            state = import_ref(opts.state)
-        except (ImportError, AttributeError, ValueError) as e:
-            raise InvalidValue(f"--state {opts.state}: cannot import it ({e}); give module:Class") from None
-    if must_exist and not os.path.exists(opts.db):
-        raise NotFound(
-            f"no journal at {opts.db}; pass --db PATH (or set LITHIFY_DB), or create one with "
-            "`lithify run`",
-            path=opts.db,
-        )
-    timeout = os.environ.get("LITHIFY_TIMEOUT") or "30"
-    try:
-        seconds = float(timeout)
-    except ValueError:
-        raise InvalidValue(f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}") from None
-    return Journal.open(opts.db, None if opts.raw else state, key=os.environ.get("LITHIFY_KEY") or None,
-                        readonly=not write, raw=opts.raw, create=True if not must_exist else None,
-                        timeout=seconds)
-
-
-def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
-    """Print ``data`` as JSON with --json, else call ``human`` to print for people."""
-    if opts.json:
-        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
-    else:
-        human()
-
-
-def console() -> Any:
-    from rich.console import Console
-
-    return Console(highlight=False, soft_wrap=True)
+from .. import charts
+from ..errors import Corrupt, InvalidValue, NotFound
+from ..events import encode_state
+from ..matrix import export
+from ..verify import VerifyReport
+from .app import agent_of, app, brief, console, emit, matrix_rows, open_journal, options
 
 
 @app.command()
@@ -131,9 +29,6 @@ def verify(
 ) -> None:
     """Recompute every hash and snapshot seal and check SQLite's pages; exit 1 if the journal
     is damaged (or an expected hash is missing). Never writes."""
-    from .errors import Corrupt
-    from .journal import VerifyReport
-
     opts = options(ctx)
     anchors: dict[int | str, str] = {}
     for item in expect:
@@ -152,7 +47,7 @@ def verify(
         out = console()
         if report.ok:
             out.print(
-                f"[green]ok[/green] {opts.db}: {report.events} events on {report.branches} "
+                f"[green]ok[/green] {opts.path}: {report.events} events on {report.branches} "
                 f"branches, {report.snapshots} snapshots verified", markup=True)
             for b, seq, h in report.anchored:
                 out.print(f"  anchored: branch {b} holds {h[:16]} at seq {seq}")
@@ -160,7 +55,7 @@ def verify(
             if main:
                 out.print(f"  main head {main}  (record it elsewhere; check later with --expect)")
         else:
-            out.print(f"[red]damaged[/red] {opts.db}: {len(report.problems)} problem(s)")
+            out.print(f"[red]damaged[/red] {opts.path}: {len(report.problems)} problem(s)")
             for b, seq, what in report.problems:
                 where = "file" if b < 0 else f"branch {b} seq {seq}"
                 out.print(f"  {where}: {what}", markup=False)
@@ -168,11 +63,6 @@ def verify(
     emit(opts, report.to_json(), human)
     if not report.ok:
         raise typer.Exit(1)
-
-
-def matrix_rows(df: Any) -> list[dict[str, Any]]:
-    """A polars frame as JSON-ready row dicts."""
-    return [dict(r) for r in df.iter_rows(named=True)]
 
 
 @app.command()
@@ -185,8 +75,6 @@ def matrix(
     output: Path = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
 ) -> None:
     """The results matrix: every observation joined to its branch's merged parameters."""
-    from .matrix import export
-
     opts = options(ctx)
     if fmt not in ("csv", "parquet", "json"):
         raise InvalidValue(f"--format must be csv, parquet or json, not {fmt!r}")
@@ -207,8 +95,8 @@ def matrix(
 @app.command()
 def chart(
     ctx: typer.Context,
-    x: str = typer.Option("budget", "--x", help="Parameter on the x axis."),
-    y: str = typer.Option("recall", "--y", help="Metric on the y axis."),
+    x: str = typer.Option(None, "--x", help="Parameter on the x axis (default: the journal's agent's)."),
+    y: str = typer.Option(None, "--y", help="Metric on the y axis (default: the journal's agent's)."),
     color: str = typer.Option(None, "--color", help="Parameter that colors separate lines."),
     facet: str = typer.Option(None, "--facet", help="Parameter that splits the chart into columns."),
     log_x: bool = typer.Option(False, "--log-x", help="Log scale on the x axis."),
@@ -216,23 +104,19 @@ def chart(
     output: Path = typer.Option(..., "-o", "--output", help="Image to write: .png, .svg, .html or .json."),
 ) -> None:
     """Plot a metric against a parameter (mean and 95% CI across seeds) to an image file."""
-    from . import charts
-
     opts = options(ctx)
     with open_journal(opts) as j:
+        agent = agent_of(j)
+        x = x or (agent.x if agent else None)
+        y = y or (agent.y if agent else None)
+        if not x or not y:
+            raise InvalidValue("which axes? pass --x PARAM --y METRIC (the journal's agent names no defaults)")
         df = j.matrix(sweep=sweep, metrics=[y])
     if df.is_empty():
-        raise NotFound(f"no observations of {y!r} in {opts.db}")
+        raise NotFound(f"no observations of {y!r} in {opts.path}")
     charts.save(charts.metric_vs_param(df, x=x, y=y, color=color, facet=facet, log_x=log_x), output)
     emit(opts, {"path": str(output), "branches": df["branch"].n_unique()},
          lambda: console().print(f"wrote {output}"))
-
-
-def _branch_of(j: Any, ref: str | None) -> Any:
-    if ref is None:
-        return j.root()
-    b, _ = j.resolve(ref)
-    return j.branch(b)
 
 
 @app.command()
@@ -250,16 +134,11 @@ def diff(ctx: typer.Context, ref_a: str = typer.Argument(..., help="From (e.g. m
         out.print(f"[bold]{a[0]}@{a[1]} → {b[0]}@{b[1]}[/bold]: {len(changes)} change(s)")
         for c in changes:
             sign = {"added": "[green]+", "removed": "[red]-", "modified": "[yellow]~"}[c["op"]]
-            detail = (f"{_brief(c.get('before'))} → {_brief(c.get('after'))}" if c["op"] == "modified"
-                      else _brief(c.get("after", c.get("before"))))
+            detail = (f"{brief(c.get('before'))} → {brief(c.get('after'))}" if c["op"] == "modified"
+                      else brief(c.get("after", c.get("before"))))
             out.print(f"{sign} {c['path']}[/]  {detail}", highlight=False)
 
     emit(opts, doc, human)
-
-
-def _brief(v: Any, n: int = 70) -> str:
-    text = json.dumps(v, ensure_ascii=False, default=str)
-    return text if len(text) <= n else text[: n - 1] + "…"
 
 
 @app.command()
@@ -304,8 +183,6 @@ def log(ctx: typer.Context, ref: str = typer.Argument(None, help="Where to start
 @app.command()
 def show(ctx: typer.Context, ref: str = typer.Argument(..., help="The event (main@40, a hash prefix, head...).")) -> None:
     """One event: its payload, its provenance and the state right after it."""
-    from .events import encode_state
-
     opts = options(ctx)
     with open_journal(opts) as j:
         branch, seq = j.resolve(ref)
@@ -420,7 +297,7 @@ def rekey(ctx: typer.Context) -> None:
     with open_journal(opts, write=True) as j:
         j.rekey(new)
         ok = j.verify().ok
-    emit(opts, {"rekeyed": True, "verified": ok}, lambda: console().print(f"rekeyed {opts.db}; verified: {ok}"))
+    emit(opts, {"rekeyed": True, "verified": ok}, lambda: console().print(f"rekeyed {opts.path}; verified: {ok}"))
 
 
 @app.command()
@@ -447,99 +324,46 @@ def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect:
     emit(opts, doc, human)
 
 
-@app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
-def lab(
+@app.command()
+def history(
     ctx: typer.Context,
-    directory: Path = typer.Argument(None, help="Folder to open (default: the bundled notebooks/)."),
-    port: int = typer.Option(None, "--port", help="Port to listen on."),
-    no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
+    branch: str = typer.Option(None, "--branch", help="Branch id or name (default: main)."),
+    lo: int = typer.Option(1, "--from", help="First seq (inclusive)."),
+    hi: int = typer.Option(None, "--to", help="Last seq (inclusive; default the head)."),
 ) -> None:
-    """Start JupyterLab on the notebooks (or DIRECTORY), widgets and offline charts ready.
+    """The events of a branch through its ancestors: seq, branch, kind, hash, description."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        b = j.branch(branch) if branch is not None else j.root()
+        recs = b.history(lo, hi)
+    docs = [{**r.to_json(), "summary": r.summary()} for r in recs]
 
-    Extra options are passed to JupyterLab (e.g. --ServerApp.token=...)."""
-    root = directory or _bundled_notebooks()
-    if not root.is_dir():
-        raise NotFound(f"{root} is not a folder")
-    ext = Path(__file__).resolve().parent / "labextensions"
-    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root.resolve()}",
-            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            # The journal sidebar, also from an editable install (a wheel installs it for any `jupyter lab`).
-            f"--LabApp.extra_labextensions_path={ext}",
-            "--ServerApp.jpserver_extensions=workbench.server=True"]
-    if port is not None:
-        args.append(f"--port={port}")
-    if no_browser:
-        args.append("--no-browser")
-    if hasattr(os, "geteuid") and os.geteuid() == 0:
-        args.append("--allow-root")  # JupyterLab refuses root without it
-    args += list(ctx.args)
-    os.execv(sys.executable, args)
+    def human() -> None:
+        out = console()
+        for r in recs:
+            out.print(f"{r.seq:>6}  b{r.branch:<4} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}", markup=False)
+
+    emit(opts, docs, human)
 
 
-def _bundled_notebooks() -> Path:
-    here = Path(__file__).resolve().parents[1] / "notebooks"
-    return here if here.is_dir() else Path.cwd()
+@app.command()
+def search(
+    ctx: typer.Context,
+    text: str = typer.Argument(..., help='What to find in event payloads (FTS5: words, "a phrase", prefix*, OR, NOT).'),
+    branch: str = typer.Option(None, "--branch", help="Only in this branch's history (id or name)."),
+    limit: int = typer.Option(20, "-n", "--limit", help="How many events, best first."),
+) -> None:
+    """Events whose payload matches a full-text search, best match first."""
+    opts = options(ctx)
+    with open_journal(opts) as j:
+        recs = j.search(text, branch=branch, limit=limit)
+    docs = [{**r.to_json(), "summary": r.summary()} for r in recs]
 
+    def human() -> None:
+        out = console()
+        for r in recs:
+            out.print(f"{r.branch}@{r.seq:<6} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}", markup=False)
+        if not recs:
+            out.print("no event matches")
 
-def _exit_code(err: WorkbenchError) -> int:
-    # 2: the command line itself is wrong (a bad value, a malformed or ambiguous ref).
-    ambiguous = isinstance(err, Conflict) and hasattr(err, "candidates")
-    return 2 if isinstance(err, InvalidValue) or ambiguous else 1
-
-
-def _fail(err: BaseException, as_json: bool) -> None:
-    """One line on stderr (one JSON object on stdout under --json), never a traceback."""
-    if isinstance(err, WorkbenchError):
-        message, kind, code = str(err), type(err).__name__, _exit_code(err)
-    else:
-        from .storage import is_driver_error, translate
-
-        if is_driver_error(err) or isinstance(err, OSError):
-            t = translate(err, os.environ.get("LITHIFY_DB") or "the journal")
-            message, kind, code = str(t), type(t).__name__, 1
-        else:
-            message = (f"internal error: {type(err).__name__}: {err} (please report it; "
-                       "LITHIFY_DEBUG=1 shows the traceback)")
-            kind, code = "InternalError", 1
-    message = " ".join(message.split())
-    if as_json:
-        sys.stdout.write(json.dumps({"error": message, "kind": kind}, ensure_ascii=False) + "\n")
-    else:
-        typer.echo(f"error: {message}", err=True)
-    sys.exit(code)
-
-
-def _wants_json(args: list[str]) -> bool:
-    """Whether the global options (before the command) include --json."""
-    i = 0
-    while i < len(args) and args[i].startswith("-"):
-        if args[i] == "--json":
-            return True
-        i += 2 if args[i] in ("--db", "--state") else 1
-    return False
-
-
-def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``lithify`` console script."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    as_json = _wants_json(args)
-    _register_commands()
-    try:
-        # Standalone mode handles usage errors (exit 2) and --help; ours arrive here.
-        app(args=args, prog_name="lithify")
-    except KeyboardInterrupt:
-        typer.echo("error: interrupted", err=True)
-        sys.exit(130)
-    except Exception as e:
-        if os.environ.get("LITHIFY_DEBUG"):
-            raise
-        _fail(e, as_json)
-
-
-def _register_commands() -> None:
-    """Import the modules that add commands to ``app`` (kept out of import time)."""
-    for mod in _COMMAND_MODULES:
-        __import__(mod)
-
-
-_COMMAND_MODULES: list[str] = ["workbench.agents.auditor.commands"]
+    emit(opts, docs, human)

@@ -1,0 +1,175 @@
+"""The ``lithify`` command's frame: the typer app, the global options, opening the journal, one
+output format, and the one error handler (one line, or one JSON object; never a traceback).
+
+Global options come before the command: ``lithify [--db PATH] [--json] [--state module:Class]
+[--raw] COMMAND``. Exit codes: 0 ok, 1 not found / damaged / failed, 2 usage errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import typer
+
+from .. import __version__, plugins
+from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
+from ..journal import Journal
+from ..storage import is_driver_error, translate
+
+app = typer.Typer(
+    name="lithify",
+    help="lithify workbench: journaled, forkable, crash-safe agent runs.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+@dataclass
+class Ctx:
+    """Global options shared by every command."""
+
+    db: str | None
+    json: bool
+    state: str | None = None
+    raw: bool = False
+
+    @property
+    def path(self) -> str:
+        """The journal file: --db, $LITHIFY_DB, or the default of the installed agent."""
+        if self.db:
+            return self.db
+        agent = plugins.default_agent()
+        if agent is None or not agent.db:
+            raise InvalidValue("which journal? pass --db PATH (or set LITHIFY_DB)")
+        return agent.db
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"lithify {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _global(
+    ctx: typer.Context,
+    db: str = typer.Option(None, "--db", help="Journal file (default: $LITHIFY_DB, else the installed agent's "
+                           "own, e.g. auditor.db).", show_default=False),
+    as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
+    state: str = typer.Option(None, "--state", help="State class as module:Class, to rebuild states of your own "
+                              "agent (default: $LITHIFY_STATE, or the class the journal's agent registered)."),
+    raw: bool = typer.Option(False, "--raw", help="Read states as plain JSON updated by merge patches, without "
+                             "the State class (a read-only view: commands that write refuse it)."),
+    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """lithify workbench: journaled, forkable, crash-safe agent runs."""
+    ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or None, json=as_json,
+                  state=state or os.environ.get("LITHIFY_STATE") or None, raw=raw)
+
+
+def options(ctx: typer.Context) -> Ctx:
+    """The global options of the running command."""
+    obj = ctx.find_root().obj
+    assert isinstance(obj, Ctx)
+    return obj
+
+
+def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, write: bool = False) -> Journal:
+    """Open the --db journal: read-only unless the command writes (read commands never change
+    a byte, and work on read-only files and folders); a missing file is an error unless the
+    command creates one. $LITHIFY_TIMEOUT: seconds to wait for another process's lock (30)."""
+    if opts.raw and write:
+        raise InvalidValue("--raw is a read-only view of plain JSON states; this command writes: run it "
+                           "without --raw (with --state module:Class if the journal's class is not known)")
+    if opts.raw and opts.state:
+        raise InvalidValue("--raw reads states without a class; drop --state or --raw")
+    if state is None and opts.state:
+        try:
+            state = plugins.import_ref(opts.state)
+        except (ImportError, AttributeError, ValueError) as e:
+            raise InvalidValue(f"--state {opts.state}: cannot import it ({e}); give module:Class") from None
+    path = opts.path
+    if must_exist and not os.path.exists(path):
+        raise NotFound(f"no journal at {path}; pass --db PATH (or set LITHIFY_DB), or create one with your "
+                       "agent (for the bundled auditor: `lithify run`)", path=path)
+    timeout = os.environ.get("LITHIFY_TIMEOUT") or "30"
+    try:
+        seconds = float(timeout)
+    except ValueError:
+        raise InvalidValue(f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}") from None
+    return Journal.open(path, None if opts.raw else state, key=os.environ.get("LITHIFY_KEY") or None,
+                        readonly=not write, raw=opts.raw, create=True if not must_exist else None,
+                        timeout=seconds)
+
+
+def agent_of(journal: Journal) -> plugins.Agent | None:
+    """The agent whose journal this is (by the State name it recorded)."""
+    return plugins.agent_for(journal.state_name)
+
+
+def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
+    """Print ``data`` as JSON with --json, else call ``human`` to print for people."""
+    if opts.json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
+    else:
+        human()
+
+
+def console() -> Any:
+    """A rich console that prints plainly (no guessing at highlights)."""
+    from rich.console import Console
+
+    return Console(highlight=False, soft_wrap=True)
+
+
+def matrix_rows(df: Any) -> list[dict[str, Any]]:
+    """A polars frame as JSON-ready row dicts."""
+    return [dict(r) for r in df.iter_rows(named=True)]
+
+
+def brief(v: Any, n: int = 70) -> str:
+    """A value as short JSON text for one line of output."""
+    text = json.dumps(v, ensure_ascii=False, default=str)
+    return text if len(text) <= n else text[: n - 1] + "…"
+
+
+def exit_code(err: WorkbenchError) -> int:
+    """2 when the command line itself is wrong (a bad value, a malformed or ambiguous ref), else 1."""
+    ambiguous = isinstance(err, Conflict) and hasattr(err, "candidates")
+    return 2 if isinstance(err, InvalidValue) or ambiguous else 1
+
+
+def fail(err: BaseException, as_json: bool) -> None:
+    """One line on stderr (one JSON object on stdout under --json), never a traceback; exits."""
+    if isinstance(err, WorkbenchError):
+        message, kind, code = str(err), type(err).__name__, exit_code(err)
+    elif is_driver_error(err) or isinstance(err, OSError):
+        t = translate(err, os.environ.get("LITHIFY_DB") or "the journal")
+        message, kind, code = str(t), type(t).__name__, 1
+    else:
+        message = (f"internal error: {type(err).__name__}: {err} (please report it; "
+                   "LITHIFY_DEBUG=1 shows the traceback)")
+        kind, code = "InternalError", 1
+    message = " ".join(message.split())
+    if as_json:
+        sys.stdout.write(json.dumps({"error": message, "kind": kind}, ensure_ascii=False) + "\n")
+    else:
+        typer.echo(f"error: {message}", err=True)
+    sys.exit(code)
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether the global options (before the command) include --json."""
+    i = 0
+    while i < len(args) and args[i].startswith("-"):
+        if args[i] == "--json":
+            return True
+        i += 2 if args[i] in ("--db", "--state") else 1
+    return False
