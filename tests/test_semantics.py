@@ -3,6 +3,7 @@ valid time replayed in world order, receipts that say why, ambiguous hashes, cal
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -323,3 +324,29 @@ def test_caller_ids_make_an_import_idempotent(journal):
     with pytest.raises(InvalidValue):
         b.apply({"x": 1}, id="")
     assert journal.verify().ok
+
+
+# -- full-text search ------------------------------------------------------------------------------
+
+
+def test_search_finds_payloads_in_a_branch_history_and_reads_only_where_read_only(db_path):
+    with Journal.open(db_path) as j:
+        b = j.root()
+        b.apply({"note": "the deadlock in the scheduler"})
+        b.apply({"note": "a timeout while reading"})
+        fork = b.fork()
+        fork.apply({"note": "deadlock again, in the fork"})
+        assert {(r.branch, r.seq) for r in j.search("deadlock")} == {(0, 1), (fork.id, 3)}
+        assert [(r.branch, r.seq) for r in j.search("deadlock", branch=0)] == [(0, 1)]
+        assert {(r.branch, r.seq) for r in j.search("deadlock", branch=fork.id)} == {(fork.id, 3), (0, 1)}
+        b.apply({"note": "a late deadlock"})  # after the index was built: caught up at the next search
+        assert (0, 3) in {(r.branch, r.seq) for r in j.search("late")}
+        with pytest.raises(InvalidValue, match="search query"):
+            j.search('"unbalanced')
+    with Journal.open(db_path, readonly=True) as j:
+        with Journal.open(db_path) as writer:
+            writer.root().apply({"note": "deadlock past the index"})
+        assert {r.seq for r in j.search("deadlock", branch=0)} == {1, 3, 4}
+    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(db_path), "--json", "search", "timeout"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and [d["seq"] for d in json.loads(r.stdout)] == [2], r.stderr

@@ -40,6 +40,7 @@ from .connection import Connection, _ro_uri
 from .faults import is_driver_error, translate
 from .intents import IntentLog, TableIntents
 from .schema import APPEND_REFUSED, FOLLOW_HEAD, SNAPSHOT_COLS, TRIGGERLESS_BATCH
+from .search import Search
 
 # An EventRow is (branch, seq, kind, hash, parent_hash, ts, payload) followed by the optional
 # columns of its shape. Columns a shape leaves out are stored as NULL without being bound:
@@ -128,7 +129,7 @@ class _ChunkWorker:
             raise self.error
 
 
-class SQLiteStorage(Connection, Catalog):
+class SQLiteStorage(Connection, Catalog, Search):
     """A journal in one SQLite file (or in memory): the SQLite implementation of ``Storage``."""
 
     def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
