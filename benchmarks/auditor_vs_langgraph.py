@@ -78,7 +78,9 @@ def build_graph(calls: Calls, saver: Any) -> Any:
         counts = {c: calls.count(path, text, c) for c in cats}
         note = calls.analyze(path, text, counts, f"analyze:{path}")
         return {
-            "pending": s["pending"][1:], "done": [*s["done"], path], "notes": [*s["notes"], note],
+            "pending": s["pending"][1:],
+            "done": [*s["done"], path],
+            "notes": [*s["notes"], note],
             "model_calls": s["model_calls"] + 2,
             "tokens_in": s["tokens_in"] + 2 * logic.tokens(text) + logic.context_size(s["notes"]),
         }
@@ -86,23 +88,37 @@ def build_graph(calls: Calls, saver: Any) -> Any:
     def compact(s: GraphState) -> dict[str, Any]:
         key = f"summarize:{len(s['notes'])}:{len(s['done'])}"
         summary = calls.summarize(s["notes"], s["budget"], key)
-        return {"notes": [summary], "compactions": s["compactions"] + 1,
-                "model_calls": s["model_calls"] + 1,
-                "tokens_in": s["tokens_in"] + logic.context_size(s["notes"])}
+        return {
+            "notes": [summary],
+            "compactions": s["compactions"] + 1,
+            "model_calls": s["model_calls"] + 1,
+            "tokens_in": s["tokens_in"] + logic.context_size(s["notes"]),
+        }
 
     def report(s: GraphState) -> dict[str, Any]:
         text = calls.report(s["notes"], "report")
-        return {"report": text, "model_calls": s["model_calls"] + 1,
-                "tokens_in": s["tokens_in"] + logic.context_size(s["notes"])}
+        return {
+            "report": text,
+            "model_calls": s["model_calls"] + 1,
+            "tokens_in": s["tokens_in"] + logic.context_size(s["notes"]),
+        }
 
     def score(s: GraphState) -> dict[str, Any]:
         # The lithify agent observes its metrics when it finishes; so does this one (into its
         # state). Ground truth comes from the files, re-read outside the traced tools.
         truth = logic.ground_truth(s["root"], s["done"])
         recall, precision, _ = logic.score(truth, s["report"] or "")
-        return {"metrics": {"recall": recall, "precision": precision, "compactions": s["compactions"],
-                            "model_calls": s["model_calls"], "tokens_in": s["tokens_in"],
-                            "files": len(s["done"]), "budget": s["budget"]}}
+        return {
+            "metrics": {
+                "recall": recall,
+                "precision": precision,
+                "compactions": s["compactions"],
+                "model_calls": s["model_calls"],
+                "tokens_in": s["tokens_in"],
+                "files": len(s["done"]),
+                "budget": s["budget"],
+            }
+        }
 
     def route(s: GraphState) -> str:
         if not s["pending"]:
@@ -122,9 +138,16 @@ def build_graph(calls: Calls, saver: Any) -> Any:
     return g.compile(checkpointer=saver)
 
 
-def run_langgraph(db: str, repo: str, budget: int, max_files: int, calls: Calls,
-                  synchronous: str = "NORMAL", clock: list[float] | None = None,
-                  durability: str = "sync") -> dict[str, Any]:
+def run_langgraph(
+    db: str,
+    repo: str,
+    budget: int,
+    max_files: int,
+    calls: Calls,
+    synchronous: str = "NORMAL",
+    clock: list[float] | None = None,
+    durability: str = "sync",
+) -> dict[str, Any]:
     """Run (or resume) the LangGraph auditor on thread "audit" of an SqliteSaver file;
     appends the seconds the run took (open and close excluded) to ``clock``. ``durability``
     is LangGraph's: "sync" persists each step's checkpoint before the next step starts,
@@ -143,9 +166,18 @@ def run_langgraph(db: str, repo: str, budget: int, max_files: int, calls: Calls,
     elif snapshot.values:
         final = graph.invoke(None, config, durability=durability)
     else:
-        first = {"root": repo, "budget": budget, "pending": logic.select_files(repo, max_files), "done": [],
-                 "notes": [], "report": None, "compactions": 0, "model_calls": 0, "tokens_in": 0,
-                 "metrics": None}
+        first = {
+            "root": repo,
+            "budget": budget,
+            "pending": logic.select_files(repo, max_files),
+            "done": [],
+            "notes": [],
+            "report": None,
+            "compactions": 0,
+            "model_calls": 0,
+            "tokens_in": 0,
+            "metrics": None,
+        }
         final = graph.invoke(first, config, durability=durability)
     if clock is not None:
         clock.append(time.perf_counter() - t)
@@ -153,8 +185,9 @@ def run_langgraph(db: str, repo: str, budget: int, max_files: int, calls: Calls,
     return dict(final)
 
 
-def run_lithify(db: str, repo: str, budget: int, max_files: int, calls: Calls,
-                clock: list[float] | None = None) -> AuditState:
+def run_lithify(
+    db: str, repo: str, budget: int, max_files: int, calls: Calls, clock: list[float] | None = None
+) -> AuditState:
     """Run (or resume) the lithify auditor; appends the run's seconds (open/close excluded)."""
     with Journal.open(db, AuditState) as j:
         t = time.perf_counter()
@@ -170,15 +203,22 @@ def score(root: str, state: Any) -> dict[str, Any]:
     get = state.get if isinstance(state, dict) else lambda k: getattr(state, k)
     truth = logic.ground_truth(root, get("done"))
     recall, _, findings = logic.score(truth, get("report") or "")
-    return {"files": len(get("done")), "model_calls": get("model_calls"), "compactions": get("compactions"),
-            "findings": findings, "recall": recall}
+    return {
+        "files": len(get("done")),
+        "model_calls": get("model_calls"),
+        "compactions": get("compactions"),
+        "findings": findings,
+        "recall": recall,
+    }
 
 
 def commits(db: str, which: str) -> int:
     con = sqlite3.connect(db)
     try:
         if which == "langgraph":
-            return con.execute("SELECT (SELECT count(*) FROM checkpoints) + (SELECT count(*) FROM writes)").fetchone()[0]
+            return con.execute(
+                "SELECT (SELECT count(*) FROM checkpoints) + (SELECT count(*) FROM writes)"
+            ).fetchone()[0]
         return con.execute("SELECT count(*) FROM events").fetchone()[0]
     finally:
         con.close()
@@ -211,14 +251,37 @@ def child(args: argparse.Namespace) -> None:
     print(json.dumps(score(args.repo, state)))
 
 
-def crash_trial(which: str, tmp: Path, repo: str, budget: int, max_files: int, kills: int,
-                interval_ms: int, seed: int, clean: dict[str, int]) -> dict[str, int]:
+def crash_trial(
+    which: str,
+    tmp: Path,
+    repo: str,
+    budget: int,
+    max_files: int,
+    kills: int,
+    interval_ms: int,
+    seed: int,
+    clean: dict[str, int],
+) -> dict[str, int]:
     rng = random.Random(seed)
     db, trace = fresh(tmp / f"crash-{which}-{seed}.db"), tmp / f"crash-{which}-{seed}.trace"
     trace.unlink(missing_ok=True)
     env = {**os.environ, "AUDITOR_SLOW_MS": "20"}
-    cmd = [sys.executable, str(HERE), "--child", which, "--db", db, "--trace", str(trace), "--repo", repo,
-           "--budget", str(budget), "--max-files", str(max_files)]
+    cmd = [
+        sys.executable,
+        str(HERE),
+        "--child",
+        which,
+        "--db",
+        db,
+        "--trace",
+        str(trace),
+        "--repo",
+        repo,
+        "--budget",
+        str(budget),
+        "--max-files",
+        str(max_files),
+    ]
     landed = 0
     for _ in range(kills):
         before = trace.stat().st_size if trace.exists() else 0
@@ -231,8 +294,13 @@ def crash_trial(which: str, tmp: Path, repo: str, budget: int, max_files: int, k
         p.send_signal(signal.SIGKILL)
         p.wait()
         landed += 1
-    done = subprocess.run([*cmd], env={**os.environ, "AUDITOR_SLOW_MS": "0"}, check=True,
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [*cmd],
+        env={**os.environ, "AUDITOR_SLOW_MS": "0"},
+        check=True,
+        capture_output=True,
+        text=True,
+    )
     final = json.loads(done.stdout.strip().splitlines()[-1])
     lines = trace.read_text().splitlines()
     model = sum(line.startswith("model ") for line in lines)
@@ -240,16 +308,22 @@ def crash_trial(which: str, tmp: Path, repo: str, budget: int, max_files: int, k
     # A resumed run that stops short makes fewer calls than a clean run: say so rather than
     # report a negative re-run count.
     complete = final == clean["result"]
-    return {"kills": landed, "complete": complete, "final": final,
-            "model_rerun": model - clean["model"] if complete else None,
-            "tool_rerun": tool - clean["tool"] if complete else None}
+    return {
+        "kills": landed,
+        "complete": complete,
+        "final": final,
+        "model_rerun": model - clean["model"] if complete else None,
+        "tool_rerun": tool - clean["tool"] if complete else None,
+    }
 
 
 # -- main ------------------------------------------------------------------------------------
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--repo", default=None, help="source tree (default: the bundled data/corpus)")
     ap.add_argument("--budget", type=int, default=logic.DEFAULT_BUDGET)
     ap.add_argument("--max-files", type=int, default=logic.DEFAULT_MAX_FILES)
@@ -266,8 +340,11 @@ def main() -> None:
         child(args)
         return
     repo_root = HERE.parents[1]
-    shown = (os.path.relpath(args.repo, repo_root) if Path(args.repo).is_relative_to(repo_root)
-             else Path(args.repo).name)  # no machine-specific path in the committed results
+    shown = (
+        os.path.relpath(args.repo, repo_root)
+        if Path(args.repo).is_relative_to(repo_root)
+        else Path(args.repo).name
+    )  # no machine-specific path in the committed results
     out: dict[str, Any] = {"repo": shown, "budget": args.budget, "max_files": args.max_files}
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
@@ -285,23 +362,31 @@ def main() -> None:
                 gc.collect()  # start every run from the same heap, whichever ran before it
                 t = time.perf_counter()
                 if which == "lithify":
-                    state: Any = run_lithify(db, args.repo, args.budget, args.max_files, calls, clock)
+                    state: Any = run_lithify(
+                        db, args.repo, args.budget, args.max_files, calls, clock
+                    )
                 else:
                     sync, durability = CONFIGS[which]
-                    state = run_langgraph(db, args.repo, args.budget, args.max_files, calls, sync, clock,
-                                          durability)
+                    state = run_langgraph(
+                        db, args.repo, args.budget, args.max_files, calls, sync, clock, durability
+                    )
                 if r > 0:
                     totals[which].append((time.perf_counter() - t) * 1000)
                     walls[which].append(clock[0] * 1000)
                 calls.close()
                 if r == 0:
                     lines = trace.read_text().splitlines()
-                    clean_calls = {"model": sum(x.startswith("model ") for x in lines),
-                                   "tool": sum(x.startswith("tool ") for x in lines),
-                                   "result": score(args.repo, state)}
+                    clean_calls = {
+                        "model": sum(x.startswith("model ") for x in lines),
+                        "tool": sum(x.startswith("tool ") for x in lines),
+                        "result": score(args.repo, state),
+                    }
                     name = "langgraph" if which.startswith("langgraph") else "lithify"
-                    runs[which] = {**score(args.repo, state), "commits": commits(db, name),
-                                   "db_bytes": os.path.getsize(db)}
+                    runs[which] = {
+                        **score(args.repo, state),
+                        "commits": commits(db, name),
+                        "db_bytes": os.path.getsize(db),
+                    }
                     if name == "langgraph":
                         runs[which]["checkpoints"] = checkpoints(db)
         same = ("files", "model_calls", "compactions", "findings", "recall")
@@ -309,27 +394,50 @@ def main() -> None:
         crash: dict[str, list[dict[str, int]]] = {"lithify": [], "langgraph": []}
         for trial in range(args.trials):
             for which in crash:
-                crash[which].append(crash_trial(which, tmp, args.repo, args.budget, args.max_files, args.kills,
-                                                args.interval_ms, 1000 + trial, clean_calls))
+                crash[which].append(
+                    crash_trial(
+                        which,
+                        tmp,
+                        args.repo,
+                        args.budget,
+                        args.max_files,
+                        args.kills,
+                        args.interval_ms,
+                        1000 + trial,
+                        clean_calls,
+                    )
+                )
     med = {k: statistics.median(v) for k, v in walls.items()}
     med_total = {k: statistics.median(v) for k, v in totals.items()}
-    out.update({
-        "runs": runs, "identical_results": identical, "wall_ms_median": med, "wall_ms_all": walls,
-        "wall_ms_with_open_close_median": med_total,
-        "wall_ratio_lithify_over_langgraph": med["lithify"] / med["langgraph"],
-        "wall_ratio_lithify_over_langgraph_async_normal": med["lithify"] / med["langgraph_async_normal"],
-        "wall_ratio_lithify_over_langgraph_defaults": med["lithify"] / med["langgraph_defaults"],
-        "configurations": {name: {"sqlite_synchronous": c[0], "langgraph_durability": c[1]}
-                           for name, c in CONFIGS.items()},
-        "crash_trials": crash,
-        "targets": {
-            "wall_ratio_le_0.5": med["lithify"] / med["langgraph"] <= 0.5,
-            "lithify_tool_reruns_zero": all(c["complete"] and c["tool_rerun"] == 0 for c in crash["lithify"]),
-            "lithify_model_reruns_le_1_per_kill": all(c["complete"] and c["model_rerun"] <= c["kills"]
-                                                      for c in crash["lithify"]),
-            "db_not_larger": runs["lithify"]["db_bytes"] <= runs["langgraph"]["db_bytes"],
-        },
-    })
+    out.update(
+        {
+            "runs": runs,
+            "identical_results": identical,
+            "wall_ms_median": med,
+            "wall_ms_all": walls,
+            "wall_ms_with_open_close_median": med_total,
+            "wall_ratio_lithify_over_langgraph": med["lithify"] / med["langgraph"],
+            "wall_ratio_lithify_over_langgraph_async_normal": med["lithify"]
+            / med["langgraph_async_normal"],
+            "wall_ratio_lithify_over_langgraph_defaults": med["lithify"]
+            / med["langgraph_defaults"],
+            "configurations": {
+                name: {"sqlite_synchronous": c[0], "langgraph_durability": c[1]}
+                for name, c in CONFIGS.items()
+            },
+            "crash_trials": crash,
+            "targets": {
+                "wall_ratio_le_0.5": med["lithify"] / med["langgraph"] <= 0.5,
+                "lithify_tool_reruns_zero": all(
+                    c["complete"] and c["tool_rerun"] == 0 for c in crash["lithify"]
+                ),
+                "lithify_model_reruns_le_1_per_kill": all(
+                    c["complete"] and c["model_rerun"] <= c["kills"] for c in crash["lithify"]
+                ),
+                "db_not_larger": runs["lithify"]["db_bytes"] <= runs["langgraph"]["db_bytes"],
+            },
+        }
+    )
     rows = [
         ("files", runs["lithify"]["files"], runs["langgraph"]["files"]),
         ("model calls", runs["lithify"]["model_calls"], runs["langgraph"]["model_calls"]),
@@ -339,24 +447,43 @@ def main() -> None:
         (f"wall ms (median of {args.repeats})", f"{med['lithify']:.1f}", f"{med['langgraph']:.1f}"),
         ("  LangGraph durability=async, NORMAL", "", f"{med['langgraph_async_normal']:.1f}"),
         ("  LangGraph defaults (async, FULL)", "", f"{med['langgraph_defaults']:.1f}"),
-        ("wall ms incl. open + close", f"{med_total['lithify']:.1f}", f"{med_total['langgraph']:.1f}"),
-        ("commits (events | checkpoints+writes)", runs["lithify"]["commits"], runs["langgraph"]["commits"]),
+        (
+            "wall ms incl. open + close",
+            f"{med_total['lithify']:.1f}",
+            f"{med_total['langgraph']:.1f}",
+        ),
+        (
+            "commits (events | checkpoints+writes)",
+            runs["lithify"]["commits"],
+            runs["langgraph"]["commits"],
+        ),
         ("database bytes", runs["lithify"]["db_bytes"], runs["langgraph"]["db_bytes"]),
     ]
+
     def shown(trial: dict[str, Any], what: str) -> Any:
         return trial[what] if trial["complete"] else "incomplete"
 
-    for t, (a, b) in enumerate(zip(crash["lithify"], crash["langgraph"]), 1):
-        rows.append((f"trial {t}: model calls re-run ({a['kills']}/{b['kills']} kills)",
-                     shown(a, "model_rerun"), shown(b, "model_rerun")))
-        rows.append((f"trial {t}: tool calls re-run", shown(a, "tool_rerun"), shown(b, "tool_rerun")))
+    for t, (a, b) in enumerate(zip(crash["lithify"], crash["langgraph"], strict=True), 1):
+        rows.append(
+            (
+                f"trial {t}: model calls re-run ({a['kills']}/{b['kills']} kills)",
+                shown(a, "model_rerun"),
+                shown(b, "model_rerun"),
+            )
+        )
+        rows.append(
+            (f"trial {t}: tool calls re-run", shown(a, "tool_rerun"), shown(b, "tool_rerun"))
+        )
     print(f"{'':<44}{'lithify':>14}{'LangGraph':>14}")
     for label, a, b in rows:
         print(f"{label:<44}{a!s:>14}{b!s:>14}")
-    print(f"\nidentical results: {identical}; wall ratio lithify/LangGraph: "
-          f"{med['lithify'] / med['langgraph']:.2f} at the same durability (target <= 0.5), "
-          f"{med['lithify'] / med['langgraph_async_normal']:.2f} against durability=async at the same "
-          f"SQLite sync, {med['lithify'] / med['langgraph_defaults']:.2f} against LangGraph's defaults")
+    print(
+        f"\nidentical results: {identical}; wall ratio lithify/LangGraph: "
+        f"{med['lithify'] / med['langgraph']:.2f} at the same durability (target <= 0.5), "
+        f"{med['lithify'] / med['langgraph_async_normal']:.2f} against durability=async at the "
+        f"same SQLite sync, {med['lithify'] / med['langgraph_defaults']:.2f} against LangGraph's "
+        f"defaults"
+    )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "auditor_vs_langgraph.json").write_text(json.dumps(out, indent=2) + "\n")
     print(f"wrote {RESULTS / 'auditor_vs_langgraph.json'}")

@@ -50,8 +50,13 @@ def median_us(samples: list[float]) -> float:
     return statistics.median(samples) * 1e6
 
 
-def raw_single(path: Path, synchronous: str, n: int, autocheckpoint: int | None = None,
-               page_size: int | None = None) -> float:
+def raw_single(
+    path: Path,
+    synchronous: str,
+    n: int,
+    autocheckpoint: int | None = None,
+    page_size: int | None = None,
+) -> float:
     """Seconds per one-row INSERT + COMMIT with the journal's journal mode and sync level
     (and optionally its autocheckpoint interval and page size too)."""
     con = sqlite3.connect(path)
@@ -156,7 +161,9 @@ def bench_fork(tmp: Path, sizes: list[int], n_forks: int) -> dict[str, dict[str,
                 j = Journal.in_memory(Log, snapshot_every=10**9)
                 j.durability = "lazy"  # bulk build; forks are immediate anyway
             else:
-                j = Journal.open(tmp / f"fork{size}.db", Log, durability="lazy", snapshot_every=10**9)
+                j = Journal.open(
+                    tmp / f"fork{size}.db", Log, durability="lazy", snapshot_every=10**9
+                )
             build(j, size)
             j.durability = "process"
             res[where][str(size)] = median_us(fork_times(j, n_forks))
@@ -219,28 +226,60 @@ def main() -> None:
             raws, raws_ck, ours, expecting = [], [], [], []
             for r in range(args.repeats):
                 raws.append(raw_single(tmp / f"raw-{durability}-{r}.db", sync, n))
-                raws_ck.append(raw_single(tmp / f"rawck-{durability}-{r}.db", sync, n,
-                                          WAL_AUTOCHECKPOINT_BYTES // PAGE_SIZE, PAGE_SIZE))
+                raws_ck.append(
+                    raw_single(
+                        tmp / f"rawck-{durability}-{r}.db",
+                        sync,
+                        n,
+                        WAL_AUTOCHECKPOINT_BYTES // PAGE_SIZE,
+                        PAGE_SIZE,
+                    )
+                )
                 ours.append(ours_single(tmp / f"ours-{durability}-{r}.db", durability, n))
                 if durability == "process":
                     expecting.append(ours_single(tmp / f"oursx-{r}.db", durability, n, expect=True))
             raw_us, raw_ck_us, our_us = median_us(raws), median_us(raws_ck), median_us(ours)
             ratio = raw_us / our_us
             single[durability] = {
-                "raw_us": raw_us, "ours_us": our_us, "rate_ratio": ratio, "target": 0.5,
-                "pass": ratio >= 0.5, "raw_same_page_size_and_autocheckpoint_us": raw_ck_us,
+                "raw_us": raw_us,
+                "ours_us": our_us,
+                "rate_ratio": ratio,
+                "target": 0.5,
+                "pass": ratio >= 0.5,
+                "raw_same_page_size_and_autocheckpoint_us": raw_ck_us,
                 "rate_ratio_same_page_size_and_autocheckpoint": raw_ck_us / our_us,
             }
-            rows.append((f"append ({durability})", f"{our_us:.1f} µs", f"raw {raw_us:.1f} µs",
-                         f"{ratio:.2f}x rate", "≥ 0.5x"))
-            rows.append((f"  raw with our page size + autocheckpoint", "", f"raw {raw_ck_us:.1f} µs",
-                         f"{raw_ck_us / our_us:.2f}x rate", "(reported)"))
+            rows.append(
+                (
+                    f"append ({durability})",
+                    f"{our_us:.1f} µs",
+                    f"raw {raw_us:.1f} µs",
+                    f"{ratio:.2f}x rate",
+                    "≥ 0.5x",
+                )
+            )
+            rows.append(
+                (
+                    "  raw with our page size + autocheckpoint",
+                    "",
+                    f"raw {raw_ck_us:.1f} µs",
+                    f"{raw_ck_us / our_us:.2f}x rate",
+                    "(reported)",
+                )
+            )
             if expecting:
                 x_us = median_us(expecting)
                 single[durability]["expect_us"] = x_us
                 single[durability]["expect_rate_ratio"] = raw_us / x_us
-                rows.append((f"  with expect=head", f"{x_us:.1f} µs", f"raw {raw_us:.1f} µs",
-                             f"{raw_us / x_us:.2f}x rate", "(reported)"))
+                rows.append(
+                    (
+                        "  with expect=head",
+                        f"{x_us:.1f} µs",
+                        f"raw {raw_us:.1f} µs",
+                        f"{raw_us / x_us:.2f}x rate",
+                        "(reported)",
+                    )
+                )
         result["append_single"] = single
 
         raws, lazy, many = [], [], []
@@ -251,14 +290,33 @@ def main() -> None:
         raw_us, lazy_us, many_us = median_us(raws), median_us(lazy), median_us(many)
         ratio = raw_us / many_us
         result["append_batched"] = {
-            "raw_us": raw_us, "ours_us": many_us, "rate_ratio": ratio, "api": "Branch.apply_many",
-            "target": 0.3, "pass": ratio >= 0.3,
-            "lazy_apply_us": lazy_us, "lazy_rate_ratio": raw_us / lazy_us,
+            "raw_us": raw_us,
+            "ours_us": many_us,
+            "rate_ratio": ratio,
+            "api": "Branch.apply_many",
+            "target": 0.3,
+            "pass": ratio >= 0.3,
+            "lazy_apply_us": lazy_us,
+            "lazy_rate_ratio": raw_us / lazy_us,
         }
-        rows.append(("append (batch: apply_many)", f"{many_us:.2f} µs", f"raw executemany {raw_us:.2f} µs",
-                     f"{ratio:.2f}x rate", "≥ 0.3x"))
-        rows.append(("append (lazy apply loop)", f"{lazy_us:.2f} µs", "", f"{raw_us / lazy_us:.2f}x rate",
-                     "(reported)"))
+        rows.append(
+            (
+                "append (batch: apply_many)",
+                f"{many_us:.2f} µs",
+                f"raw executemany {raw_us:.2f} µs",
+                f"{ratio:.2f}x rate",
+                "≥ 0.3x",
+            )
+        )
+        rows.append(
+            (
+                "append (lazy apply loop)",
+                f"{lazy_us:.2f} µs",
+                "",
+                f"{raw_us / lazy_us:.2f}x rate",
+                "(reported)",
+            )
+        )
 
         forks = bench_fork(tmp, sizes, 300)
         fork_result: dict[str, object] = {}
@@ -266,29 +324,56 @@ def main() -> None:
             vals = forks[where]
             flat = max(vals.values()) / min(vals.values())
             ok = flat <= 1.5 and max(vals.values()) <= limit
-            fork_result[where] = {"by_history_len_us": vals, "flatness": flat,
-                                  "limit_us": limit, "pass": ok}
+            fork_result[where] = {
+                "by_history_len_us": vals,
+                "flatness": flat,
+                "limit_us": limit,
+                "pass": ok,
+            }
             cells = ", ".join(f"{k}: {v:.1f}" for k, v in vals.items())
-            rows.append((f"fork ({where})", f"{cells} µs", "", f"max/min {flat:.2f}",
-                         f"≤ 1.5, ≤ {limit:.0f} µs"))
+            rows.append(
+                (
+                    f"fork ({where})",
+                    f"{cells} µs",
+                    "",
+                    f"max/min {flat:.2f}",
+                    f"≤ 1.5, ≤ {limit:.0f} µs",
+                )
+            )
         result["fork"] = fork_result
 
         at = bench_at(tmp, 2000)
         at["pass"] = at["max_us"] <= 1000
         result["at"] = at
-        rows.append(("at(seq), 2,000 events", f"median {at['median_us']:.0f} µs",
-                     f"max {at['max_us']:.0f} µs", "", "max ≤ 1000 µs"))
+        rows.append(
+            (
+                "at(seq), 2,000 events",
+                f"median {at['median_us']:.0f} µs",
+                f"max {at['max_us']:.0f} µs",
+                "",
+                "max ≤ 1000 µs",
+            )
+        )
 
         chain = bench_effect_chain(tmp, 10, 500)
         result["effect_lookup_chain"] = chain
-        rows.append(("effect hit, chain 10 deep", f"{chain['hit_root_us']:.1f} µs (root)",
-                     f"{chain['hit_own_us']:.1f} µs (own)", "", "reported"))
+        rows.append(
+            (
+                "effect hit, chain 10 deep",
+                f"{chain['hit_root_us']:.1f} µs (root)",
+                f"{chain['hit_own_us']:.1f} µs (own)",
+                "",
+                "reported",
+            )
+        )
 
-    width = [max(len(r[i]) for r in rows + [("case", "median", "baseline", "ratio", "target")])
-             for i in range(5)]
+    width = [
+        max(len(r[i]) for r in rows + [("case", "median", "baseline", "ratio", "target")])
+        for i in range(5)
+    ]
     header = ("case", "median", "baseline", "ratio", "target")
     for r in [header, tuple("-" * w for w in width), *rows]:
-        print("  ".join(c.ljust(w) for c, w in zip(r, width)))
+        print("  ".join(c.ljust(w) for c, w in zip(r, width, strict=True)))
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "journal.json"
     out.write_text(json.dumps(result, indent=2) + "\n")

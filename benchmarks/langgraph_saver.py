@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import operator
-import os
 import sqlite3
 import statistics
 import tempfile
@@ -45,7 +44,11 @@ def graph(saver, steps: int):
 
 
 def size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.parent.glob(path.name + "*") if not p.name.endswith("-intents"))
+    return sum(
+        p.stat().st_size
+        for p in path.parent.glob(path.name + "*")
+        if not p.name.endswith("-intents")
+    )
 
 
 def run(kind: str, path: Path, steps: int) -> tuple[float, int]:
@@ -59,7 +62,9 @@ def run(kind: str, path: Path, steps: int) -> tuple[float, int]:
         saver = SqliteSaver(con)
     g = graph(saver, steps)
     t = time.perf_counter()
-    g.invoke({"lines": [], "n": 0}, {"configurable": {"thread_id": "t"}, "recursion_limit": steps * 3})
+    g.invoke(
+        {"lines": [], "n": 0}, {"configurable": {"thread_id": "t"}, "recursion_limit": steps * 3}
+    )
     per_step = (time.perf_counter() - t) / steps
     if kind == "journal":
         j.close()
@@ -81,7 +86,10 @@ def main() -> None:
                 t, b = run(kind, Path(d) / f"{kind}-{r}.db", args.steps)
                 times.append(t)
                 sizes.append(b)
-            out[kind] = {"ms_per_step": statistics.median(times) * 1000, "bytes": statistics.median(sizes)}
+            out[kind] = {
+                "ms_per_step": statistics.median(times) * 1000,
+                "bytes": statistics.median(sizes),
+            }
         with Journal.open(Path(d) / "deep.db", durability="lazy") as j:
             b = j.root()
             for i in range(10_050):
@@ -94,14 +102,24 @@ def main() -> None:
                 ts.append(time.perf_counter() - t)
             head_n_us = statistics.median(ts) * 1e6
     base = out["sqlite_normal"]
-    print(f"{args.steps}-step graph, median of {args.repeats}        ms/step      bytes   vs SqliteSaver(NORMAL)")
+    print(
+        f"{args.steps}-step graph, median of {args.repeats}        ms/step      bytes   vs "
+        f"SqliteSaver(NORMAL)"
+    )
     for kind, r in out.items():
-        print(f"  {kind:<34}{r['ms_per_step']:>8.2f} {int(r['bytes']):>10,}   "
-              f"{r['ms_per_step'] / base['ms_per_step']:.2f}x time, {r['bytes'] / base['bytes']:.2f}x size")
+        print(
+            f"  {kind:<34}{r['ms_per_step']:>8.2f} {int(r['bytes']):>10,}   "
+            f"{r['ms_per_step'] / base['ms_per_step']:.2f}x time, "
+            f"{r['bytes'] / base['bytes']:.2f}x size"
+        )
     print(f"resolve head~10000 on a 10,050-event branch: {head_n_us:.0f} µs")
     RESULTS.mkdir(exist_ok=True)
-    (RESULTS / "langgraph_saver.json").write_text(json.dumps(
-        {"steps": args.steps, "results": out, "head_tilde_10000_us": head_n_us}, indent=2) + "\n")
+    (RESULTS / "langgraph_saver.json").write_text(
+        json.dumps(
+            {"steps": args.steps, "results": out, "head_tilde_10000_us": head_n_us}, indent=2
+        )
+        + "\n"
+    )
     print(f"\nwrote {RESULTS / 'langgraph_saver.json'}")
 
 

@@ -36,7 +36,9 @@ def build(path: Path, n_branches: int, per_branch: int) -> None:
             parent = handles[rng.randrange(len(handles))] if i > 8 else root
             if depth[parent.id] >= 5:
                 parent = root
-            child = parent.fork(params={"budget": 100 * (i % 7 + 1), "seed": i % 3, "model": f"m{i % 4}"})
+            child = parent.fork(
+                params={"budget": 100 * (i % 7 + 1), "seed": i % 3, "model": f"m{i % 4}"}
+            )
             depth[child.id] = depth[parent.id] + 1
             handles.append(child)
         for b in handles:
@@ -65,9 +67,16 @@ def main() -> None:
         build(path, args.branches, args.per_branch)
         build_s = time.perf_counter() - t
         with Journal.open(path) as j:
-            raw = timed(lambda: sqlite3.connect(path).execute(
-                "SELECT branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL").fetchall(),
-                args.repeats)
+            raw = timed(
+                lambda: (
+                    sqlite3.connect(path)
+                    .execute(
+                        "SELECT branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL"
+                    )
+                    .fetchall()
+                ),
+                args.repeats,
+            )
             long = timed(lambda: j.matrix(), args.repeats)
             wide = timed(lambda: j.matrix(wide=True), args.repeats)
             n_obs = len(j.matrix())
@@ -84,21 +93,36 @@ def main() -> None:
                 refresh.append(time.perf_counter() - t)
                 assert got == 1000
             writer.close()
-    med = {k: statistics.median(v) for k, v in
-           {"raw_select": raw, "long": long, "wide": wide, "live_refresh_1000": refresh}.items()}
+    med = {
+        k: statistics.median(v)
+        for k, v in {
+            "raw_select": raw,
+            "long": long,
+            "wide": wide,
+            "live_refresh_1000": refresh,
+        }.items()
+    }
     result = {
-        "observations": n_obs, "branches": args.branches, "build_s": build_s,
+        "observations": n_obs,
+        "branches": args.branches,
+        "build_s": build_s,
         "median_s": med,
         "targets_s": {"long": 1.0, "wide": 1.5, "live_refresh_1000": 0.05},
-        "pass": {"long": med["long"] <= 1.0, "wide": med["wide"] <= 1.5,
-                 "live_refresh_1000": med["live_refresh_1000"] <= 0.05},
+        "pass": {
+            "long": med["long"] <= 1.0,
+            "wide": med["wide"] <= 1.5,
+            "live_refresh_1000": med["live_refresh_1000"] <= 0.05,
+        },
         "ratio_to_raw_select": {k: med[k] / med["raw_select"] for k in ("long", "wide")},
     }
     print(f"{n_obs:,} observations on {args.branches:,} branches (built in {build_s:.1f} s)")
     print(f"{'case':<28}{'median':>12}{'vs raw SELECT':>16}{'target':>10}")
     print(f"{'raw sqlite3 SELECT':<28}{med['raw_select'] * 1000:>10.0f}ms{'1.00x':>16}{'':>10}")
-    for k, label, target in (("long", "matrix() long", "1000ms"), ("wide", "matrix(wide=True)", "1500ms"),
-                             ("live_refresh_1000", "LiveMatrix.refresh (+1000)", "50ms")):
+    for k, label, target in (
+        ("long", "matrix() long", "1000ms"),
+        ("wide", "matrix(wide=True)", "1500ms"),
+        ("live_refresh_1000", "LiveMatrix.refresh (+1000)", "50ms"),
+    ):
         ratio = f"{med[k] / med['raw_select']:.2f}x" if k != "live_refresh_1000" else ""
         print(f"{label:<28}{med[k] * 1000:>10.0f}ms{ratio:>16}{target:>10}")
     RESULTS.mkdir(exist_ok=True)

@@ -4,8 +4,9 @@ For each runner (process, papermill, warm) the sweep's wall time is compared wit
 parallel time (the forks' own work, measured in this process, divided by the workers); the
 difference, spread over the forks, is the runner's overhead per fork (start-up included).
 "steady/fork" is the median fork's wall minus the median fork's own work: the cost of one
-more fork once the runner is up (for the warm pool, with its kernels already started). Baseline: the same
-forks run one after another in this process. Writes benchmarks/results/sweep.json.
+more fork once the runner is up (for the warm pool, with its kernels already started).
+Baseline: the same forks run one after another in this process.
+Writes benchmarks/results/sweep.json.
 
     python benchmarks/sweep.py [--forks 6] [--workers 2] [--latency-ms 200]
 """
@@ -66,35 +67,61 @@ def main() -> None:
         ideal = sequential / args.workers
         for runner in ("process", "papermill", "warm"):
             with Journal.open(path, AuditState) as j:
-                p = sweep.plan(j, 0, at, {"budget": budgets},
-                               notebook=TEMPLATE if runner != "process" else None,
-                               fn="workbench.agents.auditor:run_fork" if runner == "process" else None)
+                p = sweep.plan(
+                    j,
+                    0,
+                    at,
+                    {"budget": budgets},
+                    notebook=TEMPLATE if runner != "process" else None,
+                    fn="workbench.agents.auditor:run_fork" if runner == "process" else None,
+                )
                 t = time.perf_counter()
                 result = sweep.run(p, runner=runner, workers=args.workers, progress=False)
                 wall = time.perf_counter() - t
                 assert result.ok, result
             overhead = max(0.0, (wall - ideal) * args.workers / args.forks)
             fork_median = statistics.median(f.wall_s or 0 for f in result.forks)
-            rows[runner] = {"wall_s": wall, "ideal_s": ideal, "efficiency": ideal / wall,
-                            "overhead_per_fork_s": overhead, "fork_wall_median_s": fork_median,
-                            "steady_overhead_per_fork_s": max(0.0, fork_median - statistics.median(work))}
+            rows[runner] = {
+                "wall_s": wall,
+                "ideal_s": ideal,
+                "efficiency": ideal / wall,
+                "overhead_per_fork_s": overhead,
+                "fork_wall_median_s": fork_median,
+                "steady_overhead_per_fork_s": max(0.0, fork_median - statistics.median(work)),
+            }
     targets = {"process_efficiency": 0.8, "papermill_overhead_s": 1.0, "warm_overhead_s": 0.25}
     result_doc = {
-        "forks": args.forks, "workers": args.workers, "latency_ms": args.latency_ms,
-        "inline_work_s": work, "sequential_s": sequential, "runners": rows, "targets": targets,
-        "pass": {"process_efficiency": rows["process"]["efficiency"] >= 0.8,
-                 "papermill_overhead": rows["papermill"]["overhead_per_fork_s"] <= 1.0,
-                 "warm_overhead": rows["warm"]["overhead_per_fork_s"] <= 0.25,
-                 "warm_steady_overhead": rows["warm"]["steady_overhead_per_fork_s"] <= 0.25},
+        "forks": args.forks,
+        "workers": args.workers,
+        "latency_ms": args.latency_ms,
+        "inline_work_s": work,
+        "sequential_s": sequential,
+        "runners": rows,
+        "targets": targets,
+        "pass": {
+            "process_efficiency": rows["process"]["efficiency"] >= 0.8,
+            "papermill_overhead": rows["papermill"]["overhead_per_fork_s"] <= 1.0,
+            "warm_overhead": rows["warm"]["overhead_per_fork_s"] <= 0.25,
+            "warm_steady_overhead": rows["warm"]["steady_overhead_per_fork_s"] <= 0.25,
+        },
     }
-    print(f"{args.forks} forks x ~{statistics.median(work):.2f} s of work ({args.latency_ms} ms model latency), "
-          f"{args.workers} workers; sequential in-process baseline {sequential:.2f} s, ideal {ideal:.2f} s")
-    print(f"{'runner':<12}{'wall s':>9}{'speedup':>10}{'of ideal':>10}{'overhead/fork':>15}"
-          f"{'steady/fork':>13}{'target':>14}")
+    print(
+        f"{args.forks} forks x ~{statistics.median(work):.2f} s of work ({args.latency_ms} ms "
+        f"model latency), "
+        f"{args.workers} workers; sequential in-process baseline {sequential:.2f} s, ideal "
+        f"{ideal:.2f} s"
+    )
+    print(
+        f"{'runner':<12}{'wall s':>9}{'speedup':>10}{'of ideal':>10}{'overhead/fork':>15}"
+        f"{'steady/fork':>13}{'target':>14}"
+    )
     goal = {"process": "≥ 80% ideal", "papermill": "≤ 1 s", "warm": "≤ 0.25 s"}
     for runner, r in rows.items():
-        print(f"{runner:<12}{r['wall_s']:>9.2f}{sequential / r['wall_s']:>9.2f}x{r['efficiency']:>9.0%}"
-              f"{r['overhead_per_fork_s']:>14.2f}s{r['steady_overhead_per_fork_s']:>12.2f}s{goal[runner]:>14}")
+        print(
+            f"{runner:<12}{r['wall_s']:>9.2f}{sequential / r['wall_s']:>9.2f}x"
+            f"{r['efficiency']:>9.0%}"
+            f"{r['overhead_per_fork_s']:>14.2f}s{r['steady_overhead_per_fork_s']:>12.2f}s{goal[runner]:>14}"
+        )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "sweep.json").write_text(json.dumps(result_doc, indent=2) + "\n")
     print(f"\nwrote {RESULTS / 'sweep.json'}")

@@ -25,7 +25,11 @@ class Ctx(State):
 @pytest.fixture(params=["memory", "file"])
 def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Journal]:
     """The contract fixture: every test using it runs on an in-memory and an on-disk journal."""
-    j = Journal.in_memory(Ctx) if request.param == "memory" else Journal.open(tmp_path / "j.db", Ctx)
+    j = (
+        Journal.in_memory(Ctx)
+        if request.param == "memory"
+        else Journal.open(tmp_path / "j.db", Ctx)
+    )
     yield j
     j.close()
 

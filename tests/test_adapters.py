@@ -40,7 +40,9 @@ def run_scenario(saver):
     first = graph.invoke({"log": [], "count": 1}, cfg)
     resumed = graph.invoke(None, cfg)  # resume after the interruption
     history = list(graph.get_state_history(cfg))
-    forked_cfg = graph.update_state(history[-3].config, {"count": 100})  # fork from an early checkpoint
+    forked_cfg = graph.update_state(
+        history[-3].config, {"count": 100}
+    )  # fork from an early checkpoint
     fork_result = graph.invoke(None, forked_cfg)
     return first, resumed, [h.values for h in history], fork_result, [h.next for h in history]
 

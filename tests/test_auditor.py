@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
 
-from workbench import InvalidValue, Journal
+from workbench import InvalidValue, Journal, NotFound
 from workbench.agents.auditor import AuditState, Calls, MockModel, logic, rerun_counts, run, start
 from workbench.agents.auditor.logic import (
     context_size,
@@ -26,7 +25,7 @@ def make_tree(root: Path) -> Path:
     files = {
         "a.rs": A_RS,
         "sub/b.py": "# FIXME later\nprint('hi')\n",
-        "sub/deep/c.go": "x := y.expect(\"z\")\n" * 3 + "panic!(\"no\")\n",
+        "sub/deep/c.go": 'x := y.expect("z")\n' * 3 + 'panic!("no")\n',
         "d.md": "# Title\nnothing to see\n",
         "notes.txt": "TODO not audited\n",
         "target/x.rs": "unsafe { skipped }\n",
@@ -46,9 +45,16 @@ def make_tree(root: Path) -> Path:
 
 def test_file_selection_rules(tmp_path):
     root = make_tree(tmp_path)
-    assert select_files(root) == ["a.rs", "crlf.c", "d.md", "sub/.hidden.sh", "sub/b.py", "sub/deep/c.go"]
+    assert select_files(root) == [
+        "a.rs",
+        "crlf.c",
+        "d.md",
+        "sub/.hidden.sh",
+        "sub/b.py",
+        "sub/deep/c.go",
+    ]
     assert select_files(root, 2) == ["a.rs", "crlf.c"]
-    with pytest.raises(Exception):
+    with pytest.raises(NotFound, match="missing"):
         select_files(tmp_path / "missing")
 
 
@@ -67,11 +73,13 @@ def test_mock_analyze_exact_note():
     counts = {c: logic.count(A_RS, c) for c in logic.CATEGORIES}
     assert mock_analyze("a.rs", A_RS, counts) == (
         f"## a.rs\n5 lines, {len(A_RS)} bytes.\n"
-        "F: a.rs | unsafe | 1\n    L4: unsafe { bar() }\n"
-        "F: a.rs | todo | 1\n    L3: // TODO: fix\n"
+        "F: a.rs | unsafe | 1\n    L4: unsafe { bar() }\nF: a.rs | todo | 1\n    L3: // TODO: fix\n"
         "F: a.rs | unwrap | 1\n    L2: let x = foo().unwrap();\n"
     )
-    assert mock_analyze("d.md", "# T\n", {c: 0 for c in logic.CATEGORIES}) == "## d.md\n1 lines, 4 bytes.\nNo findings.\n"
+    assert (
+        mock_analyze("d.md", "# T\n", {c: 0 for c in logic.CATEGORIES})
+        == "## d.md\n1 lines, 4 bytes.\nNo findings.\n"
+    )
 
 
 def test_mock_analyze_shows_at_most_two_lines_truncated_to_90():
@@ -104,7 +112,8 @@ def test_mock_summarize_orders_by_severity_count_path_and_respects_budget():
 def test_mock_report_sorted_by_path_category_count():
     notes = ["F: b.rs | todo | 1\nF: a.rs | unwrap | 2\nF: a.rs | fixme | 1\n"]
     assert mock_report(notes) == (
-        "# Audit report\n\n3 findings.\n\nF: a.rs | fixme | 1\nF: a.rs | unwrap | 2\nF: b.rs | todo | 1\n"
+        "# Audit report\n\n3 findings.\n\nF: a.rs | fixme | 1\nF: a.rs | unwrap | 2\nF: b.rs | "
+        "todo | 1\n"
     )
 
 
@@ -130,14 +139,21 @@ def reference_run(root: Path, budget: int, max_files: int = 80) -> dict:
     model_calls += 1
     tokens_in += context_size(notes)
     report = mock_report(notes)
-    truth = {(p, c, n) for p in done for c in logic.CATEGORIES
-             if (n := logic.count(logic.read_text(str(root), p), c)) > 0}
+    truth = {
+        (p, c, n)
+        for p in done
+        for c in logic.CATEGORIES
+        if (n := logic.count(logic.read_text(str(root), p), c)) > 0
+    }
     got = findings_in([report])
     return {
         "recall": len(truth & got) / len(truth) if truth else 1.0,
         "precision": len(truth & got) / len(got) if got else 1.0,
-        "compactions": compactions, "model_calls": model_calls, "tokens_in": tokens_in,
-        "files": len(done), "report": report,
+        "compactions": compactions,
+        "model_calls": model_calls,
+        "tokens_in": tokens_in,
+        "files": len(done),
+        "report": report,
     }
 
 
@@ -154,8 +170,16 @@ def test_agent_matches_the_reference_loop(tmp_path, budget):
         assert b.state().report == ref["report"]
         assert res.metrics["budget"] == budget
         observed = {r.payload["name"] for r in b.history() if r.kind == "observe"}
-        assert observed == {"recall", "precision", "compactions", "model_calls", "tokens_in", "files",
-                            "budget", "wall_ms"}
+        assert observed == {
+            "recall",
+            "precision",
+            "compactions",
+            "model_calls",
+            "tokens_in",
+            "files",
+            "budget",
+            "wall_ms",
+        }
 
 
 def test_bundled_corpus_numbers(tmp_path):

@@ -1,4 +1,5 @@
-"""The lithify CLI end to end (real subprocesses), SIGKILL resume, the demo, crash-demo."""
+"""The lithify CLI end to end (in process through CliRunner; real subprocesses where the
+point is a process: SIGKILL resume, crash-demo), the demo."""
 
 from __future__ import annotations
 
@@ -13,15 +14,25 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+from cli import lithify
 from test_auditor import make_tree
 
 from workbench import Journal
 from workbench.agents.auditor import AuditState, rerun_counts
 
 
-def lithify(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "workbench", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=300)
+def lithify_process(
+    *args: str, env: dict | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "workbench", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=300,
+    )
 
 
 def ok_json(*args: str, **kw):
@@ -34,8 +45,17 @@ def test_run_history_at_fork_sweep_matrix_report_verify(tmp_path):
     tree = make_tree(tmp_path / "tree")
     db = str(tmp_path / "cli.db")
     doc = ok_json("--db", db, "run", "--repo", str(tree), "--budget", "60")
-    for k in ("files", "model_calls", "compactions", "findings", "recall", "precision", "tokens_in",
-              "budget", "wall_ms"):
+    for k in (
+        "files",
+        "model_calls",
+        "compactions",
+        "findings",
+        "recall",
+        "precision",
+        "tokens_in",
+        "budget",
+        "wall_ms",
+    ):
         assert k in doc
     assert doc["files"] == 6 and doc["budget"] == 60 and doc["compactions"] >= 1
     again = ok_json("--db", db, "run")  # resume of a finished branch: same numbers
@@ -82,36 +102,60 @@ def test_usage_and_not_found_exit_codes(tmp_path):
     assert lithify("--db", db, "report", "--branch", "7").returncode == 1
     assert lithify("--db", db, "sweep", "--at", "1", "--budgets", "a,b").returncode == 2
     assert lithify("--db", db, "at").returncode == 2  # missing --seq
-    for cmd in ("run", "status", "at", "history", "fork", "sweep", "matrix", "report", "verify",
-                "crash-demo", "demo"):
+    for cmd in (
+        "run",
+        "status",
+        "at",
+        "history",
+        "fork",
+        "sweep",
+        "matrix",
+        "report",
+        "verify",
+        "crash-demo",
+        "demo",
+    ):
         r = lithify(cmd, "--help")
         assert r.returncode == 0 and "Usage" in r.stdout, cmd
 
 
+@pytest.mark.slow
 def test_sigkill_mid_model_call_then_resume_reruns_no_tool_call(tmp_path):
     tree = make_tree(tmp_path / "tree")
     db, trace = tmp_path / "k.db", tmp_path / "trace.txt"
     env = {**os.environ, "AUDITOR_SLOW_MS": "40"}
-    cmd = [sys.executable, "-m", "workbench", "--db", str(db), "run", "--repo", str(tree),
-           "--budget", "60", "--trace", str(trace)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "--db",
+        str(db),
+        "run",
+        "--repo",
+        str(tree),
+        "--budget",
+        "60",
+        "--trace",
+        str(trace),
+    ]
     kills = 0
     for wanted in (2, 5, 9):
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and p.poll() is None:
-            lines = trace.read_text().splitlines() if trace.exists() else []
-            if len(lines) >= wanted + kills * 2 and lines[-1].startswith("model "):
-                break  # the child is inside a 40 ms model call
-            time.sleep(0.001)
-        if p.poll() is None:
-            p.send_signal(signal.SIGKILL)
-            p.wait()
-            kills += 1
-            with Journal.open(db, AuditState) as j:
-                assert j.verify().ok
-                assert len(j.root().unknown_outcomes()) <= 1
+        with subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE) as p:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and p.poll() is None:
+                lines = trace.read_text().splitlines() if trace.exists() else []
+                if len(lines) >= wanted + kills * 2 and lines[-1].startswith("model "):
+                    break  # the child is inside a 40 ms model call
+                time.sleep(0.001)
+            if p.poll() is None:
+                p.send_signal(signal.SIGKILL)
+                p.wait()
+                kills += 1
+                with Journal.open(db, AuditState) as j:
+                    assert j.verify().ok
+                    assert len(j.root().unknown_outcomes()) <= 1
     assert kills >= 2
-    r = lithify("--db", str(db), "run", "--trace", str(trace))
+    r = lithify_process("--db", str(db), "run", "--trace", str(trace))
     assert r.returncode == 0, r.stderr
     with Journal.open(db, AuditState) as j:
         counts = rerun_counts(j.root(), trace.read_text())
@@ -126,13 +170,22 @@ def png_size(path: Path) -> tuple[int, int]:
     return struct.unpack(">II", head[16:24])
 
 
+@pytest.mark.slow
 def test_demo_writes_csv_png_and_shows_the_pitch(tmp_path):
     out = tmp_path / "demo"
-    r = lithify("demo", "--out", str(out))
+    r = lithify_process("demo", "--out", str(out))  # the README's first command, as typed
     assert r.returncode == 0, r.stderr
-    for phrase in ("crash", "as of event 40", "the first events", "budget   300", "matrix:", "chart:"):
+    for phrase in (
+        "crash",
+        "as of event 40",
+        "the first events",
+        "budget   300",
+        "matrix:",
+        "chart:",
+    ):
         assert phrase in r.stdout, phrase
-    rows = list(csv.DictReader((out / "matrix.csv").open()))
+    with (out / "matrix.csv").open() as f:
+        rows = list(csv.DictReader(f))
     assert {"branch", "metric", "value", "budget"} <= set(rows[0])
     w, h = png_size(out / "recall_vs_budget.png")
     assert 400 < w < 3000 and 300 < h < 2000
@@ -141,10 +194,22 @@ def test_demo_writes_csv_png_and_shows_the_pitch(tmp_path):
     assert again.returncode == 2 and "not empty" in again.stderr
 
 
+@pytest.mark.slow
 def test_crash_demo_counts_reruns(tmp_path):
     db = str(tmp_path / "cd.db")
-    doc = ok_json("--db", db, "crash-demo", "--kills", "3", "--max-files", "12", "--interval-ms", "60",
-                  "--seed", "1")
+    doc = ok_json(
+        "--db",
+        db,
+        "crash-demo",
+        "--kills",
+        "3",
+        "--max-files",
+        "12",
+        "--interval-ms",
+        "60",
+        "--seed",
+        "1",
+    )
     assert doc["kills"] >= 1 and doc["verified"] is True
     assert doc["tool_calls_rerun"] <= doc["kills"] and doc["model_calls_rerun"] <= doc["kills"]
     assert doc["metrics"]["files"] == 12

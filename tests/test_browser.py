@@ -20,8 +20,10 @@ CHROMIUM = "/usr/bin/chromium"
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
-pytestmark = pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                                reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)")
+pytestmark = pytest.mark.skipif(
+    not Path(CHROMIUM).exists(),
+    reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
+)
 
 
 def free_port() -> int:
@@ -35,13 +37,30 @@ def lab(tmp_path):
     work = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS, work)
     port = free_port()
-    env = {**os.environ, "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime")}
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "jupyter-runtime"),
+    }
     log = open(tmp_path / "lab.log", "w")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "workbench", "lab", str(work), "--port", str(port), "--no-browser",
-         "--ServerApp.ip=127.0.0.1", "--IdentityProvider.token=", "--expose-app-in-browser"],
-        stdout=log, stderr=subprocess.STDOUT, env=env)
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "lab",
+            str(work),
+            "--port",
+            str(port),
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=",
+            "--expose-app-in-browser",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
@@ -65,13 +84,28 @@ def offline_page(pw, base: str, width: int, height: int):
     """Headless Chromium on one page that records every request leaving ``base``:
     (browser, page, list of outside URLs). The tests assert the list stays empty."""
     browser = pw.chromium.launch(
-        executable_path=CHROMIUM, headless=True,
-        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-              "--disable-sync", "--no-first-run", "--disable-quic"])
+        executable_path=CHROMIUM,
+        headless=True,
+        args=[
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--disable-quic",
+        ],
+    )
     page = browser.new_page(viewport={"width": width, "height": height})
     outside: list[str] = []
-    page.on("request", lambda r: outside.append(r.url)
-            if not r.url.startswith((base, "data:", "blob:", "about:")) else None)
+    page.on(
+        "request",
+        lambda r: (
+            outside.append(r.url)
+            if not r.url.startswith((base, "data:", "blob:", "about:"))
+            else None
+        ),
+    )
     return browser, page, outside
 
 
@@ -83,31 +117,43 @@ def test_fork_and_sweep_notebook_in_a_real_browser(lab):
     with sync_playwright() as pw:
         browser, page, outside = offline_page(pw, base, 1400, 1000)
         page.goto(f"{base}/lab/tree/02-fork-and-sweep.ipynb?reset", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000)
+        page.wait_for_selector(
+            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=90_000
+        )
         page.wait_for_function(  # the indicator is idle before the kernel is connected
             """() => {
                 const w = window.jupyterapp.shell.currentWidget;
-                const k = w && w.sessionContext && w.sessionContext.session && w.sessionContext.session.kernel;
+                const s = w && w.sessionContext && w.sessionContext.session;
+                const k = s && s.kernel;
                 return k && k.connectionStatus === 'connected' && k.status === 'idle';
-            }""", timeout=90_000)
+            }""",
+            timeout=90_000,
+        )
         news = page.get_by_role("button", name="No")
         if news.count():
             news.first.click()
         page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
         page.wait_for_function(
             """() => {
-                const prompts = [...document.querySelectorAll('.jp-Cell.jp-CodeCell .jp-InputPrompt')];
+                const sel = '.jp-Cell.jp-CodeCell .jp-InputPrompt';
+                const prompts = [...document.querySelectorAll(sel)];
                 return prompts.length > 0 && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
-            }""", timeout=240_000)
+            }""",
+            timeout=240_000,
+        )
         page.screenshot(path=str(ARTIFACTS / "01-notebook-ran.png"), full_page=False)
-        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+        errors = page.locator(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
+        )
         assert "Traceback" not in (errors.all_inner_texts() and "".join(errors.all_inner_texts()))
 
         # The notebook's own sweep: 15 forks, all points on the chart.
         info = page.locator("[data-branches]").first
         info.scroll_into_view_if_needed()
-        page.wait_for_function("() => document.querySelector('[data-branches]')?.dataset.branches === '15'",
-                               timeout=60_000)
+        page.wait_for_function(
+            "() => document.querySelector('[data-branches]')?.dataset.branches === '15'",
+            timeout=60_000,
+        )
 
         # Now launch a small sweep from the widget, as a user would.
         page.locator(".widget-textarea textarea").first.fill("budget=500,5000")
@@ -115,11 +161,16 @@ def test_fork_and_sweep_notebook_in_a_real_browser(lab):
         seeds.fill("1")
         seeds.press("Enter")
         page.get_by_role("button", name="Launch sweep").first.click()
-        page.wait_for_function("() => document.querySelector('[data-branches]')?.dataset.branches === '2'",
-                               timeout=120_000)
         page.wait_for_function(
-            """() => document.querySelectorAll('.vega-embed svg .mark-symbol path, .vega-embed svg .mark-symbol > path')
-                       .length >= 2""", timeout=60_000)
+            "() => document.querySelector('[data-branches]')?.dataset.branches === '2'",
+            timeout=120_000,
+        )
+        page.wait_for_function(
+            """() => document.querySelectorAll(
+                       '.vega-embed svg .mark-symbol path, .vega-embed svg .mark-symbol > path'
+                     ).length >= 2""",
+            timeout=60_000,
+        )
         chart = page.locator(".vega-embed").first
         chart.scroll_into_view_if_needed()
         page.wait_for_timeout(500)

@@ -50,8 +50,17 @@ def test_points_toggle_color_and_facet():
 
 
 def test_large_matrices_are_aggregated_before_altair():
-    rows = [{"branch": i, "seq": 1, "metric": "recall", "value": (i % 7) / 7, "budget": 100 * (i % 7 + 1),
-             "seed": i} for i in range(6000)]
+    rows = [
+        {
+            "branch": i,
+            "seq": 1,
+            "metric": "recall",
+            "value": (i % 7) / 7,
+            "budget": 100 * (i % 7 + 1),
+            "seed": i,
+        }
+        for i in range(6000)
+    ]
     chart = charts.metric_vs_param(pl.DataFrame(rows), points=False)
     spec = chart.to_dict()  # would raise MaxRowsError with 6,000 raw rows
     assert sum(len(v) for v in spec["datasets"].values()) == 7

@@ -1,4 +1,5 @@
-"""`lithify verify` and `lithify --version` as a user runs them: a real subprocess."""
+"""`lithify verify` and `lithify --version` (the console entry in a real subprocess once; the
+rest in process through CliRunner)."""
 
 from __future__ import annotations
 
@@ -7,18 +8,18 @@ import sqlite3
 import subprocess
 import sys
 
+import pytest
+from cli import lithify
 from conftest import Ctx
+
 from workbench import Journal, __version__
 
 
-def lithify(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "workbench", *args], capture_output=True, text=True, env=env
+@pytest.mark.slow
+def test_version_from_a_real_process():
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--version"], capture_output=True, text=True
     )
-
-
-def test_version():
-    r = lithify("--version")
     assert r.returncode == 0 and r.stdout.strip() == f"lithify {__version__}"
 
 
@@ -44,7 +45,9 @@ def test_verify_damaged_exits_1_with_the_bad_seq(db_path):
     r = lithify("--db", str(db_path), "--json", "verify")
     assert r.returncode == 1
     doc = json.loads(r.stdout)
-    assert doc["ok"] is False and doc["problems"][0]["seq"] == 3 and doc["problems"][0]["branch"] == 0
+    assert (
+        doc["ok"] is False and doc["problems"][0]["seq"] == 3 and doc["problems"][0]["branch"] == 0
+    )
 
 
 def test_missing_and_foreign_files_are_clear_errors(tmp_path):
@@ -65,4 +68,4 @@ def test_every_command_has_help():
 
     register_agent_commands()
     for cmd in app.registered_commands:
-        assert (cmd.help or (cmd.callback and cmd.callback.__doc__)), cmd.name
+        assert cmd.help or (cmd.callback and cmd.callback.__doc__), cmd.name

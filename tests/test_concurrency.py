@@ -6,7 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-from conftest import Ctx
 from workbench import Journal
 
 WORKERS = Path(__file__).parent / "workers"

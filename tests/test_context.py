@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from workbench import InvalidValue, Journal, State
+from workbench import InvalidValue, Journal, NotFound, State
 from workbench.context import CharEstimator, Part, render_parts
 
 
@@ -47,22 +47,30 @@ def test_branch_render_messages_and_receipt_journaled_with_the_effect():
     with Journal.in_memory(Chat) as j:
         b = j.root()
         for i in range(6):
-            b.apply({"role": "user" if i % 2 == 0 else "assistant", "content": f"message number {i}" * 3})
+            b.apply(
+                {
+                    "role": "user" if i % 2 == 0 else "assistant",
+                    "content": f"message number {i}" * 3,
+                }
+            )
         msgs, receipt = b.render(40, messages=True)
         assert all(set(m) == {"role", "content"} for m in msgs)
         assert receipt.tokens <= 40 and receipt.seq == b.head and receipt.head_hash == b.head_hash
         assert receipt.estimator == "chars/4" and receipt.omitted
-        assert [m["content"] for m in msgs] == [b.state().messages[int(pid[9:-1])]["content"]
-                                                for pid, _ in receipt.included]
+        assert [m["content"] for m in msgs] == [
+            b.state().messages[int(pid[9:-1])]["content"] for pid, _ in receipt.included
+        ]
         with b.receipt(receipt):
             b.effect("llm:reply", lambda: "ok")
         b.effect("tool:x", lambda: 1)  # outside the block: no receipt
         doc = j.receipt(f"main@{b.head - 1}")
         assert doc["key"] == "llm:reply" and doc["receipt"] == receipt.to_json()
-        with pytest.raises(Exception):
+        with pytest.raises(NotFound, match="carries no receipt"):
             j.receipt("head")
         old_text, old = b.render(10_000, seq=2)
-        assert old.seq == 2 and "message number 1" in old_text and "message number 2" not in old_text
+        assert (
+            old.seq == 2 and "message number 1" in old_text and "message number 2" not in old_text
+        )
 
 
 def test_auditor_model_calls_carry_receipts(tmp_path):
@@ -74,6 +82,8 @@ def test_auditor_model_calls_carry_receipts(tmp_path):
         recs = [r for r in j.root().history() if r.kind == "effect"]
         model = [r for r in recs if r.payload["key"].startswith(("plan:", "analyze:", "report"))]
         assert model and all("receipt" in r.payload for r in model)
-        assert not any("receipt" in r.payload for r in recs if r.payload["key"].startswith(("read:", "count:")))
+        assert not any(
+            "receipt" in r.payload for r in recs if r.payload["key"].startswith(("read:", "count:"))
+        )
         last = j.receipt((0, next(r.seq for r in recs if r.payload["key"] == "report")))
         assert [pid for pid, _ in last["receipt"]["included"]] == ["note[0]", "note[1]", "note[2]"]

@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from workers.steps import Steps
 
 from workbench import Journal
-from workers.steps import Steps
 
 WORKERS = Path(__file__).parent / "workers"
 
@@ -50,7 +50,7 @@ def test_sigkill_at_random_moments_loses_nothing_committed(tmp_path, durability)
         wait_ready(p)
         time.sleep(rng.uniform(0.005, 0.12))
         p.send_signal(signal.SIGKILL)
-        p.wait()
+        p.communicate()
         assert p.returncode == -signal.SIGKILL
         with Journal.open(path) as j:
             report = j.verify()
@@ -66,7 +66,12 @@ def test_sigkill_at_random_moments_loses_nothing_committed(tmp_path, durability)
     out, err = p.communicate(timeout=120)
     assert p.returncode == 0, err
     calls = collections.Counter(trace.read_text().split())
-    print("unknown outcomes seen", sum(unknown_seen.values()), "reruns", sum(n - 1 for n in calls.values()))
+    print(
+        "unknown outcomes seen",
+        sum(unknown_seen.values()),
+        "reruns",
+        sum(n - 1 for n in calls.values()),
+    )
     assert set(calls) == {f"call:{i}" for i in range(steps)}
     for key, n in calls.items():
         # A call runs again only if it was in flight (an unknown outcome) when a kill landed.

@@ -11,9 +11,11 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sqlcipher3", reason="the encryption extra (sqlcipher3-binary) is installed in CI")
+pytest.importorskip(
+    "sqlcipher3", reason="the encryption extra (sqlcipher3-binary) is installed in CI"
+)
 
-from workbench import Journal, NotAJournal  # noqa: E402
+from workbench import InvalidValue, Journal, NotAJournal  # noqa: E402
 
 SECRET = "SECRET-PAYLOAD-4242"
 
@@ -53,14 +55,16 @@ def test_wrong_missing_and_unneeded_keys_fail_at_open(tmp_path):
         pass
     with pytest.raises(NotAJournal, match="not encrypted"):
         Journal.open(plain, key="k1")
-    with pytest.raises(Exception):
+    with pytest.raises(InvalidValue, match="32 bytes"):
         Journal.open(db, key=b"short")
 
 
 def test_intent_of_a_crashed_effect_stays_inside_the_encrypted_file(tmp_path):
     db = tmp_path / "enc.db"
-    code = (f"import os\nfrom workbench import Journal\nj = Journal.open({str(db)!r}, key='k')\n"
-            f"j.root().effect('tool:{SECRET}', lambda: os._exit(9))\n")
+    code = (
+        f"import os\nfrom workbench import Journal\nj = Journal.open({str(db)!r}, key='k')\n"
+        f"j.root().effect('tool:{SECRET}', lambda: os._exit(9))\n"
+    )
     subprocess.run([sys.executable, "-c", code])
     assert SECRET.encode() not in files(db)
     with Journal.open(db, key="k") as j:
@@ -72,13 +76,21 @@ def test_rekey_from_the_cli(tmp_path):
     with Journal.open(db, key="old") as j:
         j.root().apply({"x": 1})
     env = {**os.environ, "LITHIFY_KEY": "old", "LITHIFY_NEW_KEY": "new"}
-    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), "--json", "rekey"], env=env,
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(db), "--json", "rekey"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and json.loads(r.stdout)["verified"] is True, r.stderr
     with pytest.raises(NotAJournal):
         Journal.open(db, key="old")
     with Journal.open(db, key="new") as j:
         assert j.root().state() == {"x": 1}
-    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), "verify"],
-                       env={**os.environ, "LITHIFY_KEY": "new"}, capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(db), "verify"],
+        env={**os.environ, "LITHIFY_KEY": "new"},
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0

@@ -46,21 +46,42 @@ def test_results_land_as_observations_in_the_matrix():
         df = evaluate([{"relevant": ["x"], "ranked": ["x"], "category": "c"}], ks=[1])
         assert record(df, b, prefix="eval/") == 5
         m = j.matrix(wide=True)
-        assert m.row(0, named=True)["eval/mrr"] == 1.0 and m.row(0, named=True)["retriever"] == "lexical"
+        assert (
+            m.row(0, named=True)["eval/mrr"] == 1.0
+            and m.row(0, named=True)["retriever"] == "lexical"
+        )
 
 
 def test_locomo_loader(tmp_path):
-    sample = [{
-        "sample_id": "conv-1",
-        "conversation": {
-            "speaker_a": "Ann", "speaker_b": "Bob", "session_1_date_time": "1 May 2023",
-            "session_1": [{"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a dog named Rex"},
-                          {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice, I like cats"}],
-            "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "Rex learned to sit"}],
-        },
-        "qa": [{"question": "What is the name of Ann's dog?", "answer": "Rex", "evidence": ["D1:1"], "category": 4},
-               {"question": "What did Rex learn?", "answer": "to sit", "evidence": ["D2:1"], "category": 1}],
-    }]
+    sample = [
+        {
+            "sample_id": "conv-1",
+            "conversation": {
+                "speaker_a": "Ann",
+                "speaker_b": "Bob",
+                "session_1_date_time": "1 May 2023",
+                "session_1": [
+                    {"speaker": "Ann", "dia_id": "D1:1", "text": "I adopted a dog named Rex"},
+                    {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice, I like cats"},
+                ],
+                "session_2": [{"speaker": "Ann", "dia_id": "D2:1", "text": "Rex learned to sit"}],
+            },
+            "qa": [
+                {
+                    "question": "What is the name of Ann's dog?",
+                    "answer": "Rex",
+                    "evidence": ["D1:1"],
+                    "category": 4,
+                },
+                {
+                    "question": "What did Rex learn?",
+                    "answer": "to sit",
+                    "evidence": ["D2:1"],
+                    "category": 1,
+                },
+            ],
+        }
+    ]
     path = tmp_path / "locomo10.json"
     path.write_text(json.dumps(sample))
     ds = load_locomo(path)
@@ -72,15 +93,29 @@ def test_locomo_loader(tmp_path):
 
 def test_longmemeval_loader(tmp_path):
     items = [
-        {"question_id": "q1", "question_type": "single-session-user", "question": "Where did I park the car?",
-         "answer": "level 3", "question_date": "2023/05/30",
-         "haystack_session_ids": ["s1", "s2"], "haystack_dates": ["2023/05/01", "2023/05/02"],
-         "haystack_sessions": [[{"role": "user", "content": "I parked the car on level 3"}],
-                               [{"role": "user", "content": "Lunch was pasta"}]],
-         "answer_session_ids": ["s1"]},
-        {"question_id": "q2_abs", "question_type": "single-session-user", "question": "What is my cat called?",
-         "answer": "unknown", "haystack_session_ids": ["s2"], "haystack_sessions": [[{"role": "user", "content": "x"}]],
-         "answer_session_ids": []},
+        {
+            "question_id": "q1",
+            "question_type": "single-session-user",
+            "question": "Where did I park the car?",
+            "answer": "level 3",
+            "question_date": "2023/05/30",
+            "haystack_session_ids": ["s1", "s2"],
+            "haystack_dates": ["2023/05/01", "2023/05/02"],
+            "haystack_sessions": [
+                [{"role": "user", "content": "I parked the car on level 3"}],
+                [{"role": "user", "content": "Lunch was pasta"}],
+            ],
+            "answer_session_ids": ["s1"],
+        },
+        {
+            "question_id": "q2_abs",
+            "question_type": "single-session-user",
+            "question": "What is my cat called?",
+            "answer": "unknown",
+            "haystack_session_ids": ["s2"],
+            "haystack_sessions": [[{"role": "user", "content": "x"}]],
+            "answer_session_ids": [],
+        },
     ]
     path = tmp_path / "longmemeval_s.json"
     path.write_text(json.dumps(items))

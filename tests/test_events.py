@@ -21,7 +21,9 @@ json_values = st.recursive(
     | st.integers(-MAX_SAFE_INT, MAX_SAFE_INT)
     | st.floats(allow_nan=False, allow_infinity=False)
     | st.text(),
-    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(), children, max_size=4)
+    ),
     max_leaves=20,
 )
 
@@ -41,8 +43,16 @@ def test_float_formatting_matches_ecmascript_reference(f):
 
 @pytest.mark.parametrize(
     "f, text",
-    [(1.0, "1"), (-0.0, "0"), (1e21, "1e+21"), (1e20, "100000000000000000000"), (1e-7, "1e-7"),
-     (1.5e-6, "0.0000015"), (123.456, "123.456"), (5e-324, "5e-324")],
+    [
+        (1.0, "1"),
+        (-0.0, "0"),
+        (1e21, "1e+21"),
+        (1e20, "100000000000000000000"),
+        (1e-7, "1e-7"),
+        (1.5e-6, "0.0000015"),
+        (123.456, "123.456"),
+        (5e-324, "5e-324"),
+    ],
 )
 def test_ecmascript_number_examples(f, text):
     assert _es_number(f) == text
@@ -108,5 +118,7 @@ def test_error_survives_pickle_roundtrip_fields():
         canonical({"x": {1, 2}}, "delta")
     except InvalidValue as e:
         again = pickle.loads(pickle.dumps(e))
-        assert isinstance(again, InvalidValue) and again.path == "delta['x']" and str(again) == str(e)
+        assert (
+            isinstance(again, InvalidValue) and again.path == "delta['x']" and str(again) == str(e)
+        )
     assert json.loads(canonical({"x": [1]})) == {"x": [1]}

@@ -20,20 +20,43 @@ from workbench import Journal
 from workbench.agents.auditor import AuditState
 
 HERE = Path(__file__).parent
-UNPRIVILEGED = ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+UNPRIVILEGED = (
+    ["setpriv", "--bounding-set", "-dac_override,-dac_read_search"] if os.geteuid() == 0 else []
+)
 
 
 def read_commands(receipt_ref: str, out: Path) -> list[list[str]]:
-    return [["verify"], ["matrix"], ["matrix", "--wide", "--format", "json"], ["chart", "--x", "budget", "-o", str(out)],
-            ["diff", "main@1", "main@5"], ["log", "-n", "3"], ["show", "head"], ["branches"],
-            ["provenance", "main@5"], ["receipt", receipt_ref], ["status"], ["at", "--seq", "5"],
-            ["history", "--from", "1", "--to", "5"], ["sweeps"], ["report"], ["--raw", "show", "main@3"]]
+    return [
+        ["verify"],
+        ["matrix"],
+        ["matrix", "--wide", "--format", "json"],
+        ["chart", "--x", "budget", "-o", str(out)],
+        ["diff", "main@1", "main@5"],
+        ["log", "-n", "3"],
+        ["show", "head"],
+        ["branches"],
+        ["provenance", "main@5"],
+        ["receipt", receipt_ref],
+        ["status"],
+        ["at", "--seq", "5"],
+        ["history", "--from", "1", "--to", "5"],
+        ["sweeps"],
+        ["report"],
+        ["--raw", "show", "main@3"],
+    ]
 
 
-WRITE_COMMANDS = [["tag", "main@3", "here"], ["rollback", "--to", "4", "--yes"], ["vacuum"], ["rekey"],
-                  ["fork", "--at", "5", "--budget", "500"], ["run"],
-                  ["sweep", "--at", "5", "--budgets", "500", "--workers", "1"], ["sweep-resume", "1"],
-                  ["crash-demo", "--kills", "0"]]
+WRITE_COMMANDS = [
+    ["tag", "main@3", "here"],
+    ["rollback", "--to", "4", "--yes"],
+    ["vacuum"],
+    ["rekey"],
+    ["fork", "--at", "5", "--budget", "500"],
+    ["run"],
+    ["sweep", "--at", "5", "--budgets", "500", "--workers", "1"],
+    ["sweep-resume", "1"],
+    ["crash-demo", "--kills", "0"],
+]
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +64,17 @@ def pristine(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     d = tmp_path_factory.mktemp("pristine")
     db = d / "a.db"
     for args in (["run", "--max-files", "8"], ["fork", "--at", "5", "--budget", "400"]):
-        subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), *args], check=True, capture_output=True)
+        subprocess.run(
+            [sys.executable, "-m", "workbench", "--db", str(db), *args],
+            check=True,
+            capture_output=True,
+        )
     with Journal.open(db, AuditState) as j:
-        ref = next(f"main@{r.seq}" for r in j.root().history() if r.kind == "effect" and "receipt" in r.payload)
+        ref = next(
+            f"main@{r.seq}"
+            for r in j.root().history()
+            if r.kind == "effect" and "receipt" in r.payload
+        )
     assert not Path(str(db) + "-wal").exists()
     return db, ref
 
@@ -52,7 +83,7 @@ def _damage(db: Path) -> None:
     data = bytearray(db.read_bytes())
     page = 2048
     for at in range(3 * page, min(len(data), 9 * page), page):
-        data[at + 8:at + 400] = os.urandom(392)
+        data[at + 8 : at + 400] = os.urandom(392)
     db.write_bytes(bytes(data))
 
 
@@ -61,14 +92,36 @@ def _truncate(db: Path) -> None:
         f.truncate(db.stat().st_size // 2)
 
 
-FAULTS = ["damaged_page", "truncated", "empty", "readonly_file", "readonly_dir", "disk_full", "locked",
-          "garbage_intents"]
+FAULTS = [
+    "damaged_page",
+    "truncated",
+    "empty",
+    "readonly_file",
+    "readonly_dir",
+    "disk_full",
+    "locked",
+    "garbage_intents",
+]
 
 
-def _run_batch(db: Path, commands: list[dict], prefix: list[str], preexec=None, env=None) -> list[dict]:
-    p = subprocess.run([*prefix, sys.executable, str(HERE / "workers" / "cli_batch.py"), str(db), json.dumps(commands)],
-                       capture_output=True, text=True, timeout=300, preexec_fn=preexec, env=env,
-                       cwd=db.parent if os.access(db.parent, os.W_OK) else None)
+def _run_batch(
+    db: Path, commands: list[dict], prefix: list[str], preexec=None, env=None
+) -> list[dict]:
+    p = subprocess.run(
+        [
+            *prefix,
+            sys.executable,
+            str(HERE / "workers" / "cli_batch.py"),
+            str(db),
+            json.dumps(commands),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        preexec_fn=preexec,
+        env=env,
+        cwd=db.parent if os.access(db.parent, os.W_OK) else None,
+    )
     assert p.returncode == 0, p.stderr[-3000:]
     return json.loads(p.stdout.strip().splitlines()[-1])
 
@@ -101,17 +154,25 @@ def test_every_command_fails_cleanly_or_works_under(fault, pristine, tmp_path):
         work.chmod(0o555)
         prefix = UNPRIVILEGED
     elif fault == "disk_full":
+
         def preexec() -> None:
             resource.setrlimit(resource.RLIMIT_FSIZE, (64 * 1024, resource.RLIM_INFINITY))
     elif fault == "locked":
-        holder = subprocess.Popen([sys.executable, "-c", (
-            "import sqlite3, sys\n"
-            f"c = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
-            "c.execute('PRAGMA locking_mode=EXCLUSIVE')\n"
-            "c.execute('BEGIN EXCLUSIVE')\n"
-            "c.execute(\"INSERT OR REPLACE INTO meta VALUES ('held', '1')\")\n"
-            "print('held', flush=True)\n"
-            "sys.stdin.read()\n")], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        holder = subprocess.Popen(
+            [
+                sys.executable,
+                "-c",
+                (
+                    f"import sqlite3, sys\nc = sqlite3.connect({str(db)!r}, isolation_level=None)\n"
+                    "c.execute('PRAGMA locking_mode=EXCLUSIVE')\nc.execute('BEGIN EXCLUSIVE')\n"
+                    "c.execute(\"INSERT OR REPLACE INTO meta VALUES ('held', '1')\")\n"
+                    "print('held', flush=True)\nsys.stdin.read()\n"
+                ),
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         assert holder.stdout.readline().strip() == "held"
     elif fault == "garbage_intents":
         Path(str(db) + "-intents").write_bytes(os.urandom(3000) + b"\n+ 0 zz\n- x\n\xff\xfe")
@@ -119,21 +180,25 @@ def test_every_command_fails_cleanly_or_works_under(fault, pristine, tmp_path):
         results = _run_batch(db, commands, prefix, preexec, env)
     finally:
         if holder is not None:
-            holder.stdin.close()
-            holder.wait(timeout=10)
+            holder.communicate(timeout=10)
         work.chmod(0o755)
         if db.exists():
             db.chmod(0o644)
     assert len(results) == len(commands) + sum(c["read"] for c in commands)
     for r in results:
-        what = f"{fault}: lithify {' '.join(r['args'])}{' --json' if r['json'] else ''} -> {r['code']}\n{r['stderr'][-2000:]}"
+        what = (
+            f"{fault}: lithify {' '.join(r['args'])}{' --json' if r['json'] else ''} -> "
+            f"{r['code']}\n{r['stderr'][-2000:]}"
+        )
         assert r["escaped"] is None, what + r["escaped"]
         assert "Traceback" not in r["stderr"] and "Traceback" not in r["stdout"], what
         assert r["code"] in (0, 1, 2), what
         report = json.loads(r["stdout"]) if r["json"] and r["args"] == ["verify"] else {}
         if r["code"] != 0 and r["args"] == ["verify"] and not r["stderr"] and "error" not in report:
             # verify reports damage as its result (exit 1), with what SQLite said
-            assert report.get("ok") is False if r["json"] else "damaged" in r["stdout"], what + r["stdout"]
+            assert report.get("ok") is False if r["json"] else "damaged" in r["stdout"], (
+                what + r["stdout"]
+            )
         elif r["code"] != 0:
             if r["json"]:
                 doc = json.loads(r["stdout"])

@@ -7,8 +7,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from conftest import Ctx
+
 from workbench import (
     BranchConflict,
     Conflict,
@@ -76,7 +76,9 @@ def test_identical_histories_share_hashes_and_a_shared_hash_is_ambiguous(journal
     a.apply({"x": 9})
     b.apply({"x": 9})
     assert a.head_hash == b.head_hash
-    with pytest.raises(Conflict, match=f"{a.id}@2, {b.id}@2"):  # two events: the hash cannot say which
+    with pytest.raises(
+        Conflict, match=f"{a.id}@2, {b.id}@2"
+    ):  # two events: the hash cannot say which
         journal.lookup_hash(a.head_hash[:8])
     other = Journal.in_memory(Ctx)
     fill(other.root(), 2)
@@ -94,7 +96,9 @@ def test_lookup_hash_errors(journal):
     hashes = [r.hash for r in root.history()]
     # Find two hashes sharing a first hex char to make a short ambiguous prefix impossible to
     # construct at 8 chars; instead check unknown and full-length behaviour.
-    unknown = next(p for p in ("0" * 8, "f" * 8, "12345678") if not any(h.startswith(p) for h in hashes))
+    unknown = next(
+        p for p in ("0" * 8, "f" * 8, "12345678") if not any(h.startswith(p) for h in hashes)
+    )
     with pytest.raises(NotFound):
         journal.lookup_hash(unknown)
     assert journal.lookup_hash(hashes[41].upper()) == (0, 42)
@@ -487,7 +491,10 @@ def test_verify_finds_a_flipped_byte_at_its_seq(db_path):
         child = j.root().fork_at(10)
         fill(child, 5, start=50)
         assert j.verify().ok
-    _tamper(db_path, "update events set payload = replace(payload, '13', '14') where branch = 0 and seq = 13")
+    _tamper(
+        db_path,
+        "update events set payload = replace(payload, '13', '14') where branch = 0 and seq = 13",
+    )
     with Journal.open(db_path, Ctx) as j:
         report = j.verify()
     assert not report.ok
@@ -597,8 +604,13 @@ def test_lazy_buffer_refused_makes_the_handle_stale_for_good(db_path):
         assert j.verify().ok and j.root().head == 2
 
 
-TRICKY = [{"x": 1}, {"x": 2, "note": "é\u2028\x00\"\\ 😀"}, {"x": 3, "f": [1.5, 1e21, 1e-7, 2.0]},
-          {"x": 4, "nested": {"b": [1, {"a": None}], "a": True}}, {"x": 5, "\U0001f600k": 1, "\ufb01": 2}]
+TRICKY = [
+    {"x": 1},
+    {"x": 2, "note": 'é\u2028\x00"\\ 😀'},
+    {"x": 3, "f": [1.5, 1e21, 1e-7, 2.0]},
+    {"x": 4, "nested": {"b": [1, {"a": None}], "a": True}},
+    {"x": 5, "\U0001f600k": 1, "\ufb01": 2},
+]
 
 
 @pytest.mark.parametrize("json_each,chunk", [(True, 512), (True, 2), (False, 2)])
@@ -615,10 +627,14 @@ def test_apply_many_writes_what_apply_would(tmp_path, monkeypatch, json_each, ch
     assert many.root().apply_many(TRICKY) == len(TRICKY)
     assert many.root().apply_many([]) == len(TRICKY)
     a, b = one.root().history(), many.root().history()
-    assert [(r.seq, r.hash, r.parent_hash, r.payload) for r in a] == [(r.seq, r.hash, r.parent_hash, r.payload) for r in b]
+    assert [(r.seq, r.hash, r.parent_hash, r.payload) for r in a] == [
+        (r.seq, r.hash, r.parent_hash, r.payload) for r in b
+    ]
     raw = "SELECT seq, payload FROM events ORDER BY position"
     assert one.storage.conn.execute(raw).fetchall() == many.storage.conn.execute(raw).fetchall()
-    assert many.storage.conn.execute("SELECT count(*) FROM snapshots WHERE seq > 0").fetchone()[0] == 2
+    assert (
+        many.storage.conn.execute("SELECT count(*) FROM snapshots WHERE seq > 0").fetchone()[0] == 2
+    )
     fresh = Journal.open(tmp_path / "many.db", Ctx)
     assert [fresh.root().at(s) for s in range(6)] == [one.root().at(s) for s in range(6)]
     assert fresh.verify().ok

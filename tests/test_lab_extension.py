@@ -5,13 +5,15 @@ tests/artifacts/ (light and dark theme)."""
 from __future__ import annotations
 
 import pytest
-
 from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
+
 from workbench import Journal
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
 
-pytestmark = pytest.mark.skipif(not __import__("pathlib").Path(CHROMIUM).exists(),
-                                reason="needs Debian's chromium (.ci/run installs it)")
+pytestmark = pytest.mark.skipif(
+    not __import__("pathlib").Path(CHROMIUM).exists(),
+    reason="needs Debian's chromium (.ci/run installs it)",
+)
 
 
 def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
@@ -26,15 +28,20 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
     with sync_playwright() as pw:
         browser, page, outside = offline_page(pw, base, 1500, 950)
         page.goto(f"{base}/lab?reset", timeout=60_000)
-        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.commands.hasCommand('lithify:open-sidebar')",
-                               timeout=90_000)
+        page.wait_for_function(
+            "() => window.jupyterapp && "
+            "window.jupyterapp.commands.hasCommand('lithify:open-sidebar')",
+            timeout=90_000,
+        )
         page.evaluate("window.jupyterapp.restored.then(() => true)")  # after layout restore
         page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
         side = page.locator("#lithify-sidebar")
         side.locator(".lithify-journal-label", has_text="audits/demo.db").click(timeout=30_000)
         side.locator(".lithify-branch", has_text="main").click()
         row = side.locator(".lithify-event[data-seq='11']")
-        side.locator(".lithify-events").evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
+        side.locator(".lithify-events").evaluate(
+            "n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }"
+        )
         row.wait_for(timeout=30_000)
         row.click()
         side.locator(".lithify-detail pre", has_text='"done"').wait_for(timeout=30_000)
@@ -48,17 +55,32 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
         page.screenshot(path=str(ARTIFACTS / "ext-02-dialog.png"))
         dialog.get_by_role("button", name="Start sweep").click()
 
-        page.wait_for_function("() => document.querySelector('.lithify-status')?.dataset.finished === '2'",
-                               timeout=120_000)
-        page.wait_for_function("() => (document.querySelector('.lithify-chart')?.dataset.rows || '0') === '16'",
-                               timeout=60_000)
+        page.wait_for_function(
+            "() => document.querySelector('.lithify-status')?.dataset.finished === '2'",
+            timeout=120_000,
+        )
+        page.wait_for_function(
+            "() => (document.querySelector('.lithify-chart')?.dataset.rows || '0') === '16'",
+            timeout=60_000,
+        )
         page.wait_for_timeout(300)
         page.screenshot(path=str(ARTIFACTS / "ext-03-results.png"))
-        page.evaluate("window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab Dark'})")
-        page.wait_for_function("() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000)
+        page.evaluate(
+            "window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab "
+            "Dark'})"
+        )
+        page.wait_for_function(
+            "() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000
+        )
         page.wait_for_timeout(500)
         page.screenshot(path=str(ARTIFACTS / "ext-04-dark.png"))
-        palette = page.evaluate("window.jupyterapp.commands.listCommands().filter(c => c.startsWith('lithify:'))")
-        assert set(palette) >= {"lithify:open-sidebar", "lithify:fork-sweep", "lithify:open-results"}
+        palette = page.evaluate(
+            "window.jupyterapp.commands.listCommands().filter(c => c.startsWith('lithify:'))"
+        )
+        assert set(palette) >= {
+            "lithify:open-sidebar",
+            "lithify:fork-sweep",
+            "lithify:open-results",
+        }
         browser.close()
     assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"

@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
-from pathlib import Path
 
 import polars as pl
 import pytest
@@ -43,8 +42,10 @@ def test_long_form_one_row_per_observation_no_inheritance(j):
     assert m.schema["value"] == pl.Float64 and m.schema["ts"] == pl.Int64
 
 
-@pytest.mark.parametrize("summary, expected", [("last", 2.0), ("first", 3.0), ("max", 3.0), ("min", 1.0),
-                                               ("mean", 2.0), ("count", 3.0)])
+@pytest.mark.parametrize(
+    "summary, expected",
+    [("last", 2.0), ("first", 3.0), ("max", 3.0), ("min", 1.0), ("mean", 2.0), ("count", 3.0)],
+)
 def test_wide_summaries(j, summary, expected):
     b = j.root().fork(params={"budget": 10})
     for v in (3, 1, 2):
@@ -91,7 +92,11 @@ def test_lineage_columns(j):
     rows = {r["branch"]: r for r in m.to_dicts()}
     assert (rows[a.id]["parent"], rows[a.id]["depth"], rows[a.id]["sweep"]) == (0, 1, None)
     assert (rows[b.id]["parent"], rows[b.id]["depth"]) == (a.id, 2)
-    assert (rows[s.id]["depth"], rows[s.id]["sweep"], rows[s.id]["fork_seq"]) == (3, j.sweeps()[0].id, 0)
+    assert (rows[s.id]["depth"], rows[s.id]["sweep"], rows[s.id]["fork_seq"]) == (
+        3,
+        j.sweeps()[0].id,
+        0,
+    )
     assert "parent" not in j.matrix().columns
 
 
@@ -101,12 +106,14 @@ def test_t_critical_values():
 
 
 def test_aggregate_by_hand():
-    df = pl.DataFrame({
-        "branch": list(range(8)),
-        "budget": [1, 1, 1, 1, 2, 3, 3, 3],
-        "seed": [0, 1, 2, 3, 0, 0, 1, 2],
-        "recall": [1.0, 2.0, 3.0, 4.0, 7.0, 5.0, 5.0, 5.0],
-    })
+    df = pl.DataFrame(
+        {
+            "branch": list(range(8)),
+            "budget": [1, 1, 1, 1, 2, 3, 3, 3],
+            "seed": [0, 1, 2, 3, 0, 0, 1, 2],
+            "recall": [1.0, 2.0, 3.0, 4.0, 7.0, 5.0, 5.0, 5.0],
+        }
+    )
     agg = aggregate(df, "recall")  # groups: all params except the seed
     rows = {r["budget"]: r for r in agg.to_dicts()}
     a = rows[1]
@@ -170,8 +177,7 @@ def test_live_matrix_sees_rows_from_another_process(tmp_path):
         live = LiveMatrix(j)
         assert len(live) == 1
         code = (
-            "import sys; from workbench import Journal\n"
-            "with Journal.open(sys.argv[1]) as j:\n"
+            "import sys; from workbench import Journal\nwith Journal.open(sys.argv[1]) as j:\n"
             "    g = j.root().fork(params={'budget': 9})\n"
             "    for i in range(5): g.observe('m', i)\n"
         )

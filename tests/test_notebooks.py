@@ -17,16 +17,33 @@ def test_notebook_runs_top_to_bottom(tmp_path, name):
     work = tmp_path / "notebooks"
     shutil.copytree(NOTEBOOKS, work)
     out = work / f"out-{name}.ipynb"
-    papermill.execute_notebook(str(work / f"{name}.ipynb"), str(out), kernel_name="python3", cwd=str(work),
-                               progress_bar=False)
+    papermill.execute_notebook(
+        str(work / f"{name}.ipynb"),
+        str(out),
+        kernel_name="python3",
+        cwd=str(work),
+        progress_bar=False,
+    )
     nb = nbformat.read(out, as_version=4)
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert not errors
-    text = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
-                     for c in nb.cells if c.cell_type == "code" for o in c.outputs)
+    text = "\n".join(
+        str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
+        for c in nb.cells
+        if c.cell_type == "code"
+        for o in c.outputs
+    )
     if name == "01-quickstart":
         assert "echo: hello" in text and "a different ending" in text
-        code = [line for c in nb.cells if c.cell_type == "code" for line in c.source.splitlines() if line.strip()]
+        code = [
+            line
+            for c in nb.cells
+            if c.cell_type == "code"
+            for line in c.source.splitlines()
+            if line.strip()
+        ]
         assert len(code) < 20
     if name == "02-fork-and-sweep":
         assert "15/15 finished" in text

@@ -35,7 +35,9 @@ class FakeChat(BaseHTTPRequestHandler):
         if "categories" in system:
             answer = "todo, unwrap"
         elif "audit note" in system:
-            answer = "\n".join(line for line in user.splitlines() if line.startswith(("## ", "F: ")))
+            answer = "\n".join(
+                line for line in user.splitlines() if line.startswith(("## ", "F: "))
+            )
         else:
             answer = "\n".join(line for line in user.splitlines() if line.startswith("F: "))
         doc = {"choices": [{"message": {"role": "assistant", "content": answer}}]}
@@ -66,8 +68,12 @@ def test_openai_backend_runs_the_audit_with_idempotency_keys(tmp_path, server):
     with Journal.open(db, AuditState) as j:
         start(j.root(), tree, 3000)
         res = run(j.root(), Calls(model))
-        keys = [r.payload["key"] for r in j.root().history() if r.kind == "effect"
-                and r.payload["key"].startswith(("plan:", "analyze:", "summarize:", "report"))]
+        keys = [
+            r.payload["key"]
+            for r in j.root().history()
+            if r.kind == "effect"
+            and r.payload["key"].startswith(("plan:", "analyze:", "summarize:", "report"))
+        ]
     reqs = FakeChat.requests
     assert len(reqs) == len(keys) == res.metrics["model_calls"]
     assert all(r["path"] == "/v1/chat/completions" for r in reqs)
@@ -89,7 +95,11 @@ def test_openai_backend_error_commits_nothing(tmp_path, server):
             run(j.root(), Calls(OpenAIModel(base_url=server + "/v1")))
         assert "HTTP 500" in str(err.value)
         assert j.root().unknown_outcomes() == []
-        assert all(not r.payload["key"].startswith("plan:") for r in j.root().history() if r.kind == "effect")
+        assert all(
+            not r.payload["key"].startswith("plan:")
+            for r in j.root().history()
+            if r.kind == "effect"
+        )
     assert FakeChat.requests[0]["path"] == "/v1/chat/completions"
 
 

@@ -12,10 +12,10 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from conftest import Ctx
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import Ctx
 from workbench import Journal
 from workbench import branch as branch_module
 
@@ -118,7 +118,7 @@ def run_history(backend: str, snapshot_every: int, history) -> None:
             elif op == "compact":
                 key = f"summarize:{model.head(cur)}"
 
-                def squash(branch, state, key=key):
+                def squash(branch, state, key=key, cur=cur):
                     s = do_effect(cur, key)
                     return Ctx(items=[len(s)], total=state.total)
 
@@ -156,8 +156,11 @@ def run_history(backend: str, snapshot_every: int, history) -> None:
 
 @pytest.mark.parametrize("backend", ["memory", "file"])
 @settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(snapshot_every=st.sampled_from([1, 2, 3, 128]), history=ops,
-       fx_map_max=st.sampled_from([branch_module.FX_MAP_MAX, 0, 1, 2]))
+@given(
+    snapshot_every=st.sampled_from([1, 2, 3, 128]),
+    history=ops,
+    fx_map_max=st.sampled_from([branch_module.FX_MAP_MAX, 0, 1, 2]),
+)
 def test_at_every_seq_equals_the_live_state(backend, snapshot_every, history, fx_map_max):
     # fx_map_max: how many effects a handle maps in memory before leaving older ones to the
     # effect_index table; small values send lookups through the index, reopen and forks.
@@ -195,9 +198,14 @@ def _events(j: Journal) -> list[tuple]:
     out = []
     for r in j.root().history():
         p = r.payload
-        out.append({"delta": lambda: ("delta", p["x"]), "effect": lambda: ("effect", p["key"], p["result"]),
-                    "observe": lambda: ("observe", p["value"]), "compact": lambda: ("compact", p["state"]["total"],
-                                                                                      tuple(p["state"]["items"]))}[r.kind]())
+        if r.kind == "delta":
+            out.append(("delta", p["x"]))
+        elif r.kind == "effect":
+            out.append(("effect", p["key"], p["result"]))
+        elif r.kind == "observe":
+            out.append(("observe", p["value"]))
+        else:
+            out.append(("compact", p["state"]["total"], tuple(p["state"]["items"])))
     return out
 
 
@@ -279,13 +287,15 @@ def run_faulty_history(durability: str, snapshot_every: int, history) -> None:
                 elif op == "disk_full":
                     c = j._storage.conn
                     c.set_progress_handler(None, 0)  # the harness's own queries are not faults
-                    c.execute(f"PRAGMA max_page_count = {c.execute('PRAGMA page_count').fetchone()[0]}")
+                    c.execute(
+                        f"PRAGMA max_page_count = {c.execute('PRAGMA page_count').fetchone()[0]}"
+                    )
                     if armed:
                         c.set_progress_handler(armed[0], 3)
                 elif op == "io_error":
                     left = [arg]
 
-                    def fail_once(left=left) -> int:
+                    def fail_once(left=left, j=j) -> int:
                         left[0] -= 1
                         if left[0] == 0:
                             j._storage.conn.set_progress_handler(None, 0)
@@ -301,7 +311,9 @@ def run_faulty_history(durability: str, snapshot_every: int, history) -> None:
                     heal()
                     j.close()
                     acked = len(appended)  # close flushed everything
-                    j = Journal.open(path, Ctx, durability=durability, snapshot_every=snapshot_every)
+                    j = Journal.open(
+                        path, Ctx, durability=durability, snapshot_every=snapshot_every
+                    )
                     b = j.root()
                 if durability != "lazy":
                     acked = len(appended)
@@ -325,10 +337,15 @@ def run_faulty_history(durability: str, snapshot_every: int, history) -> None:
 
 
 @pytest.mark.parametrize("durability", ["process", "fsync", "lazy"])
-@settings(max_examples=int(os.environ.get("LITHIFY_FAULT_EXAMPLES", "300")), deadline=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=int(os.environ.get("LITHIFY_FAULT_EXAMPLES", "300")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(snapshot_every=st.sampled_from([1, 3, 128]), history=fault_ops)
-def test_write_errors_never_lose_acknowledged_events_nor_leave_gaps(durability, snapshot_every, history):
+def test_write_errors_never_lose_acknowledged_events_nor_leave_gaps(
+    durability, snapshot_every, history
+):
     run_faulty_history(durability, snapshot_every, history)
 
 

@@ -9,12 +9,12 @@ import subprocess
 import sys
 import textwrap
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-
 from conftest import Ctx
+
 from workbench import BranchConflict, Conflict, InvalidValue, Journal, State
 from workbench.deltas import delta, upcaster
 from workbench.errors import NotFound
@@ -84,7 +84,16 @@ def test_snapshots_of_old_delta_versions_are_rebuilt_with_the_upcasters(tmp_path
         assert root.state().items == expected
         for s in range(0, 1001, 7):
             assert root.at(s).items == expected[:s], s
-    lithify = [sys.executable, "-m", "workbench", "--db", str(path), "--state", "test_semantics:NotesV2", "--json"]
+    lithify = [
+        sys.executable,
+        "-m",
+        "workbench",
+        "--db",
+        str(path),
+        "--state",
+        "test_semantics:NotesV2",
+        "--json",
+    ]
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     r = subprocess.run([*lithify, "snapshots", "rebuild"], capture_output=True, text=True, env=env)
     assert r.returncode == 1 and "upcaster" in r.stdout  # that process has no upcaster registered
@@ -166,7 +175,11 @@ def test_expect_appends_only_at_the_expected_head(journal):
 def test_expect_holds_across_processes(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
-    r = subprocess.run([sys.executable, "-c", textwrap.dedent("""
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
         import sys
         from conftest import Ctx
         from workbench import Journal, BranchConflict
@@ -177,7 +190,13 @@ def test_expect_holds_across_processes(db_path):
                 b.apply({"x": 3}, expect=1)
             except BranchConflict as e:
                 print("refused", e.expected, e.actual)
-    """), str(db_path)], capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(HERE)})
+    """),
+            str(db_path),
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE)},
+    )
     assert r.stdout.split() == ["2", "refused", "1", "2"], r.stderr
     with Journal.open(db_path, Ctx) as j:
         with pytest.raises(BranchConflict):
@@ -199,7 +218,7 @@ class Where(State):
 
 
 def utc(*args: int) -> datetime:
-    return datetime(*args, tzinfo=timezone.utc)
+    return datetime(*args, tzinfo=UTC)
 
 
 def test_valid_time_replays_in_world_order_whatever_the_record_order(tmp_path):
@@ -217,8 +236,10 @@ def test_valid_time_replays_in_world_order_whatever_the_record_order(tmp_path):
         assert b.view_at(valid=utc(2025, 1, 7), known=utc(2025, 2, 15)).city is None
         assert b.view_at(valid=utc(2025, 1, 7), known=utc(2025, 3, 2)).city == "Paris"
         assert b.as_of(utc(2025, 2, 15)).moves == ["Berlin"]
-        assert [r.ts for r in b.history()] == [int(utc(2025, 2, 1).timestamp() * 1000),
-                                                int(utc(2025, 3, 1).timestamp() * 1000)]
+        assert [r.ts for r in b.history()] == [
+            int(utc(2025, 2, 1).timestamp() * 1000),
+            int(utc(2025, 3, 1).timestamp() * 1000),
+        ]
         assert b.state().city == "Paris"  # the journal's own order: the last recorded
 
 
@@ -245,33 +266,72 @@ def test_receipts_give_a_reason_for_every_omission_and_counts(journal):
             self.parts.append(d)
 
         def context_parts(self) -> list[Part]:
-            return [Part(p["id"], p["text"], priority=p.get("priority", 0), scope=p.get("scope")) for p in self.parts]
+            return [
+                Part(p["id"], p["text"], priority=p.get("priority", 0), scope=p.get("scope"))
+                for p in self.parts
+            ]
 
     with Journal.in_memory(Chat) as j:
         b = j.root()
-        for p in ({"id": "system", "text": "s" * 40, "priority": 9}, {"id": "old", "text": "o" * 40},
-                  {"id": "huge", "text": "h" * 400, "priority": 5}, {"id": "private", "text": "p" * 8, "scope": "team"},
-                  {"id": "noise", "text": "n" * 8}, {"id": "new", "text": "w" * 40, "priority": 1}):
+        for p in (
+            {"id": "system", "text": "s" * 40, "priority": 9},
+            {"id": "old", "text": "o" * 40},
+            {"id": "huge", "text": "h" * 400, "priority": 5},
+            {"id": "private", "text": "p" * 8, "scope": "team"},
+            {"id": "noise", "text": "n" * 8},
+            {"id": "new", "text": "w" * 40, "priority": 1},
+        ):
             b.apply(p)
         text, receipt = b.render(budget=25, scope="public", filter=lambda part: part.id != "noise")
         doc = receipt.to_json()
         assert [i for i, _ in doc["included"]] == ["system", "new"]
         reasons = {i: why for i, _, why in doc["omitted"]}
-        assert reasons == {"old": "priority", "huge": "budget", "private": "scope", "noise": "filter"}
+        assert reasons == {
+            "old": "priority",
+            "huge": "budget",
+            "private": "scope",
+            "noise": "filter",
+        }
         assert (doc["examined"], doc["selected"]) == (6, 2) and doc["projection_ms"] >= 0
         with b.receipt(receipt):
             b.effect("llm:1", lambda: "ok")
         stored = j.receipt("head")["receipt"]
-        assert stored["omitted"] == doc["omitted"] and stored["examined"] == 6 and "projection_ms" in stored
+        assert (
+            stored["omitted"] == doc["omitted"]
+            and stored["examined"] == 6
+            and "projection_ms" in stored
+        )
 
 
 def test_lithify_receipt_shows_reasons_and_counts(tmp_path):
     db = tmp_path / "a.db"
-    subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), "run", "--max-files", "6", "--budget", "400"],
-                   check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "--db",
+            str(db),
+            "run",
+            "--max-files",
+            "6",
+            "--budget",
+            "400",
+        ],
+        check=True,
+        capture_output=True,
+    )
     with Journal.open(db, readonly=True) as j:
-        ref = next(f"main@{r.seq}" for r in j.root().history() if r.kind == "effect" and "receipt" in r.payload)
-    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), "receipt", ref], capture_output=True, text=True)
+        ref = next(
+            f"main@{r.seq}"
+            for r in j.root().history()
+            if r.kind == "effect" and "receipt" in r.payload
+        )
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(db), "receipt", ref],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and "examined" in r.stdout and "selected" in r.stdout, r.stderr
 
 
@@ -299,8 +359,11 @@ def test_the_cli_says_ambiguous_and_exits_2(db_path):
         a.apply({"x": 2})
         b.apply({"x": 2})
         h = a.head_hash[:16]
-    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(db_path), "show", h], capture_output=True,
-                       text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(db_path), "show", h],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 2 and "1@1" in r.stderr and "2@1" in r.stderr
 
 
@@ -338,8 +401,13 @@ def test_search_finds_payloads_in_a_branch_history_and_reads_only_where_read_onl
         fork.apply({"note": "deadlock again, in the fork"})
         assert {(r.branch, r.seq) for r in j.search("deadlock")} == {(0, 1), (fork.id, 3)}
         assert [(r.branch, r.seq) for r in j.search("deadlock", branch=0)] == [(0, 1)]
-        assert {(r.branch, r.seq) for r in j.search("deadlock", branch=fork.id)} == {(fork.id, 3), (0, 1)}
-        b.apply({"note": "a late deadlock"})  # after the index was built: caught up at the next search
+        assert {(r.branch, r.seq) for r in j.search("deadlock", branch=fork.id)} == {
+            (fork.id, 3),
+            (0, 1),
+        }
+        b.apply(
+            {"note": "a late deadlock"}
+        )  # after the index was built: caught up at the next search
         assert (0, 3) in {(r.branch, r.seq) for r in j.search("late")}
         with pytest.raises(InvalidValue, match="search query"):
             j.search('"unbalanced')
@@ -347,6 +415,9 @@ def test_search_finds_payloads_in_a_branch_history_and_reads_only_where_read_onl
         with Journal.open(db_path) as writer:
             writer.root().apply({"note": "deadlock past the index"})
         assert {r.seq for r in j.search("deadlock", branch=0)} == {1, 3, 4}
-    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(db_path), "--json", "search", "timeout"],
-                       capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(db_path), "--json", "search", "timeout"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 0 and [d["seq"] for d in json.loads(r.stdout)] == [2], r.stderr

@@ -47,17 +47,35 @@ def test_plan_is_a_cartesian_grid_times_seeds_and_is_recorded(base):
     j, at, _ = base
     p = sweep.plan(j, 0, at, {"budget": [300, 600], "model": ["mock"]}, seeds=3)
     assert [f.params for f in p.forks][:4] == [
-        {"budget": 300, "model": "mock", "seed": 0}, {"budget": 300, "model": "mock", "seed": 1},
-        {"budget": 300, "model": "mock", "seed": 2}, {"budget": 600, "model": "mock", "seed": 0}]
+        {"budget": 300, "model": "mock", "seed": 0},
+        {"budget": 300, "model": "mock", "seed": 1},
+        {"budget": 300, "model": "mock", "seed": 2},
+        {"budget": 600, "model": "mock", "seed": 0},
+    ]
     assert len(p.forks) == 6 and all(j.branch(f.branch).head == at for f in p.forks)
     (rec,) = j.sweeps()
-    assert (rec.id, rec.base, rec.at, rec.spec["grid"], rec.spec["seeds"]) == (p.id, 0, at, p.grid, 3)
+    assert (rec.id, rec.base, rec.at, rec.spec["grid"], rec.spec["seeds"]) == (
+        p.id,
+        0,
+        at,
+        p.grid,
+        3,
+    )
     assert [f.status for f in sweep.status(j, p.id)] == ["pending"] * 6
     assert sweep.load(j, p.id).forks == p.forks
 
 
-@pytest.mark.parametrize("grid, seeds", [({}, None), ({"b": []}, None), ({"b": "abc"}, None), ({"b": [1]}, 0),
-                                         ({"seed": [1]}, 2), ({"b": [{1}]}, None)])
+@pytest.mark.parametrize(
+    "grid, seeds",
+    [
+        ({}, None),
+        ({"b": []}, None),
+        ({"b": "abc"}, None),
+        ({"b": [1]}, 0),
+        ({"seed": [1]}, 2),
+        ({"b": [{1}]}, None),
+    ],
+)
 def test_bad_plans_are_refused_before_anything_is_written(base, grid, seeds):
     j, at, _ = base
     n = len(j.branches())
@@ -91,6 +109,8 @@ def test_process_runner_reports_errors_and_reruns_only_failed(base):
     r = sweep.run(p, runner="process", workers=2, progress=False)
     assert [f.status for f in r.forks] == ["failed", "failed"]
     assert r.forks[0].error["ename"] == "RuntimeError" and "no luck" in r.forks[0].error["evalue"]
+    assert r.forks[0].error["where"].startswith(str(Path(__file__).parent / "sweep_fns.py"))
+    assert "RuntimeError: no luck" in r.forks[0].error["traceback"][-1]
     r2 = sweep.run(p, fn="sweep_fns:sleepy", runner="process", only="failed", progress=False)
     assert r2.ok
 
@@ -103,8 +123,11 @@ def test_worker_and_import_workbench_stay_light(base, tmp_path):
     loaded = set(json.loads(out.read_text()))
     heavy = {"papermill", "altair", "nbformat", "jupyter_server", "polars", "jupyter_client"}
     assert not loaded & heavy, loaded & heavy
-    code = "import sys, workbench; print(sorted(m for m in %r if m in sys.modules))" % sorted(heavy)
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip() == "[]"
+    code = f"import sys, workbench; print(sorted(m for m in {sorted(heavy)!r} if m in sys.modules))"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
+        == "[]"
+    )
 
 
 def test_papermill_runner_keeps_executed_notebooks(base):
@@ -132,6 +155,10 @@ def test_a_failing_fork_is_reported_others_finish_and_rerun_fixes_it(base, tmp_p
     assert bad.status == "failed"
     assert bad.error["ename"] == "ValueError" and "not supported" in bad.error["evalue"]
     assert bad.error["cell"] == 2  # 0 parameters, 1 injected parameters, 2 the cell that raised
+    # like papermill's own error: the traceback (plain text) and the executed notebook's path
+    assert any("not supported" in line for line in bad.error["traceback"])
+    assert not any("\x1b[" in line for line in bad.error["traceback"])
+    assert bad.error["notebook"] == bad.notebook and Path(bad.notebook).exists()
     assert "failed" in str(r)
     fix.touch()
     again = sweep.run(p, runner="papermill", only="failed", progress=False)
@@ -173,7 +200,7 @@ def child_kernels() -> list[int]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes()
         except OSError:
             continue
-        if int(stat[stat.rindex(")") + 2:].split()[1]) == os.getpid() and b"ipykernel" in cmd:
+        if int(stat[stat.rindex(")") + 2 :].split()[1]) == os.getpid() and b"ipykernel" in cmd:
             found.append(int(pid))
     return found
 
@@ -188,13 +215,18 @@ def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
         from workbench import Journal, sweep
         from workbench.agents.auditor import AuditState
         j = Journal.open({j.path!r}, AuditState)
-        sweep.run(sweep.load(j, {p.id}), runner="papermill", workers=3, progress=False, out_dir={str(runs_dir)!r})
+        sweep.run(sweep.load(j, {p.id}), runner="papermill", workers=3, progress=False,
+                  out_dir={str(runs_dir)!r})
     """)
     proc = subprocess.Popen([sys.executable, "-c", parent])
     deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         st = [f.status for f in sweep.status(j, p.id)]
-        prog = list((runs_dir / str(p.id)).glob("*.progress.json")) if (runs_dir / str(p.id)).exists() else []
+        prog = (
+            list((runs_dir / str(p.id)).glob("*.progress.json"))
+            if (runs_dir / str(p.id)).exists()
+            else []
+        )
         if st.count("running") >= 2 and len(prog) >= 2:
             break
         time.sleep(0.05)
@@ -217,7 +249,9 @@ def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
     with Journal.open(j.path, AuditState) as again:
         tail = again.root().state().done[4:]
     extra = 0
-    for path in tail:  # base run + one per fork, plus at most the call each dying kernel had in flight
+    for (
+        path
+    ) in tail:  # base run + one per fork, plus at most the call each dying kernel had in flight
         n = tools[f"tool read {path}"]
         assert n >= 1 + forks, (path, n)
         extra += n - (1 + forks)
@@ -243,21 +277,27 @@ def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
     assert kernels_for(runs_dir) == []
 
 
-@pytest.mark.parametrize("args, says", [
-    (["sweep", "--at", "AT", "--budgets", "0"], "at least 1"),
-    (["sweep", "--at", "AT", "--budgets", "-300"], "at least 1"),
-    (["sweep", "--at", "AT", "--param", "budget=abc"], "takes int"),
-    (["sweep", "--at", "AT", "--workers", "0"], "workers"),
-    (["sweep", "--at", "AT", "--runner", "bogus"], "runner"),
-    (["sweep", "--at", "AT", "--notebook", "JOURNAL"], "not a readable notebook"),
-    (["sweep", "--at", "AT", "--notebook", "NOPARAMS"], "parameters"),
-    (["sweep", "--at", "AT", "--timeout", "-1"], "timeout"),
-    (["sweep", "--at", "AT", "--param", "budget=300", "--param", "budget=600"], "twice"),
-    (["sweep", "--at", "AT", "--param", "temperature=0.2"], "no parameter 'temperature'"),
-    (["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--param", "temperature=0.2"], "no parameter 'temperature'"),
-    (["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--budgets", "0"], "at least 1"),
-    (["fork", "--at", "AT", "--budget", "0"], "at least 1"),
-])
+@pytest.mark.parametrize(
+    "args, says",
+    [
+        (["sweep", "--at", "AT", "--budgets", "0"], "at least 1"),
+        (["sweep", "--at", "AT", "--budgets", "-300"], "at least 1"),
+        (["sweep", "--at", "AT", "--param", "budget=abc"], "takes int"),
+        (["sweep", "--at", "AT", "--workers", "0"], "workers"),
+        (["sweep", "--at", "AT", "--runner", "bogus"], "runner"),
+        (["sweep", "--at", "AT", "--notebook", "JOURNAL"], "not a readable notebook"),
+        (["sweep", "--at", "AT", "--notebook", "NOPARAMS"], "parameters"),
+        (["sweep", "--at", "AT", "--timeout", "-1"], "timeout"),
+        (["sweep", "--at", "AT", "--param", "budget=300", "--param", "budget=600"], "twice"),
+        (["sweep", "--at", "AT", "--param", "temperature=0.2"], "no parameter 'temperature'"),
+        (
+            ["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--param", "temperature=0.2"],
+            "no parameter 'temperature'",
+        ),
+        (["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--budgets", "0"], "at least 1"),
+        (["fork", "--at", "AT", "--budget", "0"], "at least 1"),
+    ],
+)
 def test_a_bad_sweep_or_fork_writes_nothing(base, tmp_path, capsys, args, says):
     from workbench.cli import main
 
@@ -282,7 +322,13 @@ def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path):
     j, at, _ = base
     p = sweep.plan(j, 0, at, {"budget": [300]}, notebook=TEMPLATE)
     kernel_dirs = set(Path(tempfile.gettempdir()).glob("lithify-kernels-*"))
-    for bad in ({"only": "bogus"}, {"only": [10_000]}, {"workers": 0}, {"timeout": -1}, {"runner": "bogus"}):
+    for bad in (
+        {"only": "bogus"},
+        {"only": [10_000]},
+        {"workers": 0},
+        {"timeout": -1},
+        {"runner": "bogus"},
+    ):
         with pytest.raises(InvalidValue):
             sweep.start(p, **{"runner": "warm", "out_dir": tmp_path / "runs", **bad})
     assert set(Path(tempfile.gettempdir()).glob("lithify-kernels-*")) == kernel_dirs

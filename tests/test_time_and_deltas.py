@@ -7,7 +7,7 @@ import sys
 import textwrap
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -19,7 +19,9 @@ class Facts(State):
     facts: list[str] = field(default_factory=list)
 
     def apply(self, delta) -> None:
-        self.facts.append(delta["fact"] if isinstance(delta, dict) else f"{delta.text} ({delta.source})")
+        self.facts.append(
+            delta["fact"] if isinstance(delta, dict) else f"{delta.text} ({delta.source})"
+        )
 
 
 def test_as_of_is_the_state_known_at_a_wall_clock_time(db_path):
@@ -31,7 +33,7 @@ def test_as_of_is_the_state_known_at_a_wall_clock_time(db_path):
         time.sleep(0.02)
         b.apply({"fact": "b"})
         assert b.as_of(t1).facts == ["a"]
-        assert b.as_of(datetime.now(timezone.utc)).facts == ["a", "b"]
+        assert b.as_of(datetime.now(UTC)).facts == ["a", "b"]
         assert b.as_of(0).facts == []
         assert b.as_of(t1 / 1000).facts == ["a"]  # seconds, as time.time() gives
         fork = b.fork_at(1)
@@ -45,9 +47,9 @@ def test_as_of_is_the_state_known_at_a_wall_clock_time(db_path):
 def test_valid_at_uses_occurred_at_world_time(db_path):
     with Journal.open(db_path, Facts) as j:
         b = j.root()
-        b.apply({"fact": "moved to Paris"}, occurred_at=datetime(2020, 1, 1, tzinfo=timezone.utc))
-        b.apply({"fact": "moved to Rome"}, occurred_at=datetime(2024, 1, 1, tzinfo=timezone.utc))
-        b.apply({"fact": "born"}, occurred_at=datetime(1990, 1, 1, tzinfo=timezone.utc))  # learned late
+        b.apply({"fact": "moved to Paris"}, occurred_at=datetime(2020, 1, 1, tzinfo=UTC))
+        b.apply({"fact": "moved to Rome"}, occurred_at=datetime(2024, 1, 1, tzinfo=UTC))
+        b.apply({"fact": "born"}, occurred_at=datetime(1990, 1, 1, tzinfo=UTC))  # learned late
         assert b.valid_at(datetime(2021, 6, 1)).facts == ["born", "moved to Paris"]  # world order
         assert b.valid_at(datetime(1995, 1, 1)).facts == ["born"]
         assert b.state().facts == ["moved to Paris", "moved to Rome", "born"]
@@ -77,8 +79,12 @@ with Journal.open({path!r}, Facts) as j:
 
 
 def test_a_v1_journal_replays_after_the_code_moves_to_v2(db_path):
-    out = subprocess.run([sys.executable, "-c", textwrap.dedent(V1.format(path=str(db_path)))],
-                         capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(V1.format(path=str(db_path)))],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     from workbench.deltas import delta, upcaster
 
     @delta("fact.noted", version=2)
@@ -101,5 +107,10 @@ def test_a_v1_journal_replays_after_the_code_moves_to_v2(db_path):
         assert b.head_hash == out  # hashes are those of the stored bytes
         b.apply(Noted("new style", "user"))
         assert b.at(2).facts == ["old style (legacy)", "new style (user)"]
-        assert b.history(2, 2)[0].payload == {"@type": "fact.noted", "@v": 2, "text": "new style", "source": "user"}
+        assert b.history(2, 2)[0].payload == {
+            "@type": "fact.noted",
+            "@v": 2,
+            "text": "new style",
+            "source": "user",
+        }
         assert j.verify().ok

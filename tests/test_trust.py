@@ -19,20 +19,43 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
-
 from conftest import Ctx
-from workbench import BranchConflict, IntegrityError, InvalidValue, Journal, NotAJournal, NotFound, State
-from workbench.errors import Busy, DiskFull, EffectInFlight, StateMismatch, StateUnavailable, StorageError
-from workbench.storage import IntentLog
-from workbench.storage import is_journal_file
+
+from workbench import (
+    BranchConflict,
+    IntegrityError,
+    InvalidValue,
+    Journal,
+    NotAJournal,
+    NotFound,
+    State,
+)
+from workbench.errors import (
+    Busy,
+    DiskFull,
+    EffectInFlight,
+    StateMismatch,
+    StateUnavailable,
+    StorageError,
+)
+from workbench.storage import IntentLog, is_journal_file
 
 HERE = Path(__file__).parent
 
 
 def py(code: str, *args: str, **kw) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code), *args], capture_output=True, text=True,
-                          timeout=120, env=env, **kw)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code), *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+        **kw,
+    )
 
 
 # -- one process, one file, many opens ------------------------------------------------------
@@ -44,25 +67,32 @@ def test_a_second_open_and_a_listing_in_one_process_keep_the_first_connections_l
     Journal.open(db_path, Ctx).close()  # the server, the widgets and the warm runner all do this
     assert is_journal_file(str(db_path))
     # Another process opens and closes the journal: it must see that we still hold it.
-    r = py("""
+    r = py(
+        """
         import sys
         from conftest import Ctx
         from workbench import Journal
         with Journal.open(sys.argv[1], Ctx) as j:
             print(j.root().head)
-    """, str(db_path))
+    """,
+        str(db_path),
+    )
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "1"
     assert Path(str(db_path) + "-wal").exists(), "the WAL was deleted under a live connection"
     fork = j.root().fork(params={"p": 1})
     fork.apply({"x": 2})
-    r = py("""
+    r = py(
+        """
         import sys
         from conftest import Ctx
         from workbench import Journal
         with Journal.open(sys.argv[1], Ctx) as j:
             print(j.branch(int(sys.argv[2])).head)
-    """, str(db_path), str(fork.id))
+    """,
+        str(db_path),
+        str(fork.id),
+    )
     assert r.stdout.strip() == "2", r.stderr  # the fork is visible to other processes at once
     j.close()
     with Journal.open(db_path, Ctx) as again:
@@ -74,8 +104,15 @@ def test_listing_while_workers_write_never_loses_the_wal_or_an_event(db_path):
     j.root().apply({"base": 1})
     forks = [j.root().fork().id for _ in range(2)]
     writer = HERE / "workers" / "writer.py"
-    procs = [subprocess.Popen([sys.executable, str(writer), str(db_path), str(b), "400", f"w{b}"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for b in forks]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, str(writer), str(db_path), str(b), "400", f"w{b}"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for b in forks
+    ]
     wal = Path(str(db_path) + "-wal")
     while any(p.poll() is None for p in procs):
         assert is_journal_file(str(db_path))
@@ -137,8 +174,10 @@ def test_the_database_refuses_an_append_that_does_not_follow_the_head(db_path):
         j.root().apply({"x": 1})
     con = sqlite3.connect(db_path)
     with pytest.raises(sqlite3.IntegrityError, match="follow the branch head"):
-        con.execute("INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload) "
-                    "VALUES (0, 5, 'delta', x'00', x'00', 0, '{}')")
+        con.execute(
+            "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload) "
+            "VALUES (0, 5, 'delta', x'00', x'00', 0, '{}')"
+        )
     con.close()
 
 
@@ -167,7 +206,9 @@ def test_a_failed_lazy_flush_says_what_was_lost_and_never_writes_past_the_gap(db
         j.flush()
     assert e.value.lost == 10 and "10 buffered event(s) were not written" in str(e.value)
     _free_disk(j)
-    with pytest.raises(BranchConflict):  # the handle that buffered them is stale: no seq 21 after a gap
+    with pytest.raises(
+        BranchConflict
+    ):  # the handle that buffered them is stale: no seq 21 after a gap
         b.apply({"x": 99})
     fresh = j.branch(0)
     assert fresh.head == 10 and fresh.state().total == sum(range(10))
@@ -194,7 +235,10 @@ def test_a_failed_snapshot_never_fails_the_append_it_follows(db_path):
     b = j.root()
     b.apply({"x": 1})
     c = j._storage.conn
-    c.execute("CREATE TRIGGER no_room BEFORE INSERT ON snapshots BEGIN SELECT RAISE(ABORT, 'no room'); END")
+    c.execute(
+        "CREATE TRIGGER no_room BEFORE INSERT ON snapshots BEGIN SELECT RAISE(ABORT, 'no room'); "
+        "END"
+    )
     assert b.apply({"x": 2}) == 2  # committed, so it returns: a retry would duplicate it
     assert b.apply({"x": 3}) == 3
     with pytest.raises(StorageError):  # compact writes its event and snapshot together, or neither
@@ -212,13 +256,22 @@ def test_a_failed_snapshot_never_fails_the_append_it_follows(db_path):
 def test_busy_past_the_timeout_is_one_clear_error(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
-    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sqlite3, sys
         c = sqlite3.connect({str(db_path)!r}, isolation_level=None)
         c.execute("BEGIN IMMEDIATE")
         print("held", flush=True)
         sys.stdin.read()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         with Journal.open(db_path, Ctx, timeout=0.3) as j:
@@ -228,8 +281,7 @@ def test_busy_past_the_timeout_is_one_clear_error(db_path):
             assert time.monotonic() - t0 < 5
             assert j.root().state().total == 1  # reads go on
     finally:
-        holder.stdin.close()
-        holder.wait()
+        holder.communicate(timeout=10)
 
 
 def test_atomic_nests_with_savepoints_and_survives_a_failed_commit(db_path):
@@ -273,9 +325,12 @@ def test_opening_with_a_state_class_of_another_name_is_refused(db_path):
         j.root().apply({"x": 5})
     with pytest.raises(StateMismatch) as e:
         Journal.open(db_path, Other)
-    assert "tests.ctx/1" in str(e.value) and "Other" in str(e.value) and "state_name" in str(e.value)
+    assert (
+        "tests.ctx/1" in str(e.value) and "Other" in str(e.value) and "state_name" in str(e.value)
+    )
 
     try:
+
         class Successor(Other):
             state_name = "tests.ctx/1"  # declared compatible (and registered under that name)
 
@@ -310,7 +365,8 @@ def test_a_class_without_state_name_is_recorded_by_qualname(tmp_path):
 
 def test_an_unknown_state_class_allows_event_reads_and_refuses_states(tmp_path):
     path = tmp_path / "mystery.db"
-    r = py("""
+    r = py(
+        """
         import sys
         from dataclasses import dataclass
         from workbench import Journal, State
@@ -327,17 +383,25 @@ def test_an_unknown_state_class_allows_event_reads_and_refuses_states(tmp_path):
                 b.apply({"n": 1})
             b.observe("m", 1.0)
             print(b.state().n)
-    """, str(path))
+    """,
+        str(path),
+    )
     assert r.stdout.strip() == "400", r.stderr
     before = path.read_bytes()
     with Journal.open(path) as j:
         assert len(j.root().history()) == 201 and j.verify().ok
         assert j.matrix().height == 1 and j.tail()[1] > 0 and j.sweeps() == []
-        for read in (lambda: j.root().state(), lambda: j.root().at(3), lambda: j.diff("main@1", "main@2")):
+        for read in (
+            lambda: j.root().state(),
+            lambda: j.root().at(3),
+            lambda: j.diff("main@1", "main@2"),
+        ):
             with pytest.raises(StateUnavailable, match="--state"):
                 read()
         with pytest.raises(StateUnavailable):
-            j.root().apply({"n": 1})  # a write that needs the state, refused before anything is written
+            j.root().apply(
+                {"n": 1}
+            )  # a write that needs the state, refused before anything is written
         assert j.root().head == 201
     with Journal.open(path, raw=True) as j:  # the explicit, read-only plain-JSON view
         assert j.root().state() == {"n": 1}  # what merge patches make of it: not the true 400
@@ -348,9 +412,13 @@ def test_an_unknown_state_class_allows_event_reads_and_refuses_states(tmp_path):
     assert r.returncode == 1 and "--state" in r.stderr and "Traceback" not in r.stderr
     r = subprocess.run([*lithify, "--raw", "show", "head~100"], capture_output=True, text=True)
     assert r.returncode == 0 and "raw" in r.stdout
-    r = subprocess.run([*lithify, "--raw", "rollback", "--to", "100", "--yes"], capture_output=True, text=True)
+    r = subprocess.run(
+        [*lithify, "--raw", "rollback", "--to", "100", "--yes"], capture_output=True, text=True
+    )
     assert r.returncode == 2 and "--raw" in r.stderr
-    r = subprocess.run([*lithify, "rollback", "--to", "100", "--yes"], capture_output=True, text=True)
+    r = subprocess.run(
+        [*lithify, "rollback", "--to", "100", "--yes"], capture_output=True, text=True
+    )
     assert r.returncode == 1 and "--state" in r.stderr
     assert path.read_bytes() == before
 
@@ -358,10 +426,14 @@ def test_an_unknown_state_class_allows_event_reads_and_refuses_states(tmp_path):
 def test_an_empty_file_is_not_a_healthy_journal(tmp_path):
     path = tmp_path / "empty.db"
     path.write_bytes(b"")
-    Path(str(path) + "-intents").write_text('+ 0 ' + "ab" * 32 + ' "llm:1"\n')
+    Path(str(path) + "-intents").write_text("+ 0 " + "ab" * 32 + ' "llm:1"\n')
     with pytest.raises(NotAJournal, match="empty"):
         Journal.open(path, Ctx)
-    r = subprocess.run([sys.executable, "-m", "workbench", "--db", str(path), "verify"], capture_output=True, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(path), "verify"],
+        capture_output=True,
+        text=True,
+    )
     assert r.returncode == 1 and "empty" in r.stderr
     assert path.read_bytes() == b"" and not Path(str(path) + "-wal").exists()
     with Journal.open(path, Ctx, create=True) as j:  # asked for
@@ -372,7 +444,7 @@ def test_an_empty_file_is_not_a_healthy_journal(tmp_path):
 
 def test_a_new_journal_never_inherits_a_leftover_intent_log(tmp_path):
     path = tmp_path / "new.db"
-    Path(str(path) + "-intents").write_text('+ 0 ' + "ab" * 32 + ' "llm:1"\n')
+    Path(str(path) + "-intents").write_text("+ 0 " + "ab" * 32 + ' "llm:1"\n')
     with Journal.open(path, Ctx) as j:
         assert j.root().unknown_outcomes() == []
 
@@ -385,7 +457,7 @@ def test_a_tampered_snapshot_is_caught_when_loaded_and_verify_checks_anchors(db_
         anchor = b.head_hash
         b.apply({"x": 10})
     con = sqlite3.connect(db_path)
-    con.execute("UPDATE snapshots SET state = '{\"items\":[],\"total\":1000}' WHERE seq = 8")
+    con.execute('UPDATE snapshots SET state = \'{"items":[],"total":1000}\' WHERE seq = 8')
     con.commit()
     con.close()
     with Journal.open(db_path, Ctx) as j:
@@ -393,13 +465,17 @@ def test_a_tampered_snapshot_is_caught_when_loaded_and_verify_checks_anchors(db_
             j.root().at(9)
         assert (e.value.branch, e.value.seq) == (0, 8)
         report = j.verify(expect={0: anchor})
-        assert not report.ok and report.problems == [(0, 8, "snapshot does not match its seal (state changed)")]
+        assert not report.ok and report.problems == [
+            (0, 8, "snapshot does not match its seal (state changed)")
+        ]
         assert report.anchored[0][1:] == (10, anchor)
         assert report.heads[0][:2] == (0, 11)
         bad = j.verify(expect={"main": "deadbeef" * 8})
         assert any("not in branch 0's history" in w for _, _, w in bad.problems)
     lithify = [sys.executable, "-m", "workbench", "--db", str(db_path)]
-    r = subprocess.run([*lithify, "--json", "verify", "--expect", anchor[:32]], capture_output=True, text=True)
+    r = subprocess.run(
+        [*lithify, "--json", "verify", "--expect", anchor[:32]], capture_output=True, text=True
+    )
     assert r.returncode == 1  # the snapshot is still tampered
 
 
@@ -411,7 +487,9 @@ def test_verify_expect_from_the_cli(db_path):
     lithify = [sys.executable, "-m", "workbench", "--db", str(db_path)]
     ok = subprocess.run([*lithify, "verify", "--expect", h], capture_output=True, text=True)
     assert ok.returncode == 0 and "anchored" in ok.stdout
-    bad = subprocess.run([*lithify, "verify", "--expect", "main=" + "0" * 64], capture_output=True, text=True)
+    bad = subprocess.run(
+        [*lithify, "verify", "--expect", "main=" + "0" * 64], capture_output=True, text=True
+    )
     assert bad.returncode == 1 and "not in branch 0's history" in bad.stdout
 
 
@@ -438,11 +516,13 @@ def test_intent_log_compaction_survives_sigkill_at_any_moment(tmp_path):
     assert len(IntentLog(log, "process").pending()) == 3000
     rng = random.Random(7)
     for _ in range(12):
-        p = subprocess.Popen([sys.executable, "-c", worker, log, "loop"], stdout=subprocess.PIPE, text=True)
+        p = subprocess.Popen(
+            [sys.executable, "-c", worker, log, "loop"], stdout=subprocess.PIPE, text=True
+        )
         assert p.stdout.readline().strip() == "go"
         time.sleep(rng.uniform(0.0, 0.15))
         p.send_signal(signal.SIGKILL)
-        p.wait()
+        p.communicate()
         assert len(IntentLog(log, "process").pending()) == 3000
 
 
@@ -525,8 +605,16 @@ def test_eight_processes_racing_one_effect_run_it_once(db_path):
                 print("inflight", flush=True)
     """)
     env = {**os.environ, "PYTHONPATH": str(HERE)}
-    procs = [subprocess.Popen([sys.executable, "-c", worker, str(db_path), str(ran), str(go)],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in range(8)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", worker, str(db_path), str(ran), str(go)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for _ in range(8)
+    ]
     for p in procs:
         assert p.stdout.readline().strip() == "ready"
     go.touch()
@@ -544,7 +632,11 @@ def test_eight_processes_racing_one_effect_run_it_once(db_path):
 def test_a_dead_processs_announcement_does_not_block_a_retry(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
-    p = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
         import sys, time
         from conftest import Ctx
         from workbench import Journal
@@ -553,13 +645,19 @@ def test_a_dead_processs_announcement_does_not_block_a_retry(db_path):
             print("running", flush=True)
             time.sleep(60)
         j.root().effect("llm:slow", hang)
-    """), str(db_path)], stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(HERE)})
+    """),
+            str(db_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(HERE)},
+    )
     assert p.stdout.readline().strip() == "running"
     with Journal.open(db_path, Ctx) as j:
         with pytest.raises(EffectInFlight):
             j.root().effect("llm:slow", lambda: "twice")
     p.send_signal(signal.SIGKILL)
-    p.wait()
+    p.communicate()
     with Journal.open(db_path, Ctx) as j:
         assert j.root().unknown_outcomes() == ["llm:slow"]
         assert j.root().effect("llm:slow", lambda: "retried") == "retried"
@@ -605,8 +703,10 @@ def test_a_long_batch_checks_its_first_event_and_keeps_the_guard(db_path):
     names = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")}
     assert "events_follow_head" in names  # the guard is back for every other writer
     with pytest.raises(sqlite3.IntegrityError):
-        con.execute("INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload) "
-                    "VALUES (0, 99999, 'delta', x'00', x'00', 0, '{}')")
+        con.execute(
+            "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload) "
+            "VALUES (0, 99999, 'delta', x'00', x'00', 0, '{}')"
+        )
     con.close()
 
 
@@ -753,14 +853,17 @@ def test_closing_under_writing_threads_is_a_clear_error(db_path):
 
 
 def test_a_normal_exit_writes_what_was_buffered(db_path):
-    r = py("""
+    r = py(
+        """
         import sys
         from workbench import Journal
         j = Journal.open(sys.argv[1], durability="lazy")
         b = j.root()
         for i in range(100):
             b.apply({"x": i})
-    """, str(db_path))  # no close(): the interpreter exits normally
+    """,
+        str(db_path),
+    )  # no close(): the interpreter exits normally
     assert r.returncode == 0, r.stderr
     with Journal.open(db_path) as j:
         assert j.root().head >= 100

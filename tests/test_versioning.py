@@ -8,10 +8,11 @@ import sys
 import textwrap
 from dataclasses import dataclass, field
 
+import cli
 import pytest
 
 from workbench import Conflict, InvalidValue, Journal, NotFound, State
-from workbench.diff import diff, iter_diff
+from workbench.diff import iter_diff
 from workbench.embeddings import pack, unpack
 
 
@@ -61,7 +62,10 @@ def test_rollback_is_an_appended_event_and_history_stays():
             b.apply({"add": {"key": k, "n": 1}})
         seq = b.rollback(1)
         assert seq == 4 and [i["key"] for i in b.state().items] == ["a"]
-        assert b.history(4, 4)[0].kind == "compact" and b.history(4, 4)[0].payload["rollback"]["seq"] == 1
+        assert (
+            b.history(4, 4)[0].kind == "compact"
+            and b.history(4, 4)[0].payload["rollback"]["seq"] == 1
+        )
         assert [i["key"] for i in b.at(3).items] == ["a", "b", "c"]  # nothing lost
         assert j.verify().ok
         other = b.fork_at(2)
@@ -97,9 +101,7 @@ def test_refs_at_depth_ambiguity_and_malformed():
 
 
 def lithify(db, *args):
-    env = {**__import__("os").environ, "PYTHONPATH": str(__import__("pathlib").Path(__file__).parent)}
-    return subprocess.run([sys.executable, "-m", "workbench", "--db", str(db), "--state", "test_versioning:Inventory",
-                           *args], capture_output=True, text=True, input="", timeout=120, env=env)
+    return cli.lithify("--db", str(db), "--state", "test_versioning:Inventory", *args)
 
 
 def test_cli_versioning_commands(tmp_path):
@@ -111,7 +113,11 @@ def test_cli_versioning_commands(tmp_path):
         b.effect("tool:x", lambda: 1)
     out = json.loads(lithify(db, "--json", "diff", "main@1", "head").stdout)
     assert [c["path"] for c in out["changes"]] == ["items[key=b]", "items[key=c]"]
-    assert json.loads(lithify(db, "--json", "tag", "main@2", "two").stdout) == {"label": "two", "branch": 0, "seq": 2}
+    assert json.loads(lithify(db, "--json", "tag", "main@2", "two").stdout) == {
+        "label": "two",
+        "branch": 0,
+        "seq": 2,
+    }
     assert [e["seq"] for e in json.loads(lithify(db, "--json", "log", "two").stdout)] == [2, 1]
     shown = json.loads(lithify(db, "--json", "show", "head").stdout)
     assert shown["event"]["kind"] == "effect" and shown["provenance"]["attempts"] == 1
@@ -134,7 +140,8 @@ def test_provenance_records_writer_source_duration_and_attempts(tmp_path):
         import os
         from workbench import Journal
         with Journal.open({str(db)!r}, source="crashy") as j:
-            j.root().effect("call", lambda: os._exit(9))  # dies mid-call: announced, never committed
+            # dies mid-call: announced, never committed
+            j.root().effect("call", lambda: os._exit(9))
     """)
     subprocess.run([sys.executable, "-c", code])
     with Journal.open(db, source="notebook") as j:
@@ -180,8 +187,15 @@ def test_ten_processes_opening_a_fresh_file_leave_one_valid_schema(tmp_path):
                 b.apply({{"i": i}})
         print("ok")
     """)
-    procs = [subprocess.Popen([sys.executable, "-c", code, str(i)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True) for i in range(10)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(i)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(10)
+    ]
     go.touch()
     for p in procs:
         out, err = p.communicate(timeout=120)

@@ -46,7 +46,9 @@ def test_explorer_state_and_diff_views(audited):
     ex.select(0, at)
     assert ex.selected_seq == at and f"state as of seq {at}" in ex.state_view.value
     ex.compare_mode.value = "diff vs previous"
-    assert "model_calls" in ex.state_view.value and "#1a7f37" in ex.state_view.value  # additions shown
+    assert (
+        "model_calls" in ex.state_view.value and "#1a7f37" in ex.state_view.value
+    )  # additions shown
     ex.compare_mode.value = "diff vs seq"
     ex.compare_seq.value = at
     assert "(no change)" in ex.state_view.value
@@ -64,6 +66,24 @@ def test_explorer_branch_tree_and_hash_lookup(audited):
     assert "hash prefix" in ex.message.value
 
 
+def test_explorer_search_box_finds_payloads_and_selects_the_event(audited):
+    f = audited.root().fork_at(11, params={"budget": 500})
+    f.effect("tool:zebra", lambda: "a striped horse")
+    ex = JournalExplorer(audited)
+    ex.search_box.value = "striped"
+    ex.search_button.click()
+    assert [label.split()[0] for label, _ in ex.search_results.options] == [f"b{f.id}@{f.head}"]
+    ex.search_results.value = 0  # picking the hit selects its branch and event
+    assert (ex.selected_branch, ex.selected_seq) == (f.id, f.head)
+    assert "1 event(s) in the journal" in ex.message.value
+    ex.select(0, 5)
+    ex.search_scope.value = True  # only main's history: the fork's effect is not in it
+    ex.search("striped")
+    assert ex.search_results.options == () and "branch 0" in ex.message.value
+    ex.search('"unbalanced')
+    assert "not a search query" in ex.message.value
+
+
 def test_explorer_is_fast_on_a_100k_event_journal(tmp_path):
     with Journal.open(tmp_path / "big.db", durability="lazy") as j:
         b = j.root()
@@ -75,12 +95,17 @@ def test_explorer_is_fast_on_a_100k_event_journal(tmp_path):
         ex.go_page(1)
         ex.go_page(1000)
         assert ex.event_list.options[0][1] == 49_951
-        assert time.perf_counter() - t < 10  # timings live in benchmarks/widgets.py; this only catches hangs
+        assert (
+            time.perf_counter() - t < 10
+        )  # timings live in benchmarks/widgets.py; this only catches hangs
 
 
 def test_parse_grid():
-    assert parse_grid("budget=300,600\nmodel=mock; temp=0.5") == {"budget": [300, 600], "model": ["mock"],
-                                                                 "temp": [0.5]}
+    assert parse_grid("budget=300,600\nmodel=mock; temp=0.5") == {
+        "budget": [300, 600],
+        "model": ["mock"],
+        "temp": [0.5],
+    }
     for bad in ("", "budget", "=1", "budget="):
         with pytest.raises(InvalidValue):
             parse_grid(bad)
@@ -88,7 +113,9 @@ def test_parse_grid():
 
 def test_launcher_follows_the_explorer_and_runs_in_the_background(audited):
     ex = JournalExplorer(audited)
-    la = SweepLauncher(audited, fn="sweep_fns:sleepy", explorer=ex, seeds=0, workers=2, runner="process")
+    la = SweepLauncher(
+        audited, fn="sweep_fns:sleepy", explorer=ex, seeds=0, workers=2, runner="process"
+    )
     at = fork_seq_after_files(audited.root(), 3)
     ex.select(0, at)
     assert (la.branch.value, la.seq.value) == (0, at)
@@ -105,7 +132,9 @@ def test_launcher_follows_the_explorer_and_runs_in_the_background(audited):
 
 
 def test_launcher_reports_failures_and_reruns_them(audited):
-    la = SweepLauncher(audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2")
+    la = SweepLauncher(
+        audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2"
+    )
     la.launch()
     la.wait(timeout=60)
     assert "2 failed" in la.status.value and not la.rerun_button.disabled
@@ -123,10 +152,8 @@ def test_live_matrix_updates_from_a_worker_process(audited):
     try:
         assert live.rows == 8  # the base run's metrics
         code = (
-            "import sys\nfrom workbench import Journal\n"
-            "with Journal.open(sys.argv[1]) as j:\n"
-            "    for b in (100, 1000):\n"
-            "        f = j.root().fork_at(11, params={'budget': b})\n"
+            "import sys\nfrom workbench import Journal\nwith Journal.open(sys.argv[1]) as j:\n"
+            "    for b in (100, 1000):\n        f = j.root().fork_at(11, params={'budget': b})\n"
             "        f.observe('recall', b / 1000)\n"
         )
         subprocess.run([sys.executable, "-c", code, audited.path], check=True)

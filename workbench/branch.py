@@ -10,9 +10,9 @@ from __future__ import annotations
 import json
 import math
 import time
-from datetime import datetime
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import deltas
@@ -30,19 +30,24 @@ _IMMUTABLE = (str, int, float, bool, type(None))
 _CHARS = CharEstimator()  # the default estimator (stateless)
 BATCH_CHUNK = 512  # apply_many prepares this many deltas while the chunk before is inserted
 # (occurred_at given, id given) -> the storage shape of a delta event
-_DELTA_SHAPES = {(False, False): "plain", (True, False): "dated", (False, True): "identified",
-                 (True, True): "dated_identified"}
+_DELTA_SHAPES = {
+    (False, False): "plain",
+    (True, False): "dated",
+    (False, True): "identified",
+    (True, True): "dated_identified",
+}
 FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
 
 
-_quote: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
-
+_quote: Callable[[str], str] = json.encoder.encode_basestring
 
 
 class Branch:
     """One branch of a journal: apply deltas, run journaled effects, observe, fork, read."""
 
-    def __init__(self, journal: Journal, row: BranchRow, head: tuple[int, bytes] | None = None) -> None:
+    def __init__(
+        self, journal: Journal, row: BranchRow, head: tuple[int, bytes] | None = None
+    ) -> None:
         self._j = journal
         self.id: int = row.id
         self.name: str | None = row.name
@@ -100,7 +105,14 @@ class Branch:
 
     # -- writing --------------------------------------------------------------------------
 
-    def _append(self, kind: str, payload: str, buffered: bool, shape: str = "plain", extra: tuple[Any, ...] = ()) -> int:
+    def _append(
+        self,
+        kind: str,
+        payload: str,
+        buffered: bool,
+        shape: str = "plain",
+        extra: tuple[Any, ...] = (),
+    ) -> int:
         """Chain and write one event; ``extra`` holds the columns of its storage shape."""
         seq = self._head + 1
         parent = self._head_hash
@@ -126,12 +138,17 @@ class Branch:
 
     def _stale(self) -> BranchConflict:
         lost = self._j.lost(self.id)
-        why = (f"{lost[0]} event(s) buffered on it were not written ({lost[1]})" if lost else
-               "events buffered on it were not written")
+        why = (
+            f"{lost[0]} event(s) buffered on it were not written ({lost[1]})"
+            if lost
+            else "events buffered on it were not written"
+        )
         return BranchConflict(
             f"branch {self.id}: {why}, so this handle's head is gone; take a fresh handle with "
-            f"journal.branch({self.id}) (it starts at the last durable event) and redo what was lost",
-            branch=self.id, lost=lost[0] if lost else None,
+            f"journal.branch({self.id}) (it starts at the last durable event) and redo what was "
+            f"lost",
+            branch=self.id,
+            lost=lost[0] if lost else None,
         )
 
     def _expected(self, expect: int | str | None, before_side_effect: bool = False) -> bool:
@@ -153,8 +170,12 @@ class Branch:
             stored = j.durable_head(self.id)[0]
             if stored != want:
                 raise BranchConflict(
-                    f"branch {self.id}: expected head {want}, but the head is {stored}; nothing was "
-                    "written", branch=self.id, expected=want, actual=stored)
+                    f"branch {self.id}: expected head {want}, but the head is {stored}; nothing "
+                    f"was written",
+                    branch=self.id,
+                    expected=want,
+                    actual=stored,
+                )
             self._sync()  # this handle was behind the head the caller expects
         return True
 
@@ -164,15 +185,28 @@ class Branch:
         found = self._j.storage.event_by_id(ev.check_text(event_id, "an event id"))
         if found is None:
             return None
-        if found.kind == kind and found.payload == text and self._in_history(found.branch, found.seq):
+        if (
+            found.kind == kind
+            and found.payload == text
+            and self._in_history(found.branch, found.seq)
+        ):
             return found.seq
         raise Conflict(
-            f"event id {event_id!r} is already used by {found.branch}@{found.seq} ({found.kind}) with "
-            "another payload or on another branch; ids are unique per journal", event_id=event_id,
-            branch=found.branch, seq=found.seq)
+            f"event id {event_id!r} is already used by {found.branch}@{found.seq} ({found.kind}) "
+            f"with another payload or on another branch; ids are unique per journal",
+            event_id=event_id,
+            branch=found.branch,
+            seq=found.seq,
+        )
 
-    def apply(self, delta: Any, occurred_at: int | datetime | None = None, *,
-              expect: int | str | None = None, id: str | None = None) -> int:
+    def apply(
+        self,
+        delta: Any,
+        occurred_at: int | datetime | None = None,
+        *,
+        expect: int | str | None = None,
+        id: str | None = None,
+    ) -> int:
         """Apply a JSON-safe delta to the state and journal it; returns the new event's seq.
 
         ``occurred_at`` (unix ms or a datetime) is when it happened in the world, if not now;
@@ -189,7 +223,8 @@ class Branch:
             if seq is not None:
                 return seq
         immediate = False
-        shape, extra = "plain", ()
+        shape = "plain"
+        extra: tuple[Any, ...] = ()
         if when is not None or id is not None or expect is not None:
             immediate = self._expected(expect) or id is not None
             shape = _DELTA_SHAPES[(when is not None, id is not None)]
@@ -228,7 +263,7 @@ class Branch:
             apply, loads, every = j.history.applier(), ev.loads, j.snapshot_every
             state, snap, h = done["state"], done["snap"], done["hash"]
             for lo in range(0, len(values), BATCH_CHUNK):
-                part = values[lo:lo + BATCH_CHUNK]
+                part = values[lo : lo + BATCH_CHUNK]
                 texts, raw, hashes = ev.chain_payloads(h, "delta", part, "deltas", offset=lo)
                 seq = first + lo - 1  # the last seq applied
                 i = 0
@@ -247,8 +282,17 @@ class Branch:
             done.update(state=state, snap=snap, hash=h)
 
         try:
-            j.storage.append_batch(self.id, first, "delta", self._head_hash, j.now(), chunks(), snapshots,
-                                   j.history.built(), rows=len(values))
+            j.storage.append_batch(
+                self.id,
+                first,
+                "delta",
+                self._head_hash,
+                j.now(),
+                chunks(),
+                snapshots,
+                j.history.built(),
+                rows=len(values),
+            )
         except BaseException as e:
             self._state = _UNSET  # rebuilt from the journal on next use
             if isinstance(e, WorkbenchError):
@@ -258,12 +302,20 @@ class Branch:
         self._head, self._head_hash = first + len(values) - 1, done["hash"]
         return self._head
 
-    def observe(self, name: str, value: float, *, expect: int | str | None = None, id: str | None = None) -> int:
+    def observe(
+        self, name: str, value: float, *, expect: int | str | None = None, id: str | None = None
+    ) -> int:
         """Record a measurement (a row of the results matrix); returns its seq. ``expect`` and
         ``id`` as for ``apply``."""
         ev.check_text(name, "an observation name")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            raise InvalidValue(f"observation {name!r} needs a finite number, not {value!r}", name=name)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise InvalidValue(
+                f"observation {name!r} needs a finite number, not {value!r}", name=name
+            )
         v = float(value)
         text = ev.canonical({"name": name, "value": v}, "observation")
         if id is not None:
@@ -314,8 +366,12 @@ class Branch:
                 raise EffectInFlight(
                     f"effect {key!r} on branch {self.id} is running now (announced by {holder}, "
                     "still alive) and has not committed a result; wait for it and read the result "
-                    f"with a fresh handle (journal.branch({self.id})), or give this call another key",
-                    branch=self.id, key=key, holder=holder)
+                    f"with a fresh handle (journal.branch({self.id})), or give this call another "
+                    f"key",
+                    branch=self.id,
+                    key=key,
+                    holder=holder,
+                )
         self._attempt, self._announcement = attempt, ann
         self._started = time.perf_counter()
         return False, None, kh
@@ -344,7 +400,13 @@ class Branch:
             if self._receipt_ms is None:
                 self._append("effect", payload, False, "effect", (kh, took, self._attempt))
             else:
-                self._append("effect", payload, False, "effect_rendered", (kh, took, self._attempt, self._receipt_ms))
+                self._append(
+                    "effect",
+                    payload,
+                    False,
+                    "effect_rendered",
+                    (kh, took, self._attempt, self._receipt_ms),
+                )
         except BaseException:
             try:
                 intents.settle(self.id, kh, ann)
@@ -361,8 +423,14 @@ class Branch:
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else ev.loads(text)
 
-    def effect(self, key: str, fn: Callable[..., T], *args: Any, expect: int | str | None = None,
-               **kwargs: Any) -> T:
+    def effect(
+        self,
+        key: str,
+        fn: Callable[..., T],
+        *args: Any,
+        expect: int | str | None = None,
+        **kwargs: Any,
+    ) -> T:
         """Return the journaled result for ``key``, or call ``fn`` once and journal its result.
 
         The result is committed before this returns; after a crash or in a fork, the committed
@@ -372,28 +440,32 @@ class Branch:
         """
         found, value, kh = self._lookup(key, expect)
         if found:
-            return value  # type: ignore[no-any-return]
+            return value
         try:
             result = fn(*args, **kwargs)
         except BaseException:
             self._withdraw(kh)
             raise
-        return self._commit(key, kh, result)  # type: ignore[no-any-return]
+        return self._commit(key, kh, result)
 
     async def aeffect(
-        self, key: str, fn: Callable[..., Awaitable[T]], *args: Any, expect: int | str | None = None,
-        **kwargs: Any
+        self,
+        key: str,
+        fn: Callable[..., Awaitable[T]],
+        *args: Any,
+        expect: int | str | None = None,
+        **kwargs: Any,
     ) -> T:
         """``effect`` for a coroutine function."""
         found, value, kh = self._lookup(key, expect)
         if found:
-            return value  # type: ignore[no-any-return]
+            return value
         try:
             result = await fn(*args, **kwargs)
         except BaseException:
             self._withdraw(kh)
             raise
-        return self._commit(key, kh, result)  # type: ignore[no-any-return]
+        return self._commit(key, kh, result)
 
     def _withdraw(self, kh: bytes) -> None:
         try:
@@ -424,8 +496,18 @@ class Branch:
         state = self._live() if at == self._head else self.at(at)
         parts = list((renderer or default_renderer)(state))
         kept, inc, omi, used = render_parts(parts, budget, est, separator, scope, filter)
-        receipt = make_receipt(self.id, at, self._hash_at(at).hex(), est, budget, inc, omi, used,
-                               len(parts), (time.perf_counter() - t0) * 1000)
+        receipt = make_receipt(
+            self.id,
+            at,
+            self._hash_at(at).hex(),
+            est,
+            budget,
+            inc,
+            omi,
+            used,
+            len(parts),
+            (time.perf_counter() - t0) * 1000,
+        )
         if messages:
             return [{"role": p.role, "content": p.text} for p in kept], receipt
         return separator.join(p.text for p in kept), receipt
@@ -436,10 +518,17 @@ class Branch:
         if receipt is not self._receipt_of:  # encoded once, however many calls and blocks use it
             # The projection time is kept beside each effect, not in it: identical histories
             # must hash the same, however long a render took.
-            doc = receipt.to_json(timing=False) if hasattr(receipt, "projection_ms") else receipt.to_json()
+            doc = (
+                receipt.to_json(timing=False)
+                if hasattr(receipt, "projection_ms")
+                else receipt.to_json()
+            )
             self._receipt_of, self._receipt_text = receipt, ev.canonical(doc, "receipt")
         previous = self._receipt, self._receipt_ms
-        self._receipt, self._receipt_ms = self._receipt_text, getattr(receipt, "projection_ms", None)
+        self._receipt, self._receipt_ms = (
+            self._receipt_text,
+            getattr(receipt, "projection_ms", None),
+        )
         try:
             yield
         finally:
@@ -472,13 +561,16 @@ class Branch:
             raise InvalidValue(
                 f"{branch}@{seq} is on branch {branch}, not in branch {self.id}'s history; pass "
                 "from_other_branch=True to restore that state here, or fork it instead",
-                branch=branch, seq=seq,
+                branch=branch,
+                seq=seq,
             )
         source = self._j.branch(branch)
         source._check_seq(seq, "rollback to")
         text = ev.canonical(ev.encode_state(source.at(seq)), "state")
-        mark = ev.canonical({"branch": branch, "seq": seq, "hash": self._j.history.hash_at(branch, seq).hex()},
-                            "rollback")
+        mark = ev.canonical(
+            {"branch": branch, "seq": seq, "hash": self._j.history.hash_at(branch, seq).hex()},
+            "rollback",
+        )
         return self._replace_state('{"rollback":' + mark + ',"state":' + text + "}", text)
 
     def _in_history(self, branch: int, seq: int) -> bool:
@@ -490,9 +582,13 @@ class Branch:
 
         ev.check_text(label, "a label")
         if any(c in label for c in "@~ \t\n") or label == "head":
-            raise InvalidValue(f"a label is a word without '@', '~' or spaces (and not 'head'), not {label!r}")
+            raise InvalidValue(
+                f"a label is a word without '@', '~' or spaces (and not 'head'), not {label!r}"
+            )
         if _HEX.match(label):
-            raise InvalidValue(f"{label!r} looks like a hash prefix; pick a label that is not 8+ hex characters")
+            raise InvalidValue(
+                f"{label!r} looks like a hash prefix; pick a label that is not 8+ hex characters"
+            )
         at = self._head if seq is None else self._seq(seq, "tag")
         self._check_seq(at, "tag")
         self._j.flush(self.id)
@@ -523,7 +619,9 @@ class Branch:
         try:
             with db.atomic():
                 seq = self._append("compact", payload, buffered=False)
-                db.put_snapshot(self.id, seq, text, ev.snapshot_digest(self._head_hash, text), j.history.built())
+                db.put_snapshot(
+                    self.id, seq, text, ev.snapshot_digest(self._head_hash, text), j.history.built()
+                )
         except BaseException as e:
             if self._head == head or not db.landed(self.id, self._head, self._head_hash, e):
                 self._head, self._head_hash = head, head_hash  # rolled back: nothing was written
@@ -544,8 +642,9 @@ class Branch:
         self._j.flush(self.id)
         text = ev.canonical(ev.encode_state(self._state), "state")
         owner, seq = self._j.history.owner(self.id, self._head)
-        self._j.storage.put_snapshot(owner, seq, text, ev.snapshot_digest(self._head_hash, text),
-                                     self._j.history.built())
+        self._j.storage.put_snapshot(
+            owner, seq, text, ev.snapshot_digest(self._head_hash, text), self._j.history.built()
+        )
         self._snap_seq = seq
 
     def _try_snapshot(self) -> None:
@@ -584,8 +683,10 @@ class Branch:
         if isinstance(point, str):
             branch, seq = self._j.resolve(point, default_branch=self.id)
             if branch != self.id and not self._in_history(branch, seq):
-                raise InvalidValue(f"{what} {point!r}: {branch}@{seq} is not in branch {self.id}'s history",
-                                   ref=point)
+                raise InvalidValue(
+                    f"{what} {point!r}: {branch}@{seq} is not in branch {self.id}'s history",
+                    ref=point,
+                )
             return seq
         return point
 
@@ -656,5 +757,5 @@ class Branch:
     def fork_at(
         self, seq: int | str, name: str | None = None, params: Mapping[str, Any] | None = None
     ) -> Branch:
-        """A new branch from event ``seq`` (or a ref); it inherits the prefix's state and effects."""
+        """New branch at event ``seq``; it inherits the prefix's state and effects."""
         return self._j.fork(self, self._seq(seq, "fork at"), [(name, params)])[0]

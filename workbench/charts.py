@@ -20,7 +20,11 @@ if TYPE_CHECKING:
 
 def auto_log_x(df: pl.DataFrame, x: str) -> bool:
     """A log x axis when the parameter is positive and spans at least a factor of 20."""
-    vals = [v for v in df[x].unique().to_list() if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    vals = [
+        v
+        for v in df[x].unique().to_list()
+        if isinstance(v, (int, float)) and not isinstance(v, bool)
+    ]
     return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20
 
 
@@ -36,7 +40,7 @@ def metric_vs_param(
     title: str | None = None,
     width: int = 420,
     height: int = 280,
-) -> alt.Chart:
+) -> alt.LayerChart | alt.FacetChart:
     """Mean of ``y`` per ``x`` (and color/facet group) with a shaded 95% CI band across seeds;
     the individual branches as faint points (``points=False`` hides them); n in the tooltip."""
     import altair as alt
@@ -47,15 +51,23 @@ def metric_vs_param(
     data = last_per_branch(df, y)
     for col in (x, color, facet):
         if col is not None and col not in data.columns:
-            raise InvalidValue(f"the matrix has no column {col!r}; its columns are {', '.join(data.columns)}")
+            raise InvalidValue(
+                f"the matrix has no column {col!r}; its columns are {', '.join(data.columns)}"
+            )
     data = data.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
     groups = [c for c in (x, color, facet) if c is not None]
     stats = aggregate(data, y, by=groups)
-    xs = alt.Scale(type="log", nice=False, padding=24) if log_x else alt.Scale(zero=False, padding=24)
+    xs = (
+        alt.Scale(type="log", nice=False, padding=24)
+        if log_x
+        else alt.Scale(zero=False, padding=24)
+    )
     x_enc = alt.X(f"{x}:Q", scale=xs, title=x)
     tooltip = [alt.Tooltip(f"{c}") for c in groups] + [
-        alt.Tooltip("mean:Q", format=".3f"), alt.Tooltip("n:Q"),
-        alt.Tooltip("ci_low:Q", format=".3f"), alt.Tooltip("ci_high:Q", format=".3f"),
+        alt.Tooltip("mean:Q", format=".3f"),
+        alt.Tooltip("n:Q"),
+        alt.Tooltip("ci_low:Q", format=".3f"),
+        alt.Tooltip("ci_high:Q", format=".3f"),
     ]
     # One dataset for every layer (facets need it): group rows and branch rows, told apart by
     # the "_layer" column.
@@ -68,14 +80,24 @@ def metric_vs_param(
     enc: dict[str, Any] = {"x": x_enc}
     if color is not None:
         enc["color"] = alt.Color(f"{color}:N", title=color)
-    band = group_rows.transform_filter("isValid(datum.ci_low)").mark_area(opacity=0.2).encode(
-        y=alt.Y("ci_low:Q", title=y), y2="ci_high:Q", **enc
+    band = (
+        group_rows.transform_filter("isValid(datum.ci_low)")
+        .mark_area(opacity=0.2)
+        .encode(y=alt.Y("ci_low:Q", title=y), y2="ci_high:Q", **enc)
     )
-    line = group_rows.mark_line(point=True).encode(y=alt.Y("mean:Q", title=y), tooltip=tooltip, **enc)
+    line = group_rows.mark_line(point=True).encode(
+        y=alt.Y("mean:Q", title=y), tooltip=tooltip, **enc
+    )
     layers: list[Any] = [band, line]
     if points:
-        faint = base.transform_filter("datum._layer === 'branch'").mark_circle(opacity=0.35, size=28).encode(
-            y=alt.Y(f"{y}:Q"), tooltip=[alt.Tooltip(c) for c in keep], **enc,
+        faint = (
+            base.transform_filter("datum._layer === 'branch'")
+            .mark_circle(opacity=0.35, size=28)
+            .encode(
+                y=alt.Y(f"{y}:Q"),
+                tooltip=[alt.Tooltip(c) for c in keep],
+                **enc,
+            )
         )
         layers.append(faint)
     chart = alt.layer(*layers).properties(width=width, height=height)
@@ -84,7 +106,9 @@ def metric_vs_param(
     return chart.properties(title=title or f"{y} vs {x}")
 
 
-def recall_vs_budget(journal: Journal, sweep: int | None = None, **kw: Any) -> alt.Chart:
+def recall_vs_budget(
+    journal: Journal, sweep: int | None = None, **kw: Any
+) -> alt.LayerChart | alt.FacetChart:
     """The auditor's sweep in one line: recall against budget (log scale), mean ± 95% CI."""
     df = journal.matrix(sweep=sweep, metrics=["recall"])
     if "budget" not in df.columns or df.is_empty():
@@ -109,5 +133,7 @@ def save(chart: alt.TopLevelMixin, path: str | Path, scale_factor: float = 2.0) 
     elif suffix == ".json":
         chart.save(str(p))
     else:
-        raise InvalidValue(f"cannot tell the image format of {p.name}: use .png, .svg, .html or .json")
+        raise InvalidValue(
+            f"cannot tell the image format of {p.name}: use .png, .svg, .html or .json"
+        )
     return p

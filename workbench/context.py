@@ -68,7 +68,9 @@ class TiktokenEstimator:
         try:
             import tiktoken
         except ImportError:
-            raise InvalidValue("TiktokenEstimator needs the tiktoken package: pip install tiktoken") from None
+            raise InvalidValue(
+                "TiktokenEstimator needs the tiktoken package: pip install tiktoken"
+            ) from None
         self._enc = tiktoken.get_encoding(encoding)
         self.name = f"tiktoken/{encoding}"
 
@@ -96,12 +98,22 @@ def default_renderer(state: Any) -> list[Part]:
             out = []
             for i, item in enumerate(items):
                 if isinstance(item, dict):
-                    out.append(Part(f"{attr}[{i}]", str(item.get("content", item.get("text", ""))),
-                                    str(item.get("role", "user"))))
+                    out.append(
+                        Part(
+                            f"{attr}[{i}]",
+                            str(item.get("content", item.get("text", ""))),
+                            str(item.get("role", "user")),
+                        )
+                    )
                 else:
                     out.append(Part(f"{attr}[{i}]", str(item)))
             return out
-    return [Part("state", json.dumps(encode_state(state), sort_keys=True, ensure_ascii=False, default=str))]
+    return [
+        Part(
+            "state",
+            json.dumps(encode_state(state), sort_keys=True, ensure_ascii=False, default=str),
+        )
+    ]
 
 
 REASONS = ("budget", "priority", "scope", "filter")
@@ -125,17 +137,30 @@ class Receipt:
 
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         """The receipt as JSON (``timing=False``: without projection_ms, as journaled)."""
-        doc = {"branch": self.branch, "seq": self.seq, "head_hash": self.head_hash, "estimator": self.estimator,
-               "budget": self.budget, "tokens": self.tokens, "examined": self.examined,
-               "selected": self.selected, "included": self.included, "omitted": self.omitted}
+        doc = {
+            "branch": self.branch,
+            "seq": self.seq,
+            "head_hash": self.head_hash,
+            "estimator": self.estimator,
+            "budget": self.budget,
+            "tokens": self.tokens,
+            "examined": self.examined,
+            "selected": self.selected,
+            "included": self.included,
+            "omitted": self.omitted,
+        }
         if timing:
             doc["projection_ms"] = self.projection_ms
         return doc
 
 
 def render_parts(
-    parts: Sequence[Part], budget: int, estimator: Callable[[str], int], separator: str = "\n",
-    scope: str | Collection[str] | None = None, keep: Callable[[Part], bool] | None = None,
+    parts: Sequence[Part],
+    budget: int,
+    estimator: Callable[[str], int],
+    separator: str = "\n",
+    scope: str | Collection[str] | None = None,
+    keep: Callable[[Part], bool] | None = None,
 ) -> tuple[list[Part], list[tuple[Part, int]], list[tuple[Part, int, str]], int]:
     """(kept parts in order, included with tokens, omitted with tokens and reason, tokens used)."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
@@ -154,10 +179,14 @@ def render_parts(
             elif keep is not None and not keep(p):
                 why[i] = "filter"
             if i in why and p.pinned:
-                raise InvalidValue(f"pinned part {p.id!r} is left out by the {why[i]}; pinned parts must be kept")
+                raise InvalidValue(
+                    f"pinned part {p.id!r} is left out by the {why[i]}; pinned parts must be kept"
+                )
         live = [i for i in live if i not in why]
     sep = estimator(separator) if separator else 0
-    total = (sum(cost[i] for i in live) if why else sum(cost)) + sep * (len(live) - 1) if live else 0
+    total = (
+        (sum(cost[i] for i in live) if why else sum(cost)) + sep * (len(live) - 1) if live else 0
+    )
     if total <= budget:  # everything left fits: nothing to choose
         kept_idx = list(live)
         used = total
@@ -171,18 +200,44 @@ def render_parts(
                 chosen.add(i)
                 used += extra
             elif parts[i].pinned:
-                raise InvalidValue(f"pinned part {parts[i].id!r} ({cost[i]} tokens) does not fit the budget of {budget}")
+                raise InvalidValue(
+                    f"pinned part {parts[i].id!r} ({cost[i]} tokens) does not fit the budget of "
+                    f"{budget}"
+                )
             else:
                 why[i] = "budget" if cost[i] > budget else "priority"
         kept_idx = sorted(chosen)
-    return ([parts[i] for i in kept_idx], [(parts[i], cost[i]) for i in kept_idx],
-            [(parts[i], cost[i], why[i]) for i in range(len(parts)) if i in why], used)
+    return (
+        [parts[i] for i in kept_idx],
+        [(parts[i], cost[i]) for i in kept_idx],
+        [(parts[i], cost[i], why[i]) for i in range(len(parts)) if i in why],
+        used,
+    )
 
 
-def make_receipt(branch: int, seq: int, head_hash: str, estimator: Any, budget: int,
-                 included: list[tuple[Part, int]], omitted: list[tuple[Part, int, str]], used: int,
-                 examined: int = 0, projection_ms: float = 0.0) -> Receipt:
+def make_receipt(
+    branch: int,
+    seq: int,
+    head_hash: str,
+    estimator: Any,
+    budget: int,
+    included: list[tuple[Part, int]],
+    omitted: list[tuple[Part, int, str]],
+    used: int,
+    examined: int = 0,
+    projection_ms: float = 0.0,
+) -> Receipt:
     name = getattr(estimator, "name", getattr(estimator, "__name__", type(estimator).__name__))
-    return Receipt(branch, seq, head_hash, str(name), budget, used,
-                   [[p.id, t] for p, t in included], [[p.id, t, w] for p, t, w in omitted],
-                   examined, len(included), round(projection_ms, 3))
+    return Receipt(
+        branch,
+        seq,
+        head_hash,
+        str(name),
+        budget,
+        used,
+        [[p.id, t] for p, t in included],
+        [[p.id, t, w] for p, t, w in omitted],
+        examined,
+        len(included),
+        round(projection_ms, 3),
+    )

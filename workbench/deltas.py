@@ -43,7 +43,9 @@ def delta(kind: str, version: int = 1) -> Callable[[type[T]], type[T]]:
 
     def register(cls: type[T]) -> type[T]:
         if not dataclasses.is_dataclass(cls):
-            raise InvalidValue(f"{cls.__name__} must be a dataclass to be registered as delta {kind!r}")
+            raise InvalidValue(
+                f"{cls.__name__} must be a dataclass to be registered as delta {kind!r}"
+            )
         old = _classes.get(kind)
         if old is not None and old[1] is not cls:
             _by_class.pop(old[1], None)
@@ -55,11 +57,16 @@ def delta(kind: str, version: int = 1) -> Callable[[type[T]], type[T]]:
     return register
 
 
-def upcaster(kind: str, from_version: int) -> Callable[[Callable[[dict[str, Any]], dict[str, Any]]],
-                                                      Callable[[dict[str, Any]], dict[str, Any]]]:
+def upcaster(
+    kind: str, from_version: int
+) -> Callable[
+    [Callable[[dict[str, Any]], dict[str, Any]]], Callable[[dict[str, Any]], dict[str, Any]]
+]:
     """Register the function that turns a ``from_version`` payload of ``kind`` into the next."""
 
-    def register(fn: Callable[[dict[str, Any]], dict[str, Any]]) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    def register(
+        fn: Callable[[dict[str, Any]], dict[str, Any]],
+    ) -> Callable[[dict[str, Any]], dict[str, Any]]:
         _upcasters[(kind, from_version)] = fn
         _generation[0] += 1
         return fn
@@ -115,18 +122,24 @@ def decode(payload: Any) -> Any:
         step = _upcasters.get((kind, have))
         if step is None:
             raise NotFound(
-                f"delta {kind!r} was stored as version {have} but this process knows version {version} "
+                f"delta {kind!r} was stored as version {have} but this process knows version "
+                f"{version} "
                 f"and has no upcaster from {have}; register one with @upcaster({kind!r}, {have})",
-                kind=kind, version=have,
+                kind=kind,
+                version=have,
             )
         body = step(body)
         have += 1
     if have > version:
         raise InvalidValue(
-            f"delta {kind!r} was stored as version {have}, newer than this code's version {version}; "
-            "upgrade the code that defines it", kind=kind, version=have,
+            f"delta {kind!r} was stored as version {have}, newer than this code's version "
+            f"{version}; upgrade the code that defines it",
+            kind=kind,
+            version=have,
         )
     try:
         return cls(**body)
     except TypeError as e:
-        raise InvalidValue(f"stored delta {kind!r} v{have} does not fit {cls.__name__}: {e}") from None
+        raise InvalidValue(
+            f"stored delta {kind!r} v{have} does not fit {cls.__name__}: {e}"
+        ) from None

@@ -49,8 +49,9 @@ def _identity(a: list[Any], b: list[Any], keys: Sequence[str]) -> str | None:
         ok = True
         for items in (a, b):
             values = [x.get(k) for x in items]
-            if not all(isinstance(v, (str, int)) and not isinstance(v, bool) for v in values) \
-                    or len(set(values)) != len(values):
+            if not all(
+                isinstance(v, (str, int)) and not isinstance(v, bool) for v in values
+            ) or len(set(values)) != len(values):
                 ok = False
         if ok:
             return k
@@ -73,7 +74,9 @@ def _pair(a: Any, b: Any, path: str, keys: Sequence[str]) -> Iterator[Change]:
 def _walk(a: Any, b: Any, path: str, keys: Sequence[str]) -> Iterator[Change]:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
-            yield from _pair(a.get(k, _MISSING), b.get(k, _MISSING), f"{path}.{k}" if path else str(k), keys)
+            yield from _pair(
+                a.get(k, _MISSING), b.get(k, _MISSING), f"{path}.{k}" if path else str(k), keys
+            )
         return
     if isinstance(a, list) and isinstance(b, list):
         ident = _identity(a, b, keys)
@@ -81,10 +84,17 @@ def _walk(a: Any, b: Any, path: str, keys: Sequence[str]) -> Iterator[Change]:
             before = {x[ident]: x for x in a}
             after = {x[ident]: x for x in b}
             for v in [x[ident] for x in a] + [x[ident] for x in b if x[ident] not in before]:
-                yield from _pair(before.get(v, _MISSING), after.get(v, _MISSING), f"{path}[{ident}={v}]", keys)
+                yield from _pair(
+                    before.get(v, _MISSING), after.get(v, _MISSING), f"{path}[{ident}={v}]", keys
+                )
             return
         for i in range(max(len(a), len(b))):
-            yield from _pair(a[i] if i < len(a) else _MISSING, b[i] if i < len(b) else _MISSING, f"{path}[{i}]", keys)
+            yield from _pair(
+                a[i] if i < len(a) else _MISSING,
+                b[i] if i < len(b) else _MISSING,
+                f"{path}[{i}]",
+                keys,
+            )
         return
     if a != b or type(a) is not type(b):
         yield Change("modified", path or "$", before=a, after=b)
@@ -92,7 +102,11 @@ def _walk(a: Any, b: Any, path: str, keys: Sequence[str]) -> Iterator[Change]:
 
 def iter_diff(before: Any, after: Any, keys: Sequence[str] | None = None) -> Iterator[Change]:
     """The changes from ``before`` to ``after``, one at a time (the streaming form)."""
-    ks = tuple(keys) if keys is not None else tuple(getattr(after, "diff_keys", None) or DEFAULT_KEYS)
+    ks = (
+        tuple(keys)
+        if keys is not None
+        else tuple(getattr(after, "diff_keys", None) or DEFAULT_KEYS)
+    )
     yield from _walk(_plain(before), _plain(after), "", ks)
 
 

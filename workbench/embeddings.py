@@ -29,14 +29,18 @@ def pack(values: Sequence[float]) -> dict[str, str]:
     try:
         raw = struct.pack(f"<{len(floats)}f", *floats)
     except (struct.error, OverflowError):
-        raise InvalidValue("an embedding value is outside float32's range (about ±3.4e38)") from None
+        raise InvalidValue(
+            "an embedding value is outside float32's range (about ±3.4e38)"
+        ) from None
     return {TAG: base64.b64encode(raw).decode("ascii")}
 
 
 def unpack(packed: Any) -> list[float]:
     """The floats of a packed vector (as stored, or as decoded from the journal)."""
     if not is_packed(packed):
-        raise InvalidValue(f"not a packed embedding: expected {{{TAG!r}: base64}}, got {type(packed).__name__}")
+        raise InvalidValue(
+            f"not a packed embedding: expected {{{TAG!r}: base64}}, got {type(packed).__name__}"
+        )
     raw = base64.b64decode(packed[TAG], validate=True)
     if len(raw) % 4:
         raise InvalidValue("a packed embedding's byte length must be a multiple of 4")

@@ -9,14 +9,28 @@ at the storage boundary, so no driver exception reaches a caller.
 from __future__ import annotations
 
 import errno
+import re
 from typing import Any
 
 
 class WorkbenchError(Exception):
-    """Root of every error lithify raises on purpose."""
+    """Root of every error lithify raises on purpose.
+
+    Each class declares the fields it carries as annotations (so a type checker sees them);
+    a field not given is ``None``, a field a class does not declare is a programming error.
+    ``lost`` and ``lost_by_branch`` say how many buffered events a failed write took with it.
+    """
+
+    path: str | None = None
+    lost: int | None = None
+    lost_by_branch: dict[int, int] | None = None
 
     def __init__(self, message: str, **fields: Any) -> None:
         super().__init__(message)
+        known = _declared(type(self))
+        unknown = sorted(set(fields) - known)
+        if unknown:
+            raise TypeError(f"{type(self).__name__} has no field(s) {', '.join(unknown)}")
         self.message = message
         self.fields = fields
         for name, value in fields.items():
@@ -29,6 +43,13 @@ class WorkbenchError(Exception):
         return self.message
 
 
+def _declared(cls: type) -> set[str]:
+    names: set[str] = set()
+    for klass in cls.__mro__:
+        names.update(klass.__dict__.get("__annotations__", {}))
+    return names
+
+
 def _rebuild(cls: type[WorkbenchError], message: str, fields: dict[str, Any]) -> WorkbenchError:
     return cls(message, **fields)
 
@@ -36,39 +57,82 @@ def _rebuild(cls: type[WorkbenchError], message: str, fields: dict[str, Any]) ->
 class NotFound(WorkbenchError):
     """A branch, name, seq, hash or file that does not exist."""
 
+    branch: int | None = None
+    seq: int | None = None
+    kind: str | None = None
+    version: int | None = None
+    name: str | None = None
+    prefix: str | None = None
+    ref: str | None = None
+
 
 class InvalidValue(WorkbenchError, ValueError):
     """A value that is not JSON-safe or an argument out of range; nothing was written."""
 
+    name: str | None = None
+    kind: str | None = None
+    version: int | None = None
+    position: int | None = None
+    branch: int | None = None
+    seq: int | None = None
+    head: int | None = None
+    ref: str | None = None
+    durability: str | None = None
+    prefix: str | None = None
+
 
 class Conflict(WorkbenchError):
     """Another writer got there first (a name taken, an ambiguous hash prefix)."""
+
+    branch: int | None = None
+    seq: int | None = None
+    name: str | None = None
+    ref: str | None = None
+    prefix: str | None = None
+    candidates: list[str] | None = None
+    event_id: str | None = None
 
 
 class BranchConflict(Conflict):
     """A stale branch handle: another writer advanced the branch since this handle last saw it,
     or an explicit expected head did not match."""
 
+    expected: int | None = None
+    actual: int | None = None
+
 
 class EffectInFlight(Conflict):
     """Another live process announced the same effect on the same branch and has not finished
     it; running ``fn`` here too would run it twice."""
 
+    key: str | None = None
+    holder: str | None = None
+
 
 class NotAJournal(WorkbenchError):
     """The file is not a lithify journal, is empty, or was written by a newer schema version."""
+
+    version: int | None = None
 
 
 class IntegrityError(WorkbenchError):
     """The stored history does not match its hashes (or a snapshot its seal)."""
 
+    branch: int | None = None
+    seq: int | None = None
+
 
 class StateMismatch(WorkbenchError):
     """The State class given to ``Journal.open`` is not the one the journal was written with."""
 
+    stored: str | None = None
+    given: str | None = None
+
 
 class StateUnavailable(WorkbenchError):
     """A state-level operation on a journal whose State class is not known in this process."""
+
+    state_name: str | None = None
 
 
 class StorageError(WorkbenchError):
@@ -92,8 +156,41 @@ class Corrupt(StorageError):
 
 
 class ForkFailed(WorkbenchError):
-    """A fork's run raised: ``error`` holds the cell, error name and message (and, for a
-    notebook, the traceback and the executed notebook's path)."""
+    """A fork's run raised. Like papermill's execution error it keeps what a user needs to find
+    the failure: the error's name and message, the cell index (notebook runners), the
+    traceback's last lines and the executed notebook's path (``notebook``)."""
+
+    ename: str = "Error"
+    evalue: str = ""
+    cell: int | None = None
+    traceback: list[str] | None = None
+    notebook: str | None = None
+    where: str | None = None
+
+    def __init__(self, message: str, **fields: Any) -> None:
+        if fields.get("traceback") is not None:
+            fields["traceback"] = clean_traceback(fields["traceback"])
+        super().__init__(message, **fields)
+
+    @property
+    def error(self) -> dict[str, Any]:
+        """The JSON document a sweep stores for this fork (fields that are set)."""
+        doc: dict[str, Any] = {"ename": self.ename, "evalue": self.evalue}
+        for name in ("cell", "where", "traceback", "notebook"):
+            if getattr(self, name) is not None:
+                doc[name] = getattr(self, name)
+        return doc
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+TRACEBACK_LINES = 40
+
+
+def clean_traceback(lines: list[str] | str) -> list[str]:
+    """A traceback as plain lines (colour codes removed), its last ``TRACEBACK_LINES`` only."""
+    text = lines if isinstance(lines, str) else "\n".join(lines)
+    plain = _ANSI.sub("", text).rstrip().splitlines()
+    return plain[-TRACEBACK_LINES:]
 
 
 def os_error(err: OSError, path: str, doing: str = "") -> WorkbenchError:
@@ -102,11 +199,17 @@ def os_error(err: OSError, path: str, doing: str = "") -> WorkbenchError:
     while_ = f" while {doing}" if doing else ""
     said = f"(the system says: {err})"
     if err.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-        return DiskFull(f"could not write beside {where}{while_}: no space left or a file size limit "
-                        f"{said}; free space and try again", path=path)
+        return DiskFull(
+            f"could not write beside {where}{while_}: no space left or a file size limit "
+            f"{said}; free space and try again",
+            path=path,
+        )
     if err.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return ReadOnly(f"cannot write beside {where}{while_}: it or its folder is read-only {said}; "
-                        "read commands still work, or copy the journal to a writable folder", path=path)
+        return ReadOnly(
+            f"cannot write beside {where}{while_}: it or its folder is read-only {said}; "
+            "read commands still work, or copy the journal to a writable folder",
+            path=path,
+        )
     if err.errno == errno.ENOENT:
         return NotFound(f"{where}{while_}: a file is missing {said}", path=path)
     return StorageError(f"{where}{while_}: the file system failed {said}", path=path)

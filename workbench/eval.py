@@ -34,11 +34,12 @@ if TYPE_CHECKING:
 
 
 def _dedup(ids: Sequence[Any]) -> list[Any]:
-    seen: set[Any] = set()
-    return [x for x in ids if not (x in seen or seen.add(x))]
+    return list(dict.fromkeys(ids))
 
 
-def case_metrics(relevant: Iterable[Any], ranked: Sequence[Any], ks: Sequence[int]) -> dict[str, float]:
+def case_metrics(
+    relevant: Iterable[Any], ranked: Sequence[Any], ks: Sequence[int]
+) -> dict[str, float]:
     """Hit@K, Recall@K, nDCG@K for each K, and MRR, for one case."""
     rel = set(relevant)
     if not rel:
@@ -89,11 +90,18 @@ def evaluate(cases: Iterable[Mapping[str, Any]], ks: Sequence[int] = (1, 5, 10))
         for name in names:
             row[name] = sum(m[name] for m in ms) / len(ms) if ms else None
         rows.append(row)
-    schema = {"group": pl.Utf8, "n": pl.Int64, "skipped": pl.Int64, **{n: pl.Float64 for n in names}}
+    schema = {
+        "group": pl.Utf8,
+        "n": pl.Int64,
+        "skipped": pl.Int64,
+        **{n: pl.Float64 for n in names},
+    }
     return pl.DataFrame(rows, schema=schema)
 
 
-def record(results: pl.DataFrame, branch: Branch, prefix: str = "", per_category: bool = False) -> int:
+def record(
+    results: pl.DataFrame, branch: Branch, prefix: str = "", per_category: bool = False
+) -> int:
     """Observe the overall metrics (and optionally each category's, as ``metric/category``) on
     a branch, so evaluations flow into the matrix and charts; returns how many were written."""
     n = 0
@@ -139,13 +147,22 @@ class Dataset:
     documents: list[Document]
     groups: dict[str, list[str]] = field(default_factory=dict)  # question id -> candidate doc ids
 
-    def cases(self, ranker: Callable[[Question, list[Document]], Sequence[str]]) -> list[dict[str, Any]]:
-        """Cases for ``evaluate``: ``ranker(question, candidates)`` returns document ids, best first."""
+    def cases(
+        self, ranker: Callable[[Question, list[Document]], Sequence[str]]
+    ) -> list[dict[str, Any]]:
+        """Cases for ``evaluate``; ``ranker(question, candidates)`` ranks document ids."""
         by_id = {d.id: d for d in self.documents}
         out = []
         for q in self.questions:
             pool = [by_id[i] for i in self.groups.get(q.id, [])] or self.documents
-            out.append({"id": q.id, "category": q.category, "relevant": q.relevant, "ranked": list(ranker(q, pool))})
+            out.append(
+                {
+                    "id": q.id,
+                    "category": q.category,
+                    "relevant": q.relevant,
+                    "ranked": list(ranker(q, pool)),
+                }
+            )
         return out
 
 
@@ -158,7 +175,13 @@ def _read_json(path: str | Path) -> Any:
         raise InvalidValue(f"{path} is not JSON: {e}") from None
 
 
-LOCOMO_CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop", 5: "adversarial"}
+LOCOMO_CATEGORIES = {
+    1: "multi-hop",
+    2: "temporal",
+    3: "open-domain",
+    4: "single-hop",
+    5: "adversarial",
+}
 
 
 def load_locomo(path: str | Path) -> Dataset:
@@ -173,19 +196,35 @@ def load_locomo(path: str | Path) -> Dataset:
         sid = str(sample.get("sample_id", s_i))
         conv = sample.get("conversation") or {}
         turn_ids = []
-        for key in sorted((k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])):
+        for key in sorted(
+            (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
+        ):
             for turn in conv[key] or []:
                 tid = f"{sid}:{turn['dia_id']}"
-                documents.append(Document(tid, str(turn.get("text", "")),
-                                          {"speaker": turn.get("speaker"), "session": key,
-                                           "when": conv.get(f"{key}_date_time")}))
+                documents.append(
+                    Document(
+                        tid,
+                        str(turn.get("text", "")),
+                        {
+                            "speaker": turn.get("speaker"),
+                            "session": key,
+                            "when": conv.get(f"{key}_date_time"),
+                        },
+                    )
+                )
                 turn_ids.append(tid)
         for q_i, qa in enumerate(sample.get("qa") or []):
             qid = f"{sid}:q{q_i}"
             cat = qa.get("category")
-            questions.append(Question(qid, str(qa.get("question", "")), qa.get("answer", qa.get("adversarial_answer")),
-                                      [f"{sid}:{e}" for e in qa.get("evidence") or []],
-                                      LOCOMO_CATEGORIES.get(cat, None if cat is None else str(cat))))
+            questions.append(
+                Question(
+                    qid,
+                    str(qa.get("question", "")),
+                    qa.get("answer", qa.get("adversarial_answer")),
+                    [f"{sid}:{e}" for e in qa.get("evidence") or []],
+                    LOCOMO_CATEGORIES.get(cat, None if cat is None else str(cat)),
+                )
+            )
             groups[qid] = turn_ids
     return Dataset("locomo", questions, documents, groups)
 
@@ -204,21 +243,44 @@ def load_longmemeval(path: str | Path) -> Dataset:
         qid = str(item["question_id"])
         ids = [str(x) for x in item.get("haystack_session_ids") or []]
         sessions = item.get("haystack_sessions") or []
-        for sid, turns in zip(ids, sessions):
+        for sid, turns in zip(ids, sessions, strict=True):
             if sid not in seen:
                 seen.add(sid)
                 text = "\n".join(f"{t.get('role', '')}: {t.get('content', '')}" for t in turns)
                 documents.append(Document(sid, text, {"turns": len(turns)}))
-        relevant = [] if qid.endswith("_abs") else [str(x) for x in item.get("answer_session_ids") or []]
-        questions.append(Question(qid, str(item.get("question", "")), item.get("answer"), relevant,
-                                  item.get("question_type")))
+        relevant = (
+            [] if qid.endswith("_abs") else [str(x) for x in item.get("answer_session_ids") or []]
+        )
+        questions.append(
+            Question(
+                qid,
+                str(item.get("question", "")),
+                item.get("answer"),
+                relevant,
+                item.get("question_type"),
+            )
+        )
         groups[qid] = ids
     return Dataset("longmemeval", questions, documents, groups)
 
 
 def lexical_ranker(question: Question, documents: list[Document]) -> list[str]:
     """A small baseline ranker: documents by how many of the question's words they contain."""
-    words = set(re.findall(r"\w+", question.question.lower())) - {"the", "a", "an", "of", "to", "in", "is", "what",
-                                                                   "did", "do", "when", "how", "who", "was"}
+    words = set(re.findall(r"\w+", question.question.lower())) - {
+        "the",
+        "a",
+        "an",
+        "of",
+        "to",
+        "in",
+        "is",
+        "what",
+        "did",
+        "do",
+        "when",
+        "how",
+        "who",
+        "was",
+    }
     scored = [(sum(w in d.text.lower() for w in words), -i, d.id) for i, d in enumerate(documents)]
     return [doc_id for _, _, doc_id in sorted(scored, reverse=True)]

@@ -18,10 +18,10 @@ import dataclasses
 import json
 import math
 import re
-from datetime import datetime, timezone
-from dataclasses import dataclass, field
-from decimal import Decimal
 from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import blake3
@@ -53,7 +53,9 @@ _ASTRAL = re.compile("[\U00010000-\U0010ffff]")
 _SORTED = orjson.OPT_SORT_KEYS
 
 
-_std_dumps = json.JSONEncoder(ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")).encode
+_std_dumps = json.JSONEncoder(
+    ensure_ascii=False, allow_nan=False, sort_keys=True, separators=(",", ":")
+).encode
 
 
 def _dumps(value: Any) -> str:
@@ -71,7 +73,11 @@ def _too_deep(value: Any, path: str = "value") -> str | None:
     stack: list[tuple[Any, str, int]] = [(value, path, 0)]
     while stack:
         v, where, depth = stack.pop()
-        if isinstance(v, (list, tuple, dict)) or dataclasses.is_dataclass(v) and not isinstance(v, type):
+        if (
+            isinstance(v, (list, tuple, dict))
+            or dataclasses.is_dataclass(v)
+            and not isinstance(v, type)
+        ):
             depth += 1
             if depth > MAX_DEPTH:
                 return where
@@ -80,7 +86,9 @@ def _too_deep(value: Any, path: str = "value") -> str | None:
             elif isinstance(v, (list, tuple)):
                 stack.extend((x, f"{where}[{i}]", depth) for i, x in enumerate(v))
             else:
-                stack.extend((getattr(v, f.name), f"{where}.{f.name}", depth) for f in dataclasses.fields(v))
+                stack.extend(
+                    (getattr(v, f.name), f"{where}.{f.name}", depth) for f in dataclasses.fields(v)
+                )
     return None
 
 
@@ -90,7 +98,8 @@ def _deep_error(value: Any, path: str) -> InvalidValue:
     return InvalidValue(
         f"{shown} is nested more than {MAX_DEPTH} levels deep (lists and dicts inside each other), "
         "more than a stored value may be; flatten it or store the inner part as a JSON string",
-        path=where)
+        path=where,
+    )
 
 
 def loads(text: str | bytes) -> Any:
@@ -191,8 +200,7 @@ def to_plain(v: Any, path: str = "value") -> Any:
         return out
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
         return {
-            f.name: to_plain(getattr(v, f.name), f"{path}.{f.name}")
-            for f in dataclasses.fields(v)
+            f.name: to_plain(getattr(v, f.name), f"{path}.{f.name}") for f in dataclasses.fields(v)
         }
     raise InvalidValue(
         f"{path} is a {type(v).__name__}, which is not JSON-safe; use None, bool, int, float, "
@@ -288,13 +296,15 @@ def unix_ms(value: Any, what: str) -> int:
     (as ``time.time()`` gives) when below 10**11 (10**11 ms is 1973; 10**11 s is year 5138)."""
     if isinstance(value, datetime):
         if value.tzinfo is None:
-            value = value.replace(tzinfo=timezone.utc)
+            value = value.replace(tzinfo=UTC)
         return int(value.timestamp() * 1000)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {value!r}")
     ms = int(value * 1000) if abs(value) < 10**11 else int(value)
     if abs(ms) > MAX_TIME_MS:
-        raise InvalidValue(f"{what} {value!r} is out of range: unix milliseconds within ±{MAX_TIME_MS:.3g}")
+        raise InvalidValue(
+            f"{what} {value!r} is out of range: unix milliseconds within ±{MAX_TIME_MS:.3g}"
+        )
     return ms
 
 
@@ -307,13 +317,16 @@ def check_text(value: Any, what: str) -> str:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as e:
-            raise InvalidValue(f"{what} {value!r} holds a lone surrogate ({e.object[e.start]!r}) that "
-                               "UTF-8 cannot encode; decode your bytes with errors='replace' first") from None
+            raise InvalidValue(
+                f"{what} {value!r} holds a lone surrogate ({e.object[e.start]!r}) that "
+                "UTF-8 cannot encode; decode your bytes with errors='replace' first"
+            ) from None
     return value
 
 
-def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values", offset: int = 0
-                   ) -> tuple[list[str], list[bytes], list[bytes]]:
+def chain_payloads(
+    parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values", offset: int = 0
+) -> tuple[list[str], list[bytes], list[bytes]]:
     """Consecutive events of one kind after ``parent_hash``: their canonical payload texts,
     the texts' UTF-8 bytes and the events' hashes (canonical + event_hash in one pass). An
     unsafe value raises naming ``path[offset + i]`` before anything is returned."""
@@ -328,8 +341,13 @@ def chain_payloads(parent_hash: bytes, kind: str, values: Sequence[Any], path: s
         if flat:
             for k, x in v.items():
                 tx = type(x)
-                if (type(k) is not str or not k.isascii()
-                        or not (tx is str or tx is bool or x is None or (tx is int and -top <= x <= top))):
+                if (
+                    type(k) is not str
+                    or not k.isascii()
+                    or not (
+                        tx is str or tx is bool or x is None or (tx is int and -top <= x <= top)
+                    )
+                ):
                     flat = False
                     break
         if flat or scan(v) == _OK:
@@ -436,8 +454,16 @@ class Record:
 
 def record_of(event: StoredEvent) -> Record:
     """A stored event as a Record (payload decoded)."""
-    return Record(event.branch, event.seq, event.kind, event.hash.hex(), event.parent_hash.hex(), event.ts,
-                  loads(event.payload), event.position)
+    return Record(
+        event.branch,
+        event.seq,
+        event.kind,
+        event.hash.hex(),
+        event.parent_hash.hex(),
+        event.ts,
+        loads(event.payload),
+        event.position,
+    )
 
 
 def _short(s: str, n: int = 120) -> str:

@@ -53,8 +53,11 @@ def compatible(then: str | None, now: str) -> bool:
         return True
     t_deltas, t_fields, t_version = _parsed(then or "")
     n_deltas, n_fields, n_version = _parsed(now)
-    return (t_fields == n_fields and t_version == n_version
-            and all(t_deltas.get(k, 1) == v for k, v in n_deltas.items()))
+    return (
+        t_fields == n_fields
+        and t_version == n_version
+        and all(t_deltas.get(k, 1) == v for k, v in n_deltas.items())
+    )
 
 
 class History:
@@ -79,7 +82,9 @@ class History:
             if row is None:
                 raise NotFound(
                     f"there is no branch {branch_id} in {self.storage.path}; list them with "
-                    "journal.branches() or `lithify branches`", branch=branch_id)
+                    "journal.branches() or `lithify branches`",
+                    branch=branch_id,
+                )
             self._rows[branch_id] = row
         return row
 
@@ -124,7 +129,9 @@ class History:
     def fork_point(self, branch: int) -> tuple[int, bytes]:
         """(seq, hash) a branch starts from: its fork point (the root's is 0 and zeros)."""
         row = self.row(branch)
-        return row.fork_seq, (self.hash_at(row.parent, row.fork_seq) if row.parent is not None else ev.ZERO_HASH)
+        return row.fork_seq, (
+            self.hash_at(row.parent, row.fork_seq) if row.parent is not None else ev.ZERO_HASH
+        )
 
     # -- states -----------------------------------------------------------------------------
 
@@ -133,10 +140,15 @@ class History:
         if not self.state_known:
             name = self.storage.meta.get("state_name")
             raise StateUnavailable(
-                f"{self.storage.path} holds states of {name!r}, a State class this process does not "
-                "know: pass it (Journal.open(path, YourState); the CLI's --state module:Class), import "
+                f"{self.storage.path} holds states of {name!r}, a State class this process does "
+                f"not "
+                "know: pass it (Journal.open(path, YourState); the CLI's --state module:Class), "
+                "import "
                 "the module that defines it, or read plain JSON with Journal.open(path, raw=True) "
-                "(the CLI's --raw)", path=self.storage.path, state_name=name)
+                "(the CLI's --raw)",
+                path=self.storage.path,
+                state_name=name,
+            )
 
     def built(self) -> str:
         """What snapshots written now are built from (see ``built_from``)."""
@@ -203,7 +215,9 @@ class History:
             state = self.fresh()
         todo = sorted(stale, key=lambda at: at[1])
         for event_seq, kind, payload, event_hash in db.state_events(segs, base + 1, seq):
-            while todo and todo[0][1] < event_seq:  # a stale snapshot at an event that is not a delta
+            while (
+                todo and todo[0][1] < event_seq
+            ):  # a stale snapshot at an event that is not a delta
                 self._resnapshot(todo.pop(0), state, built)
             doc = ev.loads(payload)
             state = self.decode(doc["state"]) if kind == "compact" else self.apply(state, doc)
@@ -213,13 +227,17 @@ class History:
             self._resnapshot(left, state, built)
         return state, base
 
-    def _resnapshot(self, at: tuple[int, int], state: Any, built: str, event_hash: bytes | None = None) -> None:
+    def _resnapshot(
+        self, at: tuple[int, int], state: Any, built: str, event_hash: bytes | None = None
+    ) -> None:
         """Rewrite a stale snapshot with the state rebuilt now (a failure only leaves it stale)."""
         branch, seq = at
         try:
             text = ev.canonical(ev.encode_state(state), "state")
             h = event_hash if event_hash is not None else self.hash_at(branch, seq)
-            self.storage.put_snapshot(branch, seq, text, ev.snapshot_digest(h, text), built, replace=True)
+            self.storage.put_snapshot(
+                branch, seq, text, ev.snapshot_digest(h, text), built, replace=True
+            )
         except WorkbenchError:
             pass
 
@@ -228,7 +246,11 @@ class History:
         self.need_state()
         self.storage.writable()
         built = self.built()
-        stale = [(b, q) for b, q, then in self.storage.all_snapshot_marks() if not compatible(then, built)]
+        stale = [
+            (b, q)
+            for b, q, then in self.storage.all_snapshot_marks()
+            if not compatible(then, built)
+        ]
         for branch, seq in stale:
             self.state_at(branch, seq)
         return len(stale)
@@ -238,9 +260,13 @@ class History:
         at = ev.ZERO_HASH if snap.seq == 0 else (snap.event_hash or b"")
         if ev.snapshot_digest(at, snap.state) != snap.digest:
             raise IntegrityError(
-                f"the snapshot of branch {snap.branch} at seq {snap.seq} in {self.storage.path} does not "
-                "match its seal (its state was changed after it was written); run `lithify verify`, "
-                "and restore the journal from a copy", branch=snap.branch, seq=snap.seq)
+                f"the snapshot of branch {snap.branch} at seq {snap.seq} in {self.storage.path} "
+                f"does not "
+                "match its seal (its state was changed after it was written); run `lithify "
+                "verify`, and restore the journal from a copy",
+                branch=snap.branch,
+                seq=snap.seq,
+            )
         return snap.state
 
     def initial(self) -> Any:
@@ -255,7 +281,9 @@ class History:
         """The state built from the deltas whose world time is at or before ``when`` (recorded by
         ``known``), applied in world order."""
         state = self.initial()
-        for _, kind, payload, _ in self.storage.world_events(self.segments(branch), head, when, known):
+        for _, kind, payload, _ in self.storage.world_events(
+            self.segments(branch), head, when, known
+        ):
             doc = ev.loads(payload)
             state = self.decode(doc["state"]) if kind == "compact" else self.apply(state, doc)
         return state

@@ -32,8 +32,16 @@ from .verify import VerifyReport, verify
 if TYPE_CHECKING:
     import polars as pl
 
-__all__ = ["DURABILITY", "PLAIN_STATE", "Journal", "SweepInfo", "VerifyReport", "built_from", "record_of",
-           "state_name_of"]
+__all__ = [
+    "DURABILITY",
+    "PLAIN_STATE",
+    "Journal",
+    "SweepInfo",
+    "VerifyReport",
+    "built_from",
+    "record_of",
+    "state_name_of",
+]
 
 DURABILITY = ("process", "fsync", "lazy")
 # Lazy journals still open: at a normal interpreter exit their buffers are written, not dropped.
@@ -47,7 +55,11 @@ def _flush_at_exit() -> None:
             try:
                 j.flush()
             except BaseException as e:  # noqa: BLE001 (exiting: say it, do not raise)
-                sys.stderr.write(f"lithify: buffered events of {j.path} could not be written at exit: {e}\n")
+                sys.stderr.write(
+                    f"lithify: buffered events of {j.path} could not be written at exit: {e}\n"
+                )
+
+
 LAZY_BUFFER = 512  # buffered events of one branch written together
 ANCHOR_HEX = 32  # hex characters of an expected hash, at least: 128 bits nobody can grind
 PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
@@ -82,8 +94,15 @@ class Journal:
     ``snapshot_every``, ``write``, ``flush``, ``now``, ``durable_head``, ``refusals``, ``fork``,
     ``branch``, ``resolve`` and ``unknown_outcomes``."""
 
-    def __init__(self, storage: Storage, state: type | None, snapshot_every: int, durability: str,
-                 state_known: bool = True, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        state: type | None,
+        snapshot_every: int,
+        durability: str,
+        state_known: bool = True,
+        clock: Clock | None = None,
+    ) -> None:
         self._storage = storage
         self.history = History(storage, state, state_known)
         self.snapshot_every = snapshot_every
@@ -93,9 +112,13 @@ class Journal:
         # buffer and the refusal counters.
         self._lock = storage.lock
         self._pending: dict[int, list[tuple[EventRow, str]]] = {}
-        self._tips: dict[int, tuple[int, bytes]] = {}  # branch -> (seq, hash) of its last buffered event
+        self._tips: dict[
+            int, tuple[int, bytes]
+        ] = {}  # branch -> (seq, hash) of its last buffered event
         self._refused: dict[int, int] = {}  # branch id -> how many buffered batches were refused
-        self._lost: dict[int, tuple[int, str]] = {}  # branch id -> (events lost, why) not yet reported
+        self._lost: dict[
+            int, tuple[int, str]
+        ] = {}  # branch id -> (events lost, why) not yet reported
         self._npending = 0
         self._closed = False
         self._lazy = durability == "lazy"
@@ -145,36 +168,73 @@ class Journal:
         parent = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(parent):
             raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 1e7:
+        if (
+            isinstance(timeout, bool)
+            or not isinstance(timeout, (int, float))
+            or not 0 < timeout < 1e7
+        ):
             raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
         if callable(key):
             key = key()
-        return cls._make(path, state, durability, snapshot_every, source, key, create=create,
-                         readonly=readonly or raw, raw=raw, timeout=float(timeout), clock=clock)
+        return cls._make(
+            path,
+            state,
+            durability,
+            snapshot_every,
+            source,
+            key,
+            create=create,
+            readonly=readonly or raw,
+            raw=raw,
+            timeout=float(timeout),
+            clock=clock,
+        )
 
     @classmethod
-    def in_memory(cls, state: type | None = None, *, snapshot_every: int = 128,
-                  clock: Clock | None = None) -> Journal:
+    def in_memory(
+        cls, state: type | None = None, *, snapshot_every: int = 128, clock: Clock | None = None
+    ) -> Journal:
         """A journal in memory: the same code path as a file, gone when closed."""
         return cls._make(":memory:", state, "process", snapshot_every, clock=clock)
 
     @classmethod
-    def _make(cls, path: str, state: type | None, durability: str, snapshot_every: int,
-              source: str | None = None, key: str | bytes | None = None, *, create: bool | None = None,
-              readonly: bool = False, raw: bool = False, timeout: float = 30.0,
-              clock: Clock | None = None) -> Journal:
+    def _make(
+        cls,
+        path: str,
+        state: type | None,
+        durability: str,
+        snapshot_every: int,
+        source: str | None = None,
+        key: str | bytes | None = None,
+        *,
+        create: bool | None = None,
+        readonly: bool = False,
+        raw: bool = False,
+        timeout: float = 30.0,
+        clock: Clock | None = None,
+    ) -> Journal:
         if durability not in DURABILITY:
-            raise InvalidValue(f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
-                               durability=durability)
-        if isinstance(snapshot_every, bool) or not isinstance(snapshot_every, int) or snapshot_every < 1:
+            raise InvalidValue(
+                f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
+                durability=durability,
+            )
+        if (
+            isinstance(snapshot_every, bool)
+            or not isinstance(snapshot_every, int)
+            or snapshot_every < 1
+        ):
             raise InvalidValue(f"snapshot_every must be a positive int, not {snapshot_every!r}")
         if create not in (None, True, False):
             raise InvalidValue(f"create is None, True or False, not {create!r}")
         if clock is not None and not callable(clock):
-            raise InvalidValue(f"clock is a function returning unix ms or a datetime, not {clock!r}")
+            raise InvalidValue(
+                f"clock is a function returning unix ms or a datetime, not {clock!r}"
+            )
         if state is not None and raw:
             raise InvalidValue("raw=True reads states as plain JSON; pass no State class with it")
-        if state is not None and (not isinstance(state, type) or not callable(getattr(state, "apply", None))):
+        if state is not None and (
+            not isinstance(state, type) or not callable(getattr(state, "apply", None))
+        ):
             raise InvalidValue(
                 f"{getattr(state, '__name__', state)!r} has no apply(self, delta) method; a "
                 "State class must define how a delta changes it",
@@ -186,8 +246,16 @@ class Journal:
             name = state_name_of(state)
             initial_text = ev.canonical(ev.encode_state(state()), "state")
             digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
-        storage = open_storage(path, durability, int(timeout * 1000), source=source, key=key, readonly=readonly,
-                               create=create, schema=(name, initial_text, digest, built_from(state)))
+        storage = open_storage(
+            path,
+            durability,
+            int(timeout * 1000),
+            source=source,
+            key=key,
+            readonly=readonly,
+            create=create,
+            schema=(name, initial_text, digest, built_from(state)),
+        )
         try:
             state, known = cls._state_for(storage, state, raw)
         except BaseException:
@@ -208,13 +276,24 @@ class Journal:
                     storage.set_meta("state_name", given)
                 return state, True
             if stored != given:
-                what = "plain JSON states (no State class)" if stored == PLAIN_STATE else f"the State {stored!r}"
+                what = (
+                    "plain JSON states (no State class)"
+                    if stored == PLAIN_STATE
+                    else f"the State {stored!r}"
+                )
                 raise StateMismatch(
-                    f"{storage.path} was written with {what}, not {given!r}: open it with that class"
-                    + ("" if stored == PLAIN_STATE else
-                       f", or, if {state.__qualname__} is a compatible successor, set "
-                       f"`state_name = {stored!r}` on it to declare so"),
-                    path=storage.path, stored=stored, given=given)
+                    f"{storage.path} was written with {what}, not {given!r}: open it with that "
+                    f"class"
+                    + (
+                        ""
+                        if stored == PLAIN_STATE
+                        else f", or, if {state.__qualname__} is a compatible successor, set "
+                        f"`state_name = {stored!r}` on it to declare so"
+                    ),
+                    path=storage.path,
+                    stored=stored,
+                    given=given,
+                )
             return state, True
         if stored in ("", PLAIN_STATE):
             return ev.registered_state(stored) if stored else None, True
@@ -244,7 +323,8 @@ class Journal:
     def state_name(self) -> str:
         """The name of the State the journal was written with ("@json": plain JSON states)."""
         return self._storage.meta.get("state_name", "") or (
-            state_name_of(self.state_class) if self.state_class is not None else PLAIN_STATE)
+            state_name_of(self.state_class) if self.state_class is not None else PLAIN_STATE
+        )
 
     @property
     def readonly(self) -> bool:
@@ -280,12 +360,18 @@ class Journal:
         if self._clock is None:
             return now_ms()
         value = self._clock()
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= ev.MAX_TIME_MS:
+        if (
+            isinstance(value, (int, float))
+            and not isinstance(value, bool)
+            and abs(value) <= ev.MAX_TIME_MS
+        ):
             return int(value)  # milliseconds, however small
         if isinstance(value, datetime):
             return ev.unix_ms(value, "the clock's time")
-        raise InvalidValue(f"the clock given to Journal.open returned {value!r}; it must return unix "
-                           "milliseconds or a datetime")
+        raise InvalidValue(
+            f"the clock given to Journal.open returned {value!r}; it must return unix "
+            "milliseconds or a datetime"
+        )
 
     def refusals(self, branch: int) -> int:
         """How many times buffered events of a branch were refused (a handle that saw fewer is
@@ -304,10 +390,14 @@ class Journal:
                     tip = self.durable_head(branch)
                 if seq != tip[0] + 1 or row[4] != tip[1]:
                     raise BranchConflict(
-                        f"branch {branch} moved: this handle expected head {seq - 1} but the journal's "
+                        f"branch {branch} moved: this handle expected head {seq - 1} but the "
+                        f"journal's "
                         f"head is {tip[0]} (another handle appended); take a fresh handle with "
                         f"journal.branch({branch}) and decide again",
-                        branch=branch, expected=seq - 1, actual=tip[0])
+                        branch=branch,
+                        expected=seq - 1,
+                        actual=tip[0],
+                    )
                 buffer = self._pending.setdefault(branch, [])
                 buffer.append((row, shape))
                 self._tips[branch] = (seq, row[3])
@@ -343,16 +433,24 @@ class Journal:
             self._flush(None)
 
     def _flush(self, branch: int | None) -> dict[int, tuple[int, BaseException]]:
-        """Write buffers (one branch's, or all); {branch: (events lost, error)} of those that failed."""
+        """Write buffers (one branch's, or all); {branch: (events lost, error)} of failed ones."""
         if not self._npending:
             return {}
         with self._lock:
-            todo = list(self._pending) if branch is None else [branch] if branch in self._pending else []
+            todo = (
+                list(self._pending)
+                if branch is None
+                else [branch]
+                if branch in self._pending
+                else []
+            )
             if not todo:
                 return {}
             if self._storage.in_transaction:
-                raise WorkbenchError("buffered events cannot be written inside another write transaction; "
-                                     "flush the journal before opening one")
+                raise WorkbenchError(
+                    "buffered events cannot be written inside another write transaction; "
+                    "flush the journal before opening one"
+                )
             failed: dict[int, tuple[int, BaseException]] = {}
             interrupted: BaseException | None = None
             for b in todo:
@@ -370,9 +468,10 @@ class Journal:
                         failed[b] = (len(rows), e)
                 else:
                     failed[b] = (len(rows), interrupted)
-            for b, (n, e) in failed.items():  # handles that buffered these events are stale for good
+            # handles that buffered these events are stale for good
+            for b, (n, err) in failed.items():
                 self._refused[b] = self._refused.get(b, 0) + 1
-                self._lost[b] = (self._lost.get(b, (0, ""))[0] + n, str(e))
+                self._lost[b] = (self._lost.get(b, (0, ""))[0] + n, str(err))
         if interrupted is not None:
             raise interrupted
         return failed
@@ -383,9 +482,12 @@ class Journal:
         n = sum(k for k, _ in failed.values())
         where = ", ".join(f"branch {b}: {k}" for b, (k, _) in sorted(failed.items()))
         first = next(iter(failed.values()))[1]
-        message = (f"{n} buffered event(s) were not written ({where}): {first} Handles of these branches are "
-                   "stale: take a fresh one with journal.branch(id) (it starts at the last durable event) "
-                   "and redo what was lost")
+        message = (
+            f"{n} buffered event(s) were not written ({where}): {first} Handles of these "
+            f"branches are "
+            "stale: take a fresh one with journal.branch(id) (it starts at the last durable event) "
+            "and redo what was lost"
+        )
         lost = {b: k for b, (k, _) in failed.items()}
         if isinstance(first, WorkbenchError):
             raise type(first)(message, **{**first.fields, "lost": n, "lost_by_branch": lost})
@@ -409,8 +511,11 @@ class Journal:
         if row is None:
             if ref.isdigit():
                 return self.history.row(int(ref)).id
-            raise NotFound(f"there is no branch named {ref!r} in {self.path}; list them with "
-                           "journal.branches() or `lithify branches`", name=ref)
+            raise NotFound(
+                f"there is no branch named {ref!r} in {self.path}; list them with "
+                "journal.branches() or `lithify branches`",
+                name=ref,
+            )
         self.history.remember(row)
         return row.id
 
@@ -434,8 +539,17 @@ class Journal:
     def _info(self, row: BranchRow, heads: Mapping[int, Any]) -> ev.BranchInfo:
         head = heads.get(row.id)
         seq, h = (head.seq, head.hash) if head is not None else self.history.fork_point(row.id)
-        return ev.BranchInfo(row.id, row.name, row.parent, row.fork_seq, seq, h.hex(), ev.loads(row.params),
-                             row.created, row.sweep)
+        return ev.BranchInfo(
+            row.id,
+            row.name,
+            row.parent,
+            row.fork_seq,
+            seq,
+            h.hex(),
+            ev.loads(row.params),
+            row.created,
+            row.sweep,
+        )
 
     def info(self, ref: int | str) -> ev.BranchInfo:
         """The BranchInfo of one branch, with its current head."""
@@ -460,30 +574,42 @@ class Journal:
         heads = self.storage.heads() if rows else {}
         return [self._info(r, heads) for r in rows]
 
-    def fork(self, base: Branch, at: int, specs: Sequence[tuple[str | None, Mapping[str, Any] | None]],
-             sweep: int | None = None) -> list[Branch]:
+    def fork(
+        self,
+        base: Branch,
+        at: int,
+        specs: Sequence[tuple[str | None, Mapping[str, Any] | None]],
+        sweep: int | None = None,
+    ) -> list[Branch]:
         """Fork ``base`` at ``at`` once per (name, params): one row each, nothing copied."""
         self.flush(base.id)  # the fork point may be buffered; before any transaction
         base._check_seq(at, "fork at")
-        rows = []
+        rows: list[tuple[str | None, int, int, str, int | None]] = []
         for name, params in specs:
             if name is not None and ev.check_text(name, "a branch name").isdigit():
                 raise InvalidValue(f"a branch name is a non-empty, non-numeric str, not {name!r}")
-            p = {} if params is None else params
-            if not isinstance(p, Mapping):
-                raise InvalidValue(f"params must be a dict of JSON-safe values, not {type(p).__name__}")
-            rows.append((name, base.id, at, ev.canonical(dict(p), "params"), sweep))
+            given = {} if params is None else params
+            if not isinstance(given, Mapping):
+                raise InvalidValue(
+                    f"params must be a dict of JSON-safe values, not {type(given).__name__}"
+                )
+            rows.append((name, base.id, at, ev.canonical(dict(given), "params"), sweep))
         ids = self.storage.insert_branches(rows)
         at_hash = base._hash_at(at)
         out = []
-        for bid, (name, parent, fork_seq, params, sw) in zip(ids, rows):
-            row = BranchRow(bid, name, parent, fork_seq, params, 0, sw)
+        for bid, (name, parent, fork_seq, params_text, sw) in zip(ids, rows, strict=True):
+            row = BranchRow(bid, name, parent, fork_seq, params_text, 0, sw)
             self.history.remember(row)
             out.append(Branch(self, row, head=(fork_seq, at_hash)))
         return out
 
-    def sweep(self, base: Branch | int | str, at: int, params: Iterable[Mapping[str, Any]],
-              spec: Mapping[str, Any] | None = None) -> list[Branch]:
+    def sweep(
+        self,
+        base: Branch | int | str,
+        at: int,
+        params: Iterable[Mapping[str, Any]],
+        spec: Mapping[str, Any] | None = None,
+    ) -> list[Branch]:
         """Fork ``base`` at ``at`` once per parameter set (rows only) and record the sweep."""
         b = base if isinstance(base, Branch) else self.branch(base)
         plist = [dict(p) for p in params]
@@ -491,7 +617,9 @@ class Journal:
             raise InvalidValue("a sweep needs at least one parameter set")
         b._check_seq(at, "sweep at")
         text = ev.canonical({"params": plist, **(dict(spec) if spec else {})}, "sweep")
-        self.flush(b.id)  # not inside the transaction: a rollback would take acknowledged events with it
+        self.flush(
+            b.id
+        )  # not inside the transaction: a rollback would take acknowledged events with it
         with self.storage.atomic():
             sweep_id = self.storage.insert_sweep(b.id, at, text)
             return self.fork(b, at, [(None, p) for p in plist], sweep=sweep_id)
@@ -503,8 +631,10 @@ class Journal:
         for r in self.storage.branch_rows():
             if r.sweep is not None:
                 by_sweep.setdefault(r.sweep, []).append(r.id)
-        return [SweepInfo(s.id, s.base, s.at, ev.loads(s.spec), s.created, by_sweep.get(s.id, []))
-                for s in self.storage.sweep_rows()]
+        return [
+            SweepInfo(s.id, s.base, s.at, ev.loads(s.spec), s.created, by_sweep.get(s.id, []))
+            for s in self.storage.sweep_rows()
+        ]
 
     def unknown_outcomes(self, branch_id: int) -> list[str]:
         """Effect keys started on a branch whose result was never committed."""
@@ -558,15 +688,22 @@ class Journal:
         """The receipt journaled with the effect a ref names: what the model saw for that call."""
         rec = self.record(ref)
         if rec.kind != "effect" or "receipt" not in rec.payload:
-            raise NotFound(f"event {rec.branch}@{rec.seq} ({rec.kind}) carries no receipt; receipts are "
-                           "journaled with effects run inside `with branch.receipt(r):`")
+            raise NotFound(
+                f"event {rec.branch}@{rec.seq} ({rec.kind}) carries no receipt; receipts are "
+                "journaled with effects run inside `with branch.receipt(r):`"
+            )
         receipt = dict(rec.payload["receipt"])
         p = self.storage.provenance(rec.branch, rec.seq)
         if p is not None and p.render_ms is not None:
             # kept beside the event rather than in it: a duration would make identical histories
             # hash differently
             receipt["projection_ms"] = p.render_ms
-        return {"branch": rec.branch, "seq": rec.seq, "key": rec.payload.get("key"), "receipt": receipt}
+        return {
+            "branch": rec.branch,
+            "seq": rec.seq,
+            "key": rec.payload.get("key"),
+            "receipt": receipt,
+        }
 
     def state(self, ref: str | tuple[int, int]) -> Any:
         """The state at any ref (``main@40``, ``head~3``, a label, a hash prefix...)."""
@@ -613,7 +750,9 @@ class Journal:
         """(branch, seq) of the one event whose hash starts with a hex prefix (8+ characters)."""
         p = prefix.lower() if isinstance(prefix, str) else ""
         if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
-            raise InvalidValue(f"{prefix!r} is not a hash prefix: give 8 to 64 hex characters", prefix=prefix)
+            raise InvalidValue(
+                f"{prefix!r} is not a hash prefix: give 8 to 64 hex characters", prefix=prefix
+            )
         self._settle()
         lo = bytes.fromhex((p + "0" * 64)[:64])
         top = int(p, 16) + 1
@@ -624,16 +763,22 @@ class Journal:
             raise NotFound(f"no event hash starts with {p}", prefix=p)
         if len(hashes) > 1:
             raise Conflict(
-                f"the prefix {p} is ambiguous; it matches {', '.join(h.hex()[:16] for h in hashes[:8])}"
-                "; give more characters", prefix=p, candidates=[h.hex() for h in hashes])
+                f"the prefix {p} is ambiguous; it matches "
+                f"{', '.join(h.hex()[:16] for h in hashes[:8])}; give more characters",
+                prefix=p,
+                candidates=[h.hex() for h in hashes],
+            )
         events = list(dict.fromkeys((h.branch, h.seq) for h in hits))
         if len(events) > 1:
             # Identical histories have identical hashes: two forks that appended the same event
             # share its hash, and a hash alone cannot say which one is meant.
             where = ", ".join(f"{b}@{q}" for b, q in events[:8])
-            raise Conflict(f"the hash {p} names {len(events)} events ({where}): forks that appended the "
-                           "same event share its hash; write BRANCH@SEQ", prefix=p,
-                           candidates=[f"{b}@{q}" for b, q in events])
+            raise Conflict(
+                f"the hash {p} names {len(events)} events ({where}): forks that appended the "
+                "same event share its hash; write BRANCH@SEQ",
+                prefix=p,
+                candidates=[f"{b}@{q}" for b, q in events],
+            )
         return events[0]
 
     def tail(self, cursor: int = 0, limit: int | None = None) -> tuple[list[ev.Record], int]:
@@ -644,7 +789,9 @@ class Journal:
         events = self.storage.tail(cursor, limit)
         return [record_of(e) for e in events], (events[-1].position if events else cursor)
 
-    def search(self, text: str, branch: int | str | None = None, limit: int = 50) -> list[ev.Record]:
+    def search(
+        self, text: str, branch: int | str | None = None, limit: int = 50
+    ) -> list[ev.Record]:
         """Events whose payload matches a full-text query (SQLite FTS5 syntax: words, "a phrase",
         prefix*, AND/OR/NOT), best first; with ``branch``, only in that branch's resolved history.
         The index is built on demand (like the hash index), never on the append path."""
@@ -668,8 +815,9 @@ class Journal:
         report the first bad seq per branch, and every branch's head hash.
 
         ``expect`` maps branches (id or name) to a head hash recorded outside the journal (the
-        whole hash, or a prefix of at least 32 hex characters): each must still be in that branch's history, which proves
-        the history up to it was not rewritten, something the journal cannot prove about itself.
+        whole hash, or a prefix of at least 32 hex characters): each must still be in that
+        branch's history, which proves the history up to it was not rewritten, something the
+        journal cannot prove about itself.
         """
         self._settle()
         return verify(self.storage, self.history, self._anchors(expect))
@@ -683,7 +831,9 @@ class Journal:
         for ref, h in expect.items():
             p = h.lower() if isinstance(h, str) else ""
             if not (ANCHOR_HEX <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
-                raise InvalidValue(f"expected hash {h!r} for branch {ref!r} is not {ANCHOR_HEX} to 64 hex "
-                                   "characters (a shorter prefix could be matched by a forged history)")
+                raise InvalidValue(
+                    f"expected hash {h!r} for branch {ref!r} is not {ANCHOR_HEX} to 64 hex "
+                    "characters (a shorter prefix could be matched by a forged history)"
+                )
             out.append((self._resolve(ref), p))
         return out

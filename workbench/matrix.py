@@ -74,7 +74,9 @@ def _branch_frame(br: _Branches, ids: Sequence[int], lineage: bool) -> pl.DataFr
     cols["branch_name"] = pl.Series("branch_name", [br.names[i] for i in ids], dtype=pl.Utf8)
     for k in keys:
         name = f"param_{k}" if k in FIXED_COLUMNS or k in LINEAGE_COLUMNS else k
-        cols[name] = pl.Series(name, _param_column([br.params[i].get(k) for i in ids]), strict=False)
+        cols[name] = pl.Series(
+            name, _param_column([br.params[i].get(k) for i in ids]), strict=False
+        )
     if lineage:
         for pos, name in enumerate(LINEAGE_COLUMNS):
             cols[name] = pl.Series(name, [br.lineage[i][pos] for i in ids], dtype=pl.Int64)
@@ -95,14 +97,23 @@ def _observations(rows: list[Observation]) -> pl.DataFrame:
 
     return pl.DataFrame(
         rows,
-        schema={"position": pl.Int64, "branch": pl.Int64, "seq": pl.Int64, "metric": pl.Utf8,
-                "value": pl.Float64, "ts": pl.Int64},
+        schema={
+            "position": pl.Int64,
+            "branch": pl.Int64,
+            "seq": pl.Int64,
+            "metric": pl.Utf8,
+            "value": pl.Float64,
+            "ts": pl.Int64,
+        },
         orient="row",
     )
 
 
 def _select_branches(
-    br: _Branches, journal: Journal, branches: Iterable[int] | None, sweep: int | None,
+    br: _Branches,
+    journal: Journal,
+    branches: Iterable[int] | None,
+    sweep: int | None,
     params: Mapping[str, Any] | None,
 ) -> list[int] | None:
     ids: set[int] | None = None
@@ -114,7 +125,9 @@ def _select_branches(
             raise NotFound(f"there is no sweep {sweep}; list them with journal.sweeps()")
         ids = members if ids is None else ids & members
     if params:
-        wanted = {k: (list(v) if isinstance(v, (list, tuple, set)) else [v]) for k, v in params.items()}
+        wanted = {
+            k: (list(v) if isinstance(v, (list, tuple, set)) else [v]) for k, v in params.items()
+        }
         match = {b for b, p in br.params.items() if all(p.get(k) in vs for k, vs in wanted.items())}
         ids = match if ids is None else ids & match
     return None if ids is None else sorted(ids)
@@ -174,18 +187,34 @@ def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFra
 
     names = sorted(obs["metric"].unique().to_list())
     v = pl.col("value")
-    reduce = {"last": v.last(), "first": v.first(), "max": v.max(), "min": v.min(), "mean": v.mean(),
-              "count": v.count().cast(pl.Float64)}[summary]
-    reduced = obs.sort("position").group_by("branch", "metric", maintain_order=True).agg(reduce.alias("value"))
+    reduce = {
+        "last": v.last(),
+        "first": v.first(),
+        "max": v.max(),
+        "min": v.min(),
+        "mean": v.mean(),
+        "count": v.count().cast(pl.Float64),
+    }[summary]
+    reduced = (
+        obs.sort("position")
+        .group_by("branch", "metric", maintain_order=True)
+        .agg(reduce.alias("value"))
+    )
     if names:
-        table = reduced.pivot(on="metric", index="branch", values="value").select(["branch", *names])
+        table = reduced.pivot(on="metric", index="branch", values="value").select(
+            ["branch", *names]
+        )
     else:
         table = pl.DataFrame({"branch": pl.Series([], dtype=pl.Int64)})
     clash = [n for n in names if n in branches.columns]
     if clash:
         table = table.rename({n: f"metric_{n}" for n in clash})
     out = branches.join(table, on="branch", how="left")
-    return out.filter(pl.col("branch").is_in(obs["branch"].unique().to_list())) if len(obs) else out.head(0)
+    return (
+        out.filter(pl.col("branch").is_in(obs["branch"].unique().to_list()))
+        if len(obs)
+        else out.head(0)
+    )
 
 
 # -- aggregation ----------------------------------------------------------------------------
@@ -199,8 +228,10 @@ def _betacf(a: float, b: float, x: float) -> float:
     h = d
     for m in range(1, 300):
         m2 = 2 * m
-        for num in (m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
-                    -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1))):
+        for num in (
+            m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+            -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)),
+        ):
             d = 1.0 + num * d
             d = 1.0 / (d if abs(d) > tiny else tiny)
             c = 1.0 + num / c
@@ -216,7 +247,9 @@ def _inc_beta(a: float, b: float, x: float) -> float:
         return 0.0
     if x >= 1:
         return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
+    front = math.exp(
+        math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    )
     if x < (a + 1) / (a + b + 2):
         return front * _betacf(a, b, x) / a
     return 1.0 - front * _betacf(b, a, 1 - x) / b
@@ -256,7 +289,9 @@ def last_per_branch(df: pl.DataFrame, metric: str, as_name: str | None = None) -
             .rename({"value": as_name or metric})
         )
     if metric not in df.columns:
-        raise InvalidValue(f"the matrix has no metric {metric!r}; metrics are in the metric column or columns")
+        raise InvalidValue(
+            f"the matrix has no metric {metric!r}; metrics are in the metric column or columns"
+        )
     return df.rename({metric: as_name}) if as_name else df
 
 
@@ -276,9 +311,15 @@ def aggregate(
     """
     import polars as pl
 
-    per_branch = last_per_branch(df, metric, as_name="_y")  # "_y": a metric may share a param's name
+    per_branch = last_per_branch(
+        df, metric, as_name="_y"
+    )  # "_y": a metric may share a param's name
     skip = {over} if isinstance(over, str) else set(over)
-    groups = list(by) if by is not None else [c for c in param_columns(df) if c not in skip and c != metric]
+    groups = (
+        list(by)
+        if by is not None
+        else [c for c in param_columns(df) if c not in skip and c != metric]
+    )
     per_branch = per_branch.filter(pl.col("_y").is_not_null())
     agg = per_branch.group_by(groups or pl.lit(0).alias("_all"), maintain_order=True).agg(
         pl.len().alias("n"),
@@ -287,7 +328,9 @@ def aggregate(
     )
     crit = {n: t_critical(n - 1, confidence) for n in set(agg["n"].to_list()) if n > 1}
     agg = agg.with_columns(
-        pl.when(pl.col("n") > 1).then(pl.col("std") / pl.col("n").cast(pl.Float64).sqrt()).alias("sem"),
+        pl.when(pl.col("n") > 1)
+        .then(pl.col("std") / pl.col("n").cast(pl.Float64).sqrt())
+        .alias("sem"),
         pl.col("n").replace_strict(crit, default=None, return_dtype=pl.Float64).alias("_t"),
     ).with_columns(
         pl.when(pl.col("n") > 1).then(pl.col("std")).alias("std"),
@@ -312,7 +355,9 @@ def export(df: pl.DataFrame, path: str | Path) -> Path:
     elif suffix == ".json":
         p.write_text(json.dumps(df.to_dicts(), default=str) + "\n")
     else:
-        raise InvalidValue(f"cannot tell the format of {p.name}: use a .csv, .parquet or .json suffix")
+        raise InvalidValue(
+            f"cannot tell the format of {p.name}: use a .csv, .parquet or .json suffix"
+        )
     return p
 
 

@@ -44,19 +44,34 @@ class Param:
     def check(self, name: str, value: Any) -> None:
         """Raise InvalidValue (saying what is allowed) unless ``value`` fits."""
         t = self.type
-        ok = (t is object or (t is float and isinstance(value, (int, float)) and not isinstance(value, bool))
-              or (t is not float and isinstance(value, t) and (t is bool or not isinstance(value, bool))))
+        ok = (
+            t is object
+            or (t is float and isinstance(value, (int, float)) and not isinstance(value, bool))
+            or (
+                t is not float
+                and isinstance(value, t)
+                and (t is bool or not isinstance(value, bool))
+            )
+        )
         if ok and isinstance(value, float) and not math.isfinite(value):
             ok = False
         if not ok:
-            raise InvalidValue(f"parameter {name} takes {t.__name__} values, not {value!r}", name=name)
+            raise InvalidValue(
+                f"parameter {name} takes {t.__name__} values, not {value!r}", name=name
+            )
         if self.min is not None and value < self.min:
-            raise InvalidValue(f"parameter {name} must be at least {self.min:g}, not {value!r}", name=name)
+            raise InvalidValue(
+                f"parameter {name} must be at least {self.min:g}, not {value!r}", name=name
+            )
         if self.max is not None and value > self.max:
-            raise InvalidValue(f"parameter {name} must be at most {self.max:g}, not {value!r}", name=name)
+            raise InvalidValue(
+                f"parameter {name} must be at most {self.max:g}, not {value!r}", name=name
+            )
         if self.choices is not None and value not in self.choices:
-            raise InvalidValue(f"parameter {name} is one of {', '.join(map(repr, self.choices))}, not {value!r}",
-                               name=name)
+            raise InvalidValue(
+                f"parameter {name} is one of {', '.join(map(repr, self.choices))}, not {value!r}",
+                name=name,
+            )
 
 
 def takes(**params: Param) -> Callable[[F], F]:
@@ -84,15 +99,27 @@ def of_notebook(path: str | Path) -> tuple[dict[str, Param], bool]:
     except FileNotFoundError:
         raise NotFound(f"no notebook at {path}") from None
     except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise InvalidValue(f"{path} is not a readable notebook ({e}); give a template .ipynb") from None
+        raise InvalidValue(
+            f"{path} is not a readable notebook ({e}); give a template .ipynb"
+        ) from None
     cells = doc.get("cells") if isinstance(doc, dict) else None
     if not isinstance(cells, list):
         raise InvalidValue(f"{path} is not a notebook (no cells); give a template .ipynb")
-    cell = next((c for c in cells if isinstance(c, dict) and c.get("cell_type") == "code"
-                 and "parameters" in (c.get("metadata", {}).get("tags") or [])), None)
+    cell = next(
+        (
+            c
+            for c in cells
+            if isinstance(c, dict)
+            and c.get("cell_type") == "code"
+            and "parameters" in (c.get("metadata", {}).get("tags") or [])
+        ),
+        None,
+    )
     if cell is None:
-        raise InvalidValue(f"{path} has no cell tagged 'parameters'; tag the cell that sets the fork's "
-                           "defaults (papermill injects the fork's values after it)")
+        raise InvalidValue(
+            f"{path} has no cell tagged 'parameters'; tag the cell that sets the fork's "
+            "defaults (papermill injects the fork's values after it)"
+        )
     source = cell.get("source", "")
     source = "".join(source) if isinstance(source, list) else str(source)
     try:
@@ -103,7 +130,11 @@ def of_notebook(path: str | Path) -> tuple[dict[str, Param], bool]:
     out: dict[str, Param] = {}
     names: set[str] = set()
     for node in tree.body:
-        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+        ):
             name = node.targets[0].id
             names.add(name)
             if name in RUNNER_SET:
@@ -117,11 +148,18 @@ def of_notebook(path: str | Path) -> tuple[dict[str, Param], bool]:
             if isinstance(spec.get("type"), str):
                 t = _TYPES.get(spec["type"], t)
             choices = spec.get("choices")
-            out[name] = Param(t, spec.get("min"), spec.get("max"), tuple(choices) if isinstance(choices, list) else None)
+            out[name] = Param(
+                t,
+                spec.get("min"),
+                spec.get("max"),
+                tuple(choices) if isinstance(choices, list) else None,
+            )
     return out, "function" in names
 
 
-def check_points(points: list[dict[str, Any]], declared: dict[str, Param] | None, source: str) -> None:
+def check_points(
+    points: list[dict[str, Any]], declared: dict[str, Param] | None, source: str
+) -> None:
     """Every grid point's names must be declared, and every value must fit its Param."""
     if declared is None:
         return
@@ -131,5 +169,7 @@ def check_points(points: list[dict[str, Any]], declared: dict[str, Param] | None
             if spec is None:
                 raise InvalidValue(
                     f"{source} takes no parameter {name!r}; it takes "
-                    f"{', '.join(sorted(declared)) or 'none'}", name=name)
+                    f"{', '.join(sorted(declared)) or 'none'}",
+                    name=name,
+                )
             spec.check(name, value)

@@ -30,7 +30,9 @@ GROUP = "lithify.agents"
 def import_ref(ref: str) -> Any:
     """The object ``module:qualname`` names (imported now)."""
     if not isinstance(ref, str) or ":" not in ref:
-        raise InvalidValue(f"{ref!r} does not name an object: write module:qualname, like package.module:run_fork")
+        raise InvalidValue(
+            f"{ref!r} does not name an object: write module:qualname, like package.module:run_fork"
+        )
     module, _, name = ref.partition(":")
     obj: Any = importlib.import_module(module)
     for part in name.split("."):

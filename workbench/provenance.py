@@ -17,8 +17,14 @@ if TYPE_CHECKING:
 def event_provenance(journal: Journal, rec: ev.Record) -> dict[str, Any]:
     """One event's record and who wrote it."""
     p = journal.storage.provenance(rec.branch, rec.seq)
-    doc: dict[str, Any] = {"branch": rec.branch, "seq": rec.seq, "kind": rec.kind, "hash": rec.hash, "ts": rec.ts,
-                           "summary": rec.summary(80)}
+    doc: dict[str, Any] = {
+        "branch": rec.branch,
+        "seq": rec.seq,
+        "kind": rec.kind,
+        "hash": rec.hash,
+        "ts": rec.ts,
+        "summary": rec.summary(80),
+    }
     if p is not None:
         doc.update({"writer": p.writer, "pid": p.pid, "source": p.source})
         if p.occurred_at is not None:
@@ -26,7 +32,9 @@ def event_provenance(journal: Journal, rec: ev.Record) -> dict[str, Any]:
         if p.event_id is not None:
             doc["id"] = p.event_id
         if rec.kind == "effect":
-            doc.update({"key": rec.payload.get("key"), "duration_ms": p.fx_ms, "attempts": p.attempts})
+            doc.update(
+                {"key": rec.payload.get("key"), "duration_ms": p.fx_ms, "attempts": p.attempts}
+            )
     return doc
 
 
@@ -50,17 +58,33 @@ def provenance(journal: Journal, branch: int, seq: int, path: str | None = None)
         if rec.kind not in ("delta", "compact"):
             continue
         now = b.at(rec.seq)
-        touched = [c for c in iter_diff(prev, now) if c.path == path or c.path.startswith((path + ".", path + "["))
-                   or path.startswith((c.path + "[", c.path + "."))]
+        touched = [
+            c
+            for c in iter_diff(prev, now)
+            if c.path == path
+            or c.path.startswith((path + ".", path + "["))
+            or path.startswith((c.path + "[", c.path + "."))
+        ]
         if touched:
             value = json.dumps(touched[0].after, default=str)
-            sources = [event_provenance(journal, e) for e in effects
-                       if json.dumps(e.payload.get("result"), default=str) in value
-                       or (isinstance(e.payload.get("result"), str) and e.payload["result"] in value)]
-            chain.append({**event_provenance(journal, rec), "change": touched[0].op, "from_effects": sources[-3:]})
+            sources = [
+                event_provenance(journal, e)
+                for e in effects
+                if json.dumps(e.payload.get("result"), default=str) in value
+                or (isinstance(e.payload.get("result"), str) and e.payload["result"] in value)
+            ]
+            chain.append(
+                {
+                    **event_provenance(journal, rec),
+                    "change": touched[0].op,
+                    "from_effects": sources[-3:],
+                }
+            )
         prev = now
     if not chain:
-        raise NotFound(f"no event up to {branch}@{seq} changed {path!r}; check the path (e.g. notes[0])")
+        raise NotFound(
+            f"no event up to {branch}@{seq} changed {path!r}; check the path (e.g. notes[0])"
+        )
     out["path"] = path
     out["chain"] = chain
     return out

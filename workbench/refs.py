@@ -87,8 +87,12 @@ def resolve(journal: Journal, ref: str, default_branch: int | str = 0) -> tuple[
         raise NotFound(f"{r!r} names no label, branch or event hash; refs are: {GRAMMAR}", ref=r)
     points = {c[1] for c in candidates}
     if len(points) > 1:
-        raise Conflict(f"{r!r} is ambiguous: {', '.join(f'{w} -> {b}@{s}' for w, (b, s) in candidates)}; "
-                       "write BRANCH@SEQ or more hash characters", ref=r, candidates=[c[1] for c in candidates])
+        raise Conflict(
+            f"{r!r} is ambiguous: {', '.join(f'{w} -> {b}@{s}' for w, (b, s) in candidates)}; "
+            "write BRANCH@SEQ or more hash characters",
+            ref=r,
+            candidates=[c[1] for c in candidates],
+        )
     return candidates[0][1]
 
 

@@ -72,11 +72,20 @@ class _Hub:
         found = []
         for dirpath, dirnames, filenames in os.walk(self.root):
             depth = len(Path(dirpath).relative_to(self.root).parts)
-            dirnames[:] = [d for d in dirnames if d not in SKIP_DIRS and not d.startswith(".") and depth < MAX_DEPTH]
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d not in SKIP_DIRS and not d.startswith(".") and depth < MAX_DEPTH
+            ]
             for name in sorted(filenames):
                 if name.endswith(".db") and is_journal_file(os.path.join(dirpath, name)):
                     full = Path(dirpath) / name
-                    found.append({"path": full.relative_to(self.root).as_posix(), "bytes": full.stat().st_size})
+                    found.append(
+                        {
+                            "path": full.relative_to(self.root).as_posix(),
+                            "bytes": full.stat().st_size,
+                        }
+                    )
         return sorted(found, key=lambda d: d["path"])
 
     def close(self) -> None:
@@ -104,8 +113,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
     from jupyter_server.base.handlers import APIHandler, JupyterHandler
     from tornado import web
 
-
-    class Helpers:
+    class Helpers(JupyterHandler):
         def initialize(self, hub: _Hub) -> None:
             self.hub = hub
 
@@ -127,7 +135,14 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         def reply(self, fn: Any) -> None:
             try:
                 self.finish(json.dumps(fn(), default=str))
-            except (WorkbenchError, PermissionError, FileNotFoundError, ValueError, KeyError, TypeError) as e:
+            except (
+                WorkbenchError,
+                PermissionError,
+                FileNotFoundError,
+                ValueError,
+                KeyError,
+                TypeError,
+            ) as e:
                 self.fail(e)
             except Exception as e:  # noqa: BLE001 (a message, never a traceback)
                 self.log.exception("lithify handler failed")
@@ -139,7 +154,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         def journal(self) -> Any:
             return self.hub.journal(self.arg("journal"))
 
-    class Base(Helpers, APIHandler):  # type: ignore[misc]
+    class Base(Helpers, APIHandler):
         pass
 
     class Journals(Base):
@@ -153,7 +168,9 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
             def run() -> Any:
                 j = self.journal()
                 runs = {r.branch: r.status for r in j.storage.runs()}
-                return {"branches": [{**b.to_json(), "status": runs.get(b.id)} for b in j.branches()]}
+                return {
+                    "branches": [{**b.to_json(), "status": runs.get(b.id)} for b in j.branches()]
+                }
 
             self.reply(run)
 
@@ -167,8 +184,12 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 lo = max(1, _int(self.arg("offset"), "offset", 1))
                 hi = min(b.head, lo + limit - 1)
                 recs = b.history(lo, hi) if hi >= lo else []
-                return {"branch": b.id, "head": b.head, "offset": lo,
-                        "events": [{**r.to_json(), "summary": r.summary(100)} for r in recs]}
+                return {
+                    "branch": b.id,
+                    "head": b.head,
+                    "offset": lo,
+                    "events": [{**r.to_json(), "summary": r.summary(100)} for r in recs],
+                }
 
             self.reply(run)
 
@@ -179,8 +200,12 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 j = self.journal()
                 b = j.branch(_int(self.arg("branch"), "branch", 0))
                 seq = _int(self.arg("seq"), "seq", b.head)
-                return {"branch": b.id, "seq": seq, "hash": j.hash_at(b.id, seq).hex(),
-                        "state": json.loads(json.dumps(encode_state(b.at(seq)), default=str))}
+                return {
+                    "branch": b.id,
+                    "seq": seq,
+                    "hash": j.hash_at(b.id, seq).hex(),
+                    "state": json.loads(json.dumps(encode_state(b.at(seq)), default=str)),
+                }
 
             self.reply(run)
 
@@ -192,7 +217,29 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 b = j.branch(_int(self.arg("branch"), "branch", 0))
                 hi = _int(self.arg("b"), "b", b.head)
                 lo = _int(self.arg("a"), "a", max(0, hi - 1))
-                return {"branch": b.id, "a": lo, "b": hi, "changes": [c.to_json() for c in diff(b.at(lo), b.at(hi))]}
+                return {
+                    "branch": b.id,
+                    "a": lo,
+                    "b": hi,
+                    "changes": [c.to_json() for c in diff(b.at(lo), b.at(hi))],
+                }
+
+            self.reply(run)
+
+    class Search(Base):
+        @web.authenticated
+        def get(self) -> None:
+            def run() -> Any:
+                j = self.journal()
+                branch = self.arg("branch")
+                scope = _int(branch, "branch") if branch else None
+                limit = min(500, max(1, _int(self.arg("limit"), "limit", 50)))
+                hits = j.search(self.arg("q") or "", branch=scope, limit=limit)
+                return {
+                    "query": self.arg("q"),
+                    "branch": scope,
+                    "events": [{**r.to_json(), "summary": r.summary(100)} for r in hits],
+                }
 
             self.reply(run)
 
@@ -206,7 +253,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
 
             self.reply(run)
 
-    class Chart(Helpers, JupyterHandler):  # type: ignore[misc]  (an image, not JSON)
+    class Chart(Helpers):  # an image, not JSON
         @web.authenticated
         def get(self) -> None:
             try:
@@ -216,7 +263,9 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 y = self.arg("y") or (agent.y if agent else None)
                 x = self.arg("x") or (agent.x if agent else None)
                 if not x or not y:
-                    raise InvalidValue("pass ?x=PARAM&y=METRIC (the journal's agent names no defaults)")
+                    raise InvalidValue(
+                        "pass ?x=PARAM&y=METRIC (the journal's agent names no defaults)"
+                    )
                 df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
                 if df.is_empty() or x not in df.columns:
                     raise NotFound(f"no {y!r} observations with a {x!r} parameter yet")
@@ -244,8 +293,16 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                     for f in sweeps.status(j, s.id):
                         st, done, total = progress.get(f.branch, (f.status, None, None))
                         forks.append({**f.to_json(), "status": st, "done": done, "total": total})
-                    out.append({"id": s.id, "base": s.base, "at": s.at, "grid": s.spec.get("grid"),
-                                "running": handle is not None and not handle.done, "forks": forks})
+                    out.append(
+                        {
+                            "id": s.id,
+                            "base": s.base,
+                            "at": s.at,
+                            "grid": s.spec.get("grid"),
+                            "running": handle is not None and not handle.done,
+                            "forks": forks,
+                        }
+                    )
                 return {"sweeps": out}
 
             self.reply(run)
@@ -259,17 +316,30 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 grid = body.get("grid") or (dict(agent.grid) if agent else None)
                 if isinstance(grid, str):
                     grid = sweeps.parse_grid(grid)
+                if not isinstance(grid, dict):
+                    raise InvalidValue(
+                        "pass a grid ({name: [values]} or 'name=v1,v2' lines); the journal's "
+                        "agent names no default grid"
+                    )
                 notebook = body.get("notebook") or None
                 nb_path = str(self.hub.path(notebook)) if notebook else None
                 runner = body.get("runner") or ("papermill" if nb_path else "process")
                 fn = body.get("fn") or (agent.fork if agent else None)
                 if nb_path is None and not fn:
-                    raise InvalidValue("pass a notebook or fn (the journal's agent names no fork function)")
+                    raise InvalidValue(
+                        "pass a notebook or fn (the journal's agent names no fork function)"
+                    )
                 workers = int(body.get("workers", 2))
                 sweeps.check_options(runner, workers, None)
-                plan = sweeps.plan(j, int(body.get("branch", 0)), int(body["at"]), grid,
-                                   seeds=int(body["seeds"]) if body.get("seeds") else None, notebook=nb_path,
-                                   fn=None if nb_path else fn)
+                plan = sweeps.plan(
+                    j,
+                    int(body.get("branch", 0)),
+                    int(body["at"]),
+                    grid,
+                    seeds=int(body["seeds"]) if body.get("seeds") else None,
+                    notebook=nb_path,
+                    fn=None if nb_path else fn,
+                )
                 handle = sweeps.start(plan, workers=workers, runner=runner)
                 self.hub.sweeps[(j.path, plan.id)] = handle
                 return {"sweep": plan.id, "forks": [f.branch for f in plan.forks]}
@@ -297,6 +367,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         ("lithify/api/events", Events, kw),
         ("lithify/api/state", State, kw),
         ("lithify/api/diff", Diff, kw),
+        ("lithify/api/search", Search, kw),
         ("lithify/api/matrix", Matrix, kw),
         ("lithify/api/chart.svg", Chart, kw),
         ("lithify/api/sweeps", Sweeps, kw),

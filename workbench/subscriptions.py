@@ -38,7 +38,9 @@ class Subscription:
 
     def poll(self, limit: int | None = 100) -> list[Record]:
         """Events after the acknowledged position (at most ``limit``), without advancing it."""
-        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+        if limit is not None and (
+            isinstance(limit, bool) or not isinstance(limit, int) or limit < 1
+        ):
             raise InvalidValue(f"limit must be a positive int or None, not {limit!r}")
         records, last = self.journal.tail(self._acked, limit)
         self._delivered = max(self._delivered, last)
@@ -51,7 +53,8 @@ class Subscription:
         if not self._acked < position <= self._delivered:
             raise InvalidValue(
                 f"ack({position}) is outside what {self.name!r} was delivered: positions "
-                f"{self._acked + 1}..{self._delivered}; poll first, then ack a delivered record's position",
+                f"{self._acked + 1}..{self._delivered}; poll first, then ack a delivered "
+                f"record's position",
                 position=position,
             )
         self.journal.storage.ack(self.name, position)

@@ -27,7 +27,9 @@ class VerifyReport:
     branches: int = 0
     snapshots: int = 0
     heads: list[tuple[int, int, str]] = field(default_factory=list)  # (branch, head seq, head hash)
-    anchored: list[tuple[int, int, str]] = field(default_factory=list)  # expected hashes found: (branch, seq, hash)
+    anchored: list[tuple[int, int, str]] = field(
+        default_factory=list
+    )  # expected hashes found: (branch, seq, hash)
 
     def to_json(self) -> dict[str, Any]:
         """The report as a JSON object."""
@@ -56,7 +58,11 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
             history.remember(r)
         snaps = db.snapshots()
         # Keep only the hashes something else chains to: fork points and snapshot seqs.
-        needed = {history.owner(r.parent, r.fork_seq) for r in rows if r.parent is not None and r.fork_seq > 0}
+        needed = {
+            history.owner(r.parent, r.fork_seq)
+            for r in rows
+            if r.parent is not None and r.fork_seq > 0
+        }
         needed.update((s.branch, s.seq) for s in snaps)
         hashes: dict[tuple[int, int], bytes] = {}
         prefixes = {p for _, p in anchors}
@@ -92,7 +98,9 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
         for s in snaps:
             at = ev.ZERO_HASH if s.seq == 0 else hashes.get((s.branch, s.seq))
             if at is None or ev.snapshot_digest(at, s.state) != s.digest:
-                problems.append((s.branch, s.seq, "snapshot does not match its seal (state changed)"))
+                problems.append(
+                    (s.branch, s.seq, "snapshot does not match its seal (state changed)")
+                )
         stored = db.heads()
         for r in rows:
             head = stored.get(r.id)
@@ -105,18 +113,35 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
     anchored = []
     for bid, prefix in anchors:
         head_seq = next((s for b, s, _ in heads if b == bid), None)
-        hit = next(((b, s, h) for b, s, h in found if h.startswith(prefix) and head_seq is not None
-                    and s <= head_seq and history.owner(bid, s) == (b, s)), None)
+        hit = next(
+            (
+                (b, s, h)
+                for b, s, h in found
+                if h.startswith(prefix)
+                and head_seq is not None
+                and s <= head_seq
+                and history.owner(bid, s) == (b, s)
+            ),
+            None,
+        )
         if hit is None:
-            problems.append((bid, head_seq or 0, f"expected hash {prefix} is not in branch {bid}'s "
-                             "history: it was rewritten, or this is another journal"))
+            problems.append(
+                (
+                    bid,
+                    head_seq or 0,
+                    f"expected hash {prefix} is not in branch {bid}'s "
+                    "history: it was rewritten, or this is another journal",
+                )
+            )
         else:
             anchored.append((bid, hit[1], hit[2]))
     problems.sort()
     return VerifyReport(not problems, problems, n_events, len(rows), len(snaps), heads, anchored)
 
 
-def _check_columns(kind: str, payload: str, kh: bytes | None, metric: str | None, value: float | None) -> str | None:
+def _check_columns(
+    kind: str, payload: str, kh: bytes | None, metric: str | None, value: float | None
+) -> str | None:
     """The derived columns (effect key hash, metric, value) must agree with the payload."""
     if kind == "effect":
         if kh != ev.key_hash(ev.loads(payload).get("key", "")):

@@ -54,8 +54,12 @@ def main() -> None:
         for as_json in (False, True):
             argv = ["--db", journal, *(["--json"] if as_json else []), *cmd["args"]]
             r = run(argv)
-            r.update(args=cmd["args"], json=as_json, read=cmd["read"],
-                     unchanged=digest(journal) == before)
+            r.update(
+                args=cmd["args"],
+                json=as_json,
+                read=cmd["read"],
+                unchanged=digest(journal) == before,
+            )
             results.append(r)
             if not cmd["read"]:
                 break  # a write command is run once

@@ -83,7 +83,11 @@ class ThreadState(State):
             self.checkpoints += 1
             for name, entry in delta.get("blobs", {}).items():
                 value = entry["value"]
-                self.channels[name] = None if value["t"] == "empty" else _readable(_serde().loads_typed(_unpack(value)))
+                self.channels[name] = (
+                    None
+                    if value["t"] == "empty"
+                    else _readable(_serde().loads_typed(_unpack(value)))
+                )
         elif kind == "deleted":
             self.checkpoint, self.checkpoints, self.channels = None, 0, {}
 
@@ -95,7 +99,9 @@ class _Thread:
         self.head = 0
         self.checkpoints: dict[str, dict[str, dict[str, Any]]] = {}
         self.blobs: dict[tuple[str, str, Any], dict[str, str]] = {}
-        self.writes: dict[tuple[str, str], dict[tuple[str, int], tuple[str, str, dict[str, str], str]]] = {}
+        self.writes: dict[
+            tuple[str, str], dict[tuple[str, int], tuple[str, str, dict[str, str], str]]
+        ] = {}
 
     def fold(self, delta: dict[str, Any]) -> None:
         kind = delta.get("lg")
@@ -115,11 +121,15 @@ class _Thread:
             self.checkpoints, self.blobs, self.writes = {}, {}, {}
         elif kind == "prune":
             for ns, keep in delta["keep"].items():
-                self.checkpoints[ns] = {k: v for k, v in self.checkpoints.get(ns, {}).items() if k in keep}
+                self.checkpoints[ns] = {
+                    k: v for k, v in self.checkpoints.get(ns, {}).items() if k in keep
+                }
         elif kind == "forget":
             drop = set(delta["checkpoints"])
             for ns in self.checkpoints:
-                self.checkpoints[ns] = {k: v for k, v in self.checkpoints[ns].items() if k not in drop}
+                self.checkpoints[ns] = {
+                    k: v for k, v in self.checkpoints[ns].items() if k not in drop
+                }
 
 
 class JournalSaver(BaseCheckpointSaver[str]):
@@ -176,13 +186,17 @@ class JournalSaver(BaseCheckpointSaver[str]):
             t.head = b.head
 
     def _thread_ids(self) -> list[str]:
-        return [b.name[len(PREFIX):] for b in self.journal.branches() if b.name and b.name.startswith(PREFIX)]
+        return [
+            b.name[len(PREFIX) :]
+            for b in self.journal.branches()
+            if b.name and b.name.startswith(PREFIX)
+        ]
 
     # -- reads ----------------------------------------------------------------------------
 
     def _tuple(self, thread_id: str, ns: str, cid: str, t: _Thread) -> CheckpointTuple:
         rec = t.checkpoints[ns][cid]
-        checkpoint = self.serde.loads_typed(_unpack(rec["checkpoint"]))
+        checkpoint: Checkpoint = self.serde.loads_typed(_unpack(rec["checkpoint"]))
         values = {}
         for channel, version in checkpoint["channel_versions"].items():
             blob = t.blobs.get((ns, channel, version))
@@ -192,12 +206,24 @@ class JournalSaver(BaseCheckpointSaver[str]):
         ordered = [writes[k] for k in sorted(writes, key=lambda k: (k[0], k[1]))]
         parent = rec.get("parent")
         return CheckpointTuple(
-            config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}},
-            checkpoint={**checkpoint, "channel_values": values},
+            config={
+                "configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": cid}
+            },
+            checkpoint=Checkpoint(**{**checkpoint, "channel_values": values}),
             metadata=self.serde.loads_typed(_unpack(rec["metadata"])),
-            pending_writes=[(task, channel, self.serde.loads_typed(_unpack(v))) for task, channel, v, _ in ordered],
-            parent_config={"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": parent}}
-            if parent else None,
+            pending_writes=[
+                (task, channel, self.serde.loads_typed(_unpack(v)))
+                for task, channel, v, _ in ordered
+            ],
+            parent_config={
+                "configurable": {
+                    "thread_id": thread_id,
+                    "checkpoint_ns": ns,
+                    "checkpoint_id": parent,
+                }
+            }
+            if parent
+            else None,
         )
 
     def get_tuple(self, config: Any) -> CheckpointTuple | None:
@@ -211,8 +237,14 @@ class JournalSaver(BaseCheckpointSaver[str]):
             return None
         return self._tuple(thread_id, ns, cid, t)
 
-    def list(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
-             limit: int | None = None) -> Iterator[CheckpointTuple]:
+    def list(
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
         thread_ids = [str(config["configurable"]["thread_id"])] if config else self._thread_ids()
         want_ns = config["configurable"].get("checkpoint_ns") if config else None
         want_id = get_checkpoint_id(config) if config else None
@@ -238,35 +270,66 @@ class JournalSaver(BaseCheckpointSaver[str]):
 
     # -- writes ---------------------------------------------------------------------------
 
-    def put(self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> Any:
-        c = dict(checkpoint)
+    def put(
+        self,
+        config: Any,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
+        c: dict[str, Any] = dict(checkpoint)
         thread_id = str(config["configurable"]["thread_id"])
         ns = config["configurable"].get("checkpoint_ns", "")
-        values = c.pop("channel_values", {})
+        values: dict[str, Any] = dict(c.pop("channel_values", {}))
         blobs = {}
         for name, version in new_versions.items():
             if name in values:
                 blobs[name] = {"v": version, "value": _pack(self.serde.dumps_typed(values[name]))}
             else:
                 blobs[name] = {"v": version, "value": {"t": "empty", "b64": ""}}
-        self._append(thread_id, {
-            "lg": "checkpoint", "ns": ns, "id": checkpoint["id"],
-            "parent": config["configurable"].get("checkpoint_id"),
-            "checkpoint": _pack(self.serde.dumps_typed(c)),
-            "metadata": _pack(self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))),
-            "blobs": blobs,
-        })
-        return {"configurable": {"thread_id": thread_id, "checkpoint_ns": ns, "checkpoint_id": checkpoint["id"]}}
+        self._append(
+            thread_id,
+            {
+                "lg": "checkpoint",
+                "ns": ns,
+                "id": checkpoint["id"],
+                "parent": config["configurable"].get("checkpoint_id"),
+                "checkpoint": _pack(self.serde.dumps_typed(c)),
+                "metadata": _pack(
+                    self.serde.dumps_typed(get_checkpoint_metadata(config, metadata))
+                ),
+                "blobs": blobs,
+            },
+        )
+        return {
+            "configurable": {
+                "thread_id": thread_id,
+                "checkpoint_ns": ns,
+                "checkpoint_id": checkpoint["id"],
+            }
+        }
 
-    def put_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+    def put_writes(
+        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
         thread_id = str(config["configurable"]["thread_id"])
         ns = config["configurable"].get("checkpoint_ns", "")
         cid = config["configurable"]["checkpoint_id"]
-        rows = [[WRITES_IDX_MAP.get(channel, idx), channel, _pack(self.serde.dumps_typed(value))]
-                for idx, (channel, value) in enumerate(writes)]
-        self._append(thread_id, {"lg": "writes", "ns": ns, "checkpoint_id": cid, "task_id": task_id,
-                                 "task_path": task_path, "writes": rows})
+        rows = [
+            [WRITES_IDX_MAP.get(channel, idx), channel, _pack(self.serde.dumps_typed(value))]
+            for idx, (channel, value) in enumerate(writes)
+        ]
+        self._append(
+            thread_id,
+            {
+                "lg": "writes",
+                "ns": ns,
+                "checkpoint_id": cid,
+                "task_id": task_id,
+                "task_path": task_path,
+                "writes": rows,
+            },
+        )
 
     def delete_thread(self, thread_id: str) -> None:
         if self._branch(str(thread_id)) is not None:
@@ -279,8 +342,9 @@ class JournalSaver(BaseCheckpointSaver[str]):
             raise NotFound(f"no LangGraph thread {source_thread_id!r} in this journal")
         if self._branch(str(target_thread_id)) is not None:
             raise Conflict(f"thread {target_thread_id!r} already exists; pick another id")
-        self._handles[str(target_thread_id)] = src.fork(name=PREFIX + str(target_thread_id),
-                                                        params={"thread_id": str(target_thread_id)})
+        self._handles[str(target_thread_id)] = src.fork(
+            name=PREFIX + str(target_thread_id), params={"thread_id": str(target_thread_id)}
+        )
 
     def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
         for thread_id in thread_ids:
@@ -301,8 +365,12 @@ class JournalSaver(BaseCheckpointSaver[str]):
             t = self._thread(thread_id)
             if t is None:
                 continue
-            drop = [cid for cps in t.checkpoints.values() for cid, rec in cps.items()
-                    if self.serde.loads_typed(_unpack(rec["metadata"])).get("run_id") in runs]
+            drop = [
+                cid
+                for cps in t.checkpoints.values()
+                for cid, rec in cps.items()
+                if self.serde.loads_typed(_unpack(rec["metadata"])).get("run_id") in runs
+            ]
             if drop:
                 self._append(thread_id, {"lg": "forget", "checkpoints": drop})
 
@@ -320,17 +388,29 @@ class JournalSaver(BaseCheckpointSaver[str]):
     async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
         return self.get_tuple(config)
 
-    async def alist(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
-                    limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
+    async def alist(
+        self,
+        config: Any,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: Any = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
         for item in self.list(config, filter=filter, before=before, limit=limit):
             yield item
 
-    async def aput(self, config: Any, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-                   new_versions: ChannelVersions) -> Any:
+    async def aput(
+        self,
+        config: Any,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> Any:
         return self.put(config, checkpoint, metadata, new_versions)
 
-    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str,
-                          task_path: str = "") -> None:
+    async def aput_writes(
+        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
         self.put_writes(config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:

@@ -59,19 +59,37 @@ def _version(value: bool) -> None:
 @app.callback()
 def _global(
     ctx: typer.Context,
-    db: str = typer.Option(None, "--db", help="Journal file (default: $LITHIFY_DB, else the installed agent's "
-                           "own, e.g. auditor.db).", show_default=False),
+    db: str = typer.Option(
+        None,
+        "--db",
+        help="Journal file (default: $LITHIFY_DB, else the installed agent's "
+        "own, e.g. auditor.db).",
+        show_default=False,
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
-    state: str = typer.Option(None, "--state", help="State class as module:Class, to rebuild states of your own "
-                              "agent (default: $LITHIFY_STATE, or the class the journal's agent registered)."),
-    raw: bool = typer.Option(False, "--raw", help="Read states as plain JSON updated by merge patches, without "
-                             "the State class (a read-only view: commands that write refuse it)."),
-    version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                 help="Print the version and exit."),
+    state: str = typer.Option(
+        None,
+        "--state",
+        help="State class as module:Class, to rebuild states of your own "
+        "agent (default: $LITHIFY_STATE, or the class the journal's agent registered).",
+    ),
+    raw: bool = typer.Option(
+        False,
+        "--raw",
+        help="Read states as plain JSON updated by merge patches, without "
+        "the State class (a read-only view: commands that write refuse it).",
+    ),
+    version: bool = typer.Option(
+        False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
+    ),
 ) -> None:
     """lithify workbench: journaled, forkable, crash-safe agent runs."""
-    ctx.obj = Ctx(db=db or os.environ.get("LITHIFY_DB") or None, json=as_json,
-                  state=state or os.environ.get("LITHIFY_STATE") or None, raw=raw)
+    ctx.obj = Ctx(
+        db=db or os.environ.get("LITHIFY_DB") or None,
+        json=as_json,
+        state=state or os.environ.get("LITHIFY_STATE") or None,
+        raw=raw,
+    )
 
 
 def options(ctx: typer.Context) -> Ctx:
@@ -81,32 +99,49 @@ def options(ctx: typer.Context) -> Ctx:
     return obj
 
 
-def open_journal(opts: Ctx, state: type | None = None, must_exist: bool = True, write: bool = False) -> Journal:
+def open_journal(
+    opts: Ctx, state: type | None = None, must_exist: bool = True, write: bool = False
+) -> Journal:
     """Open the --db journal: read-only unless the command writes (read commands never change
     a byte, and work on read-only files and folders); a missing file is an error unless the
     command creates one. $LITHIFY_TIMEOUT: seconds to wait for another process's lock (30)."""
     if opts.raw and write:
-        raise InvalidValue("--raw is a read-only view of plain JSON states; this command writes: run it "
-                           "without --raw (with --state module:Class if the journal's class is not known)")
+        raise InvalidValue(
+            "--raw is a read-only view of plain JSON states; this command writes: run it "
+            "without --raw (with --state module:Class if the journal's class is not known)"
+        )
     if opts.raw and opts.state:
         raise InvalidValue("--raw reads states without a class; drop --state or --raw")
     if state is None and opts.state:
         try:
             state = plugins.import_ref(opts.state)
         except (ImportError, AttributeError, ValueError) as e:
-            raise InvalidValue(f"--state {opts.state}: cannot import it ({e}); give module:Class") from None
+            raise InvalidValue(
+                f"--state {opts.state}: cannot import it ({e}); give module:Class"
+            ) from None
     path = opts.path
     if must_exist and not os.path.exists(path):
-        raise NotFound(f"no journal at {path}; pass --db PATH (or set LITHIFY_DB), or create one with your "
-                       "agent (for the bundled auditor: `lithify run`)", path=path)
+        raise NotFound(
+            f"no journal at {path}; pass --db PATH (or set LITHIFY_DB), or create one with your "
+            "agent (for the bundled auditor: `lithify run`)",
+            path=path,
+        )
     timeout = os.environ.get("LITHIFY_TIMEOUT") or "30"
     try:
         seconds = float(timeout)
     except ValueError:
-        raise InvalidValue(f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}") from None
-    return Journal.open(path, None if opts.raw else state, key=os.environ.get("LITHIFY_KEY") or None,
-                        readonly=not write, raw=opts.raw, create=True if not must_exist else None,
-                        timeout=seconds)
+        raise InvalidValue(
+            f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}"
+        ) from None
+    return Journal.open(
+        path,
+        None if opts.raw else state,
+        key=os.environ.get("LITHIFY_KEY") or None,
+        readonly=not write,
+        raw=opts.raw,
+        create=True if not must_exist else None,
+        timeout=seconds,
+    )
 
 
 def agent_of(journal: Journal) -> plugins.Agent | None:
@@ -114,7 +149,7 @@ def agent_of(journal: Journal) -> plugins.Agent | None:
     return plugins.agent_for(journal.state_name)
 
 
-def emit(opts: Ctx, data: Any, human: Callable[[], None]) -> None:
+def emit(opts: Ctx, data: Any, human: Callable[[], object]) -> None:
     """Print ``data`` as JSON with --json, else call ``human`` to print for people."""
     if opts.json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False, default=str) + "\n")
@@ -141,7 +176,7 @@ def brief(v: Any, n: int = 70) -> str:
 
 
 def exit_code(err: WorkbenchError) -> int:
-    """2 when the command line itself is wrong (a bad value, a malformed or ambiguous ref), else 1."""
+    """2 when the command line itself is wrong (bad value, malformed or ambiguous ref), else 1."""
     ambiguous = isinstance(err, Conflict) and hasattr(err, "candidates")
     return 2 if isinstance(err, InvalidValue) or ambiguous else 1
 
@@ -154,8 +189,10 @@ def fail(err: BaseException, as_json: bool) -> None:
         t = translate(err, os.environ.get("LITHIFY_DB") or "the journal")
         message, kind, code = str(t), type(t).__name__, 1
     else:
-        message = (f"internal error: {type(err).__name__}: {err} (please report it; "
-                   "LITHIFY_DEBUG=1 shows the traceback)")
+        message = (
+            f"internal error: {type(err).__name__}: {err} (please report it; "
+            "LITHIFY_DEBUG=1 shows the traceback)"
+        )
         kind, code = "InternalError", 1
     message = " ".join(message.split())
     if as_json:

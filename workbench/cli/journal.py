@@ -23,9 +23,13 @@ from .app import agent_of, app, brief, console, emit, matrix_rows, open_journal,
 @app.command()
 def verify(
     ctx: typer.Context,
-    expect: list[str] = typer.Option([], "--expect", help="A head hash recorded outside the journal (all 64 "
-                                      "hex characters, or at least 32), for main, or BRANCH=HASH; it must "
-                                      "still be in that branch's history. Repeat for several."),
+    expect: list[str] = typer.Option(
+        [],
+        "--expect",
+        help="A head hash recorded outside the journal (all 64 "
+        "hex characters, or at least 32), for main, or BRANCH=HASH; it must "
+        "still be in that branch's history. Repeat for several.",
+    ),
 ) -> None:
     """Recompute every hash and snapshot seal and check SQLite's pages; exit 1 if the journal
     is damaged (or an expected hash is missing). Never writes."""
@@ -48,7 +52,9 @@ def verify(
         if report.ok:
             out.print(
                 f"[green]ok[/green] {opts.path}: {report.events} events on {report.branches} "
-                f"branches, {report.snapshots} snapshots verified", markup=True)
+                f"branches, {report.snapshots} snapshots verified",
+                markup=True,
+            )
             for b, seq, h in report.anchored:
                 out.print(f"  anchored: branch {b} holds {h[:16]} at seq {seq}")
             main = next((h for b, _, h in report.heads if b == 0), None)
@@ -70,9 +76,13 @@ def matrix(
     ctx: typer.Context,
     fmt: str = typer.Option("csv", "--format", help="csv, parquet or json."),
     wide: bool = typer.Option(False, "--wide", help="One row per branch, one column per metric."),
-    summary: str = typer.Option("last", "--summary", help="With --wide: last, first, max, min, mean or count."),
+    summary: str = typer.Option(
+        "last", "--summary", help="With --wide: last, first, max, min, mean or count."
+    ),
     sweep: int = typer.Option(None, "--sweep", help="Only the forks of this sweep."),
-    output: Path = typer.Option(None, "-o", "--output", help="Write to this file instead of stdout."),
+    output: Path = typer.Option(
+        None, "-o", "--output", help="Write to this file instead of stdout."
+    ),
 ) -> None:
     """The results matrix: every observation joined to its branch's merged parameters."""
     opts = options(ctx)
@@ -95,13 +105,21 @@ def matrix(
 @app.command()
 def chart(
     ctx: typer.Context,
-    x: str = typer.Option(None, "--x", help="Parameter on the x axis (default: the journal's agent's)."),
-    y: str = typer.Option(None, "--y", help="Metric on the y axis (default: the journal's agent's)."),
+    x: str | None = typer.Option(
+        None, "--x", help="Parameter on the x axis (default: the journal's agent's)."
+    ),
+    y: str | None = typer.Option(
+        None, "--y", help="Metric on the y axis (default: the journal's agent's)."
+    ),
     color: str = typer.Option(None, "--color", help="Parameter that colors separate lines."),
-    facet: str = typer.Option(None, "--facet", help="Parameter that splits the chart into columns."),
+    facet: str = typer.Option(
+        None, "--facet", help="Parameter that splits the chart into columns."
+    ),
     log_x: bool = typer.Option(False, "--log-x", help="Log scale on the x axis."),
     sweep: int = typer.Option(None, "--sweep", help="Only the forks of this sweep."),
-    output: Path = typer.Option(..., "-o", "--output", help="Image to write: .png, .svg, .html or .json."),
+    output: Path = typer.Option(
+        ..., "-o", "--output", help="Image to write: .png, .svg, .html or .json."
+    ),
 ) -> None:
     """Plot a metric against a parameter (mean and 95% CI across seeds) to an image file."""
     opts = options(ctx)
@@ -110,32 +128,47 @@ def chart(
         x = x or (agent.x if agent else None)
         y = y or (agent.y if agent else None)
         if not x or not y:
-            raise InvalidValue("which axes? pass --x PARAM --y METRIC (the journal's agent names no defaults)")
+            raise InvalidValue(
+                "which axes? pass --x PARAM --y METRIC (the journal's agent names no defaults)"
+            )
         df = j.matrix(sweep=sweep, metrics=[y])
     if df.is_empty():
         raise NotFound(f"no observations of {y!r} in {opts.path}")
     charts.save(charts.metric_vs_param(df, x=x, y=y, color=color, facet=facet, log_x=log_x), output)
-    emit(opts, {"path": str(output), "branches": df["branch"].n_unique()},
-         lambda: console().print(f"wrote {output}"))
+    emit(
+        opts,
+        {"path": str(output), "branches": df["branch"].n_unique()},
+        lambda: console().print(f"wrote {output}"),
+    )
 
 
 @app.command()
-def diff(ctx: typer.Context, ref_a: str = typer.Argument(..., help="From (e.g. main@40, head~3, a label)."),
-         ref_b: str = typer.Argument(..., help="To (any branch).")) -> None:
+def diff(
+    ctx: typer.Context,
+    ref_a: str = typer.Argument(..., help="From (e.g. main@40, head~3, a label)."),
+    ref_b: str = typer.Argument(..., help="To (any branch)."),
+) -> None:
     """What changed in the state between two points: added, modified and removed paths."""
     opts = options(ctx)
     with open_journal(opts) as j:
         a, b = j.resolve(ref_a), j.resolve(ref_b)
         changes = [c.to_json() for c in j.diff(a, b)]
-    doc = {"from": {"branch": a[0], "seq": a[1]}, "to": {"branch": b[0], "seq": b[1]}, "changes": changes}
+    doc = {
+        "from": {"branch": a[0], "seq": a[1]},
+        "to": {"branch": b[0], "seq": b[1]},
+        "changes": changes,
+    }
 
     def human() -> None:
         out = console()
         out.print(f"[bold]{a[0]}@{a[1]} → {b[0]}@{b[1]}[/bold]: {len(changes)} change(s)")
         for c in changes:
             sign = {"added": "[green]+", "removed": "[red]-", "modified": "[yellow]~"}[c["op"]]
-            detail = (f"{brief(c.get('before'))} → {brief(c.get('after'))}" if c["op"] == "modified"
-                      else brief(c.get("after", c.get("before"))))
+            detail = (
+                f"{brief(c.get('before'))} → {brief(c.get('after'))}"
+                if c["op"] == "modified"
+                else brief(c.get("after", c.get("before")))
+            )
             out.print(f"{sign} {c['path']}[/]  {detail}", highlight=False)
 
     emit(opts, doc, human)
@@ -144,8 +177,12 @@ def diff(ctx: typer.Context, ref_a: str = typer.Argument(..., help="From (e.g. m
 @app.command()
 def rollback(
     ctx: typer.Context,
-    to: str = typer.Option(..., "--to", help="The point to restore (a seq of the branch or any ref)."),
-    branch: str = typer.Option(None, "--branch", help="The branch to roll back (default: main, or the ref's)."),
+    to: str = typer.Option(
+        ..., "--to", help="The point to restore (a seq of the branch or any ref)."
+    ),
+    branch: str = typer.Option(
+        None, "--branch", help="The branch to roll back (default: main, or the ref's)."
+    ),
     yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
 ) -> None:
     """Restore an earlier state by appending an event; nothing is removed."""
@@ -153,17 +190,31 @@ def rollback(
     with open_journal(opts, write=True) as j:
         target = j.resolve(to) if not to.isdigit() else (j.branch(branch or 0).id, int(to))
         b = j.branch(branch) if branch is not None else j.branch(target[0])
-        if not yes and not typer.confirm(f"Append an event to branch {b.id} that restores the state at "
-                                         f"{target[0]}@{target[1]}?", default=False):
+        if not yes and not typer.confirm(
+            f"Append an event to branch {b.id} that restores the state at {target[0]}@{target[1]}?",
+            default=False,
+        ):
             raise typer.Abort()
         seq = b.rollback(target, from_other_branch=target[0] != b.id)
-        doc = {"branch": b.id, "seq": seq, "restored": {"branch": target[0], "seq": target[1]}, "head_hash": b.head_hash}
-    emit(opts, doc, lambda: console().print(f"branch {b.id}: seq {seq} restores {target[0]}@{target[1]}"))
+        doc = {
+            "branch": b.id,
+            "seq": seq,
+            "restored": {"branch": target[0], "seq": target[1]},
+            "head_hash": b.head_hash,
+        }
+    emit(
+        opts,
+        doc,
+        lambda: console().print(f"branch {b.id}: seq {seq} restores {target[0]}@{target[1]}"),
+    )
 
 
 @app.command()
-def log(ctx: typer.Context, ref: str = typer.Argument(None, help="Where to start (default: main's head)."),
-        limit: int = typer.Option(20, "-n", "--limit", help="How many events.")) -> None:
+def log(
+    ctx: typer.Context,
+    ref: str = typer.Argument(None, help="Where to start (default: main's head)."),
+    limit: int = typer.Option(20, "-n", "--limit", help="How many events."),
+) -> None:
     """Events before a point, newest first, with their writers."""
     opts = options(ctx)
     with open_journal(opts) as j:
@@ -175,13 +226,18 @@ def log(ctx: typer.Context, ref: str = typer.Argument(None, help="Where to start
     def human() -> None:
         out = console()
         for r in recs:
-            out.print(f"{r.hash[:12]}  {r.branch}@{r.seq:<6} {r.kind:<8} {r.summary(80)}", markup=False)
+            out.print(
+                f"{r.hash[:12]}  {r.branch}@{r.seq:<6} {r.kind:<8} {r.summary(80)}", markup=False
+            )
 
     emit(opts, docs, human)
 
 
 @app.command()
-def show(ctx: typer.Context, ref: str = typer.Argument(..., help="The event (main@40, a hash prefix, head...).")) -> None:
+def show(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="The event (main@40, a hash prefix, head...)."),
+) -> None:
     """One event: its payload, its provenance and the state right after it."""
     opts = options(ctx)
     with open_journal(opts) as j:
@@ -200,22 +256,31 @@ def show(ctx: typer.Context, ref: str = typer.Argument(..., help="The event (mai
             e = doc["event"]
             out.print(f"[bold]{branch}@{seq}[/bold] {e['kind']} {e['hash']}")
             out.print(json.dumps(e["payload"], indent=1, ensure_ascii=False)[:4000], markup=False)
-        out.print("[bold]state[/bold]" + (" (raw: plain JSON merge patches, not the State class)"
-                                          if opts.raw else ""))
+        out.print(
+            "[bold]state[/bold]"
+            + (" (raw: plain JSON merge patches, not the State class)" if opts.raw else "")
+        )
         out.print(json.dumps(state, indent=1, ensure_ascii=False)[:4000], markup=False)
 
     emit(opts, doc, human)
 
 
 @app.command()
-def tag(ctx: typer.Context, ref: str = typer.Argument(..., help="The event to label."),
-        label: str = typer.Argument(..., help="The label (usable wherever a ref is).")) -> None:
+def tag(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="The event to label."),
+    label: str = typer.Argument(..., help="The label (usable wherever a ref is)."),
+) -> None:
     """Give an event a label."""
     opts = options(ctx)
     with open_journal(opts, write=True) as j:
         branch, seq = j.resolve(ref)
         j.branch(branch).tag(label, seq)
-    emit(opts, {"label": label, "branch": branch, "seq": seq}, lambda: console().print(f"{label} → {branch}@{seq}"))
+    emit(
+        opts,
+        {"label": label, "branch": branch, "seq": seq},
+        lambda: console().print(f"{label} → {branch}@{seq}"),
+    )
 
 
 @app.command()
@@ -230,8 +295,15 @@ def branches(ctx: typer.Context) -> None:
 
         t = Table("id", "name", "parent", "fork", "head", "head hash", "params")
         for b in infos:
-            t.add_row(str(b["id"]), b["name"] or "", "" if b["parent"] is None else str(b["parent"]),
-                      str(b["fork_seq"]), str(b["head"]), b["head_hash"][:12], json.dumps(b["params"]))
+            t.add_row(
+                str(b["id"]),
+                b["name"] or "",
+                "" if b["parent"] is None else str(b["parent"]),
+                str(b["fork_seq"]),
+                str(b["head"]),
+                b["head_hash"][:12],
+                json.dumps(b["params"]),
+            )
         console().print(t)
 
     emit(opts, infos, human)
@@ -244,13 +316,19 @@ def vacuum(ctx: typer.Context) -> None:
     with open_journal(opts, write=True) as j:
         before, after = j.vacuum()
         ok = j.verify().ok
-    emit(opts, {"bytes_before": before, "bytes_after": after, "verified": ok},
-         lambda: console().print(f"{before:,} → {after:,} bytes; verified: {ok}"))
+    emit(
+        opts,
+        {"bytes_before": before, "bytes_after": after, "verified": ok},
+        lambda: console().print(f"{before:,} → {after:,} bytes; verified: {ok}"),
+    )
 
 
 @app.command()
-def provenance(ctx: typer.Context, ref: str = typer.Argument(..., help="The point (main@40, head...)."),
-               path: str = typer.Option(None, "--path", help="A value in the state, e.g. notes[3].")) -> None:
+def provenance(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="The point (main@40, head...)."),
+    path: str = typer.Option(None, "--path", help="A value in the state, e.g. notes[3]."),
+) -> None:
     """Who wrote an event, and which events (and effects) produced a value of the state."""
     opts = options(ctx)
     with open_journal(opts) as j:
@@ -260,20 +338,31 @@ def provenance(ctx: typer.Context, ref: str = typer.Argument(..., help="The poin
         out = console()
         if "event" in doc:
             e = doc["event"]
-            out.print(f"{e['branch']}@{e['seq']} {e['kind']} by writer {e.get('writer')} (pid {e.get('pid')}"
-                      f"{', ' + str(e['source']) if e.get('source') else ''})", markup=False)
+            out.print(
+                f"{e['branch']}@{e['seq']} {e['kind']} by writer {e.get('writer')} (pid "
+                f"{e.get('pid')}{', ' + str(e['source']) if e.get('source') else ''})",
+                markup=False,
+            )
         for step in doc.get("chain", []):
-            out.print(f"  {step['change']:<8} at {step['branch']}@{step['seq']} {step['kind']}: {step['summary']}",
-                      markup=False)
+            out.print(
+                f"  {step['change']:<8} at {step['branch']}@{step['seq']} {step['kind']}: "
+                f"{step['summary']}",
+                markup=False,
+            )
             for fx in step["from_effects"]:
-                out.print(f"      ← effect {fx['key']} at {fx['branch']}@{fx['seq']} ({fx.get('duration_ms')} ms, "
-                          f"attempt {fx.get('attempts')}, writer {fx.get('writer')})", markup=False)
+                out.print(
+                    f"      ← effect {fx['key']} at {fx['branch']}@{fx['seq']} "
+                    f"({fx.get('duration_ms')} ms, "
+                    f"attempt {fx.get('attempts')}, writer {fx.get('writer')})",
+                    markup=False,
+                )
 
     emit(opts, doc, human)
 
 
-snapshots_app = typer.Typer(help="Snapshots: rebuild the ones built from older delta versions.",
-                             no_args_is_help=True)
+snapshots_app = typer.Typer(
+    help="Snapshots: rebuild the ones built from older delta versions.", no_args_is_help=True
+)
 app.add_typer(snapshots_app, name="snapshots")
 
 
@@ -285,7 +374,11 @@ def snapshots_rebuild(ctx: typer.Context) -> None:
     with open_journal(opts, write=True) as j:
         n = j.rebuild_snapshots()
         ok = j.verify().ok
-    emit(opts, {"rebuilt": n, "verified": ok}, lambda: console().print(f"rebuilt {n} snapshot(s); verified: {ok}"))
+    emit(
+        opts,
+        {"rebuilt": n, "verified": ok},
+        lambda: console().print(f"rebuilt {n} snapshot(s); verified: {ok}"),
+    )
 
 
 @app.command()
@@ -293,15 +386,24 @@ def rekey(ctx: typer.Context) -> None:
     """Re-encrypt an encrypted journal: the current key from $LITHIFY_KEY, the new one from
     $LITHIFY_NEW_KEY or a prompt."""
     opts = options(ctx)
-    new = os.environ.get("LITHIFY_NEW_KEY") or typer.prompt("new key", hide_input=True, confirmation_prompt=True)
+    new = os.environ.get("LITHIFY_NEW_KEY") or typer.prompt(
+        "new key", hide_input=True, confirmation_prompt=True
+    )
     with open_journal(opts, write=True) as j:
         j.rekey(new)
         ok = j.verify().ok
-    emit(opts, {"rekeyed": True, "verified": ok}, lambda: console().print(f"rekeyed {opts.path}; verified: {ok}"))
+    emit(
+        opts,
+        {"rekeyed": True, "verified": ok},
+        lambda: console().print(f"rekeyed {opts.path}; verified: {ok}"),
+    )
 
 
 @app.command()
-def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect: BRANCH@SEQ, a hash prefix, head~N...")) -> None:
+def receipt(
+    ctx: typer.Context,
+    ref: str = typer.Argument(..., help="The effect: BRANCH@SEQ, a hash prefix, head~N..."),
+) -> None:
     """What exactly the model saw for one call: the receipt journaled with an effect."""
     opts = options(ctx)
     with open_journal(opts) as j:
@@ -311,15 +413,24 @@ def receipt(ctx: typer.Context, ref: str = typer.Argument(..., help="The effect:
         out = console()
         r = doc["receipt"]
         out.print(f"[bold]{doc['key']}[/bold] (effect at branch {doc['branch']} seq {doc['seq']})")
-        out.print(f"  rendered from branch {r['branch']} seq {r['seq']} ({r['head_hash'][:12]}), "
-                  f"estimator {r['estimator']}: {r['tokens']} of {r['budget']} tokens")
+        out.print(
+            f"  rendered from branch {r['branch']} seq {r['seq']} ({r['head_hash'][:12]}), "
+            f"estimator {r['estimator']}: {r['tokens']} of {r['budget']} tokens"
+        )
         if "examined" in r:
             took = f" in {r['projection_ms']:.3f} ms" if r.get("projection_ms") is not None else ""
             out.print(f"  examined {r['examined']} part(s), selected {r['selected']}{took}")
-        out.print(f"  included ({len(r['included'])}): " + ", ".join(f"{i} ({t})" for i, t in r["included"]))
+        out.print(
+            f"  included ({len(r['included'])}): "
+            + ", ".join(f"{i} ({t})" for i, t in r["included"])
+        )
         if r["omitted"]:
-            out.print(f"  omitted ({len(r['omitted'])}): " + ", ".join(
-                f"{o[0]} ({o[1]}{', ' + o[2] if len(o) > 2 else ''})" for o in r["omitted"]))
+            out.print(
+                f"  omitted ({len(r['omitted'])}): "
+                + ", ".join(
+                    f"{o[0]} ({o[1]}{', ' + o[2] if len(o) > 2 else ''})" for o in r["omitted"]
+                )
+            )
 
     emit(opts, doc, human)
 
@@ -341,7 +452,10 @@ def history(
     def human() -> None:
         out = console()
         for r in recs:
-            out.print(f"{r.seq:>6}  b{r.branch:<4} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}", markup=False)
+            out.print(
+                f"{r.seq:>6}  b{r.branch:<4} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}",
+                markup=False,
+            )
 
     emit(opts, docs, human)
 
@@ -349,8 +463,12 @@ def history(
 @app.command()
 def search(
     ctx: typer.Context,
-    text: str = typer.Argument(..., help='What to find in event payloads (FTS5: words, "a phrase", prefix*, OR, NOT).'),
-    branch: str = typer.Option(None, "--branch", help="Only in this branch's history (id or name)."),
+    text: str = typer.Argument(
+        ..., help='What to find in event payloads (FTS5: words, "a phrase", prefix*, OR, NOT).'
+    ),
+    branch: str = typer.Option(
+        None, "--branch", help="Only in this branch's history (id or name)."
+    ),
     limit: int = typer.Option(20, "-n", "--limit", help="How many events, best first."),
 ) -> None:
     """Events whose payload matches a full-text search, best match first."""
@@ -362,7 +480,9 @@ def search(
     def human() -> None:
         out = console()
         for r in recs:
-            out.print(f"{r.branch}@{r.seq:<6} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}", markup=False)
+            out.print(
+                f"{r.branch}@{r.seq:<6} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}", markup=False
+            )
         if not recs:
             out.print("no event matches")
 

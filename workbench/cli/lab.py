@@ -17,7 +17,9 @@ PACKAGE = Path(__file__).resolve().parents[1]  # workbench/
 @app.command(context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def lab(
     ctx: typer.Context,
-    directory: Path = typer.Argument(None, help="Folder to open (default: the bundled notebooks/)."),
+    directory: Path = typer.Argument(
+        None, help="Folder to open (default: the bundled notebooks/)."
+    ),
     port: int = typer.Option(None, "--port", help="Port to listen on."),
     no_browser: bool = typer.Option(False, "--no-browser", help="Do not open a browser."),
 ) -> None:
@@ -28,11 +30,18 @@ def lab(
     if not root.is_dir():
         raise NotFound(f"{root} is not a folder")
     ext = PACKAGE / "labextensions"
-    args = [sys.executable, "-m", "jupyterlab", f"--ServerApp.root_dir={root.resolve()}",
-            "--LabApp.news_url=None", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            # The journal sidebar, also from an editable install (a wheel installs it for any `jupyter lab`).
-            f"--LabApp.extra_labextensions_path={ext}",
-            "--ServerApp.jpserver_extensions=workbench.server=True"]
+    args = [
+        sys.executable,
+        "-m",
+        "jupyterlab",
+        f"--ServerApp.root_dir={root.resolve()}",
+        "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        # The journal sidebar, also from an editable install
+        # (a wheel installs it for any `jupyter lab`).
+        f"--LabApp.extra_labextensions_path={ext}",
+        "--ServerApp.jpserver_extensions=workbench.server=True",
+    ]
     if port is not None:
         args.append(f"--port={port}")
     if no_browser:

@@ -24,15 +24,21 @@ def _ints(text: str, what: str) -> list[int]:
     return values
 
 
-def _grid(params: list[str], budgets: str | None, default: dict[str, list[Any]]) -> dict[str, list[Any]]:
+def _grid(
+    params: list[str], budgets: str | None, default: dict[str, list[Any]]
+) -> dict[str, list[Any]]:
     grid = sweeps.parse_grid("\n".join(params)) if params else {}
     if budgets is not None:
         if "budget" in grid:
-            raise InvalidValue("--budgets and --param budget=... both set the budgets; give one of them")
+            raise InvalidValue(
+                "--budgets and --param budget=... both set the budgets; give one of them"
+            )
         grid["budget"] = _ints(budgets, "--budgets")
     if not grid:
         if not default:
-            raise InvalidValue("what to sweep? give --param NAME=V1,V2,... (the journal's agent names no grid)")
+            raise InvalidValue(
+                "what to sweep? give --param NAME=V1,V2,... (the journal's agent names no grid)"
+            )
         grid = {k: list(v) for k, v in default.items()}
     return grid
 
@@ -49,31 +55,48 @@ def sweep(
     seq: int = typer.Option(..., "--at", help="Fork every run at this event seq."),
     param: list[str] = typer.Option([], "--param", help="NAME=V1,V2,... (repeat for a grid)."),
     budgets: str = typer.Option(None, "--budgets", help="Shorthand for --param budget=V1,V2,..."),
-    seeds: int = typer.Option(None, "--seeds", help="Add a seed parameter 0..N-1 to every grid point."),
-    fn: str = typer.Option(None, "--fn", help="The fork function as module:function (default: the agent's)."),
-    notebook: Path = typer.Option(None, "--notebook", help="Template notebook to run per fork (papermill)."),
-    runner: str = typer.Option(None, "--runner", help="papermill, warm or process (default: papermill with "
-                               "--notebook, else process)."),
+    seeds: int = typer.Option(
+        None, "--seeds", help="Add a seed parameter 0..N-1 to every grid point."
+    ),
+    fn: str = typer.Option(
+        None, "--fn", help="The fork function as module:function (default: the agent's)."
+    ),
+    notebook: Path = typer.Option(
+        None, "--notebook", help="Template notebook to run per fork (papermill)."
+    ),
+    runner: str = typer.Option(
+        None,
+        "--runner",
+        help="papermill, warm or process (default: papermill with --notebook, else process).",
+    ),
     workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
     timeout: float = typer.Option(None, "--timeout", help="Seconds a fork may run."),
-    branch: str = typer.Option(None, "--branch", help="Branch to fork (id or name; default: main)."),
+    branch: str = typer.Option(
+        None, "--branch", help="Branch to fork (id or name; default: main)."
+    ),
 ) -> None:
-    """Fork one branch per grid point at an event, run them in parallel, print the sweep's matrix rows."""
+    """Fork one branch per grid point at an event, run them in parallel, print the matrix rows."""
     opts = options(ctx)
     chosen = runner or ("papermill" if notebook else "process")
     sweeps.check_options(chosen, workers, timeout)
     with open_journal(opts, write=True) as j:
         agent = agent_of(j)
         grid = _grid(param, budgets, dict(agent.grid) if agent else {})
-        template = notebook or (Path(agent.template) if chosen != "process" and agent and agent.template else None)
+        template = notebook or (
+            Path(agent.template) if chosen != "process" and agent and agent.template else None
+        )
         if chosen != "process" and template is None:
             raise InvalidValue(f"--runner {chosen} runs a template notebook: pass --notebook")
         function = None if template is not None else (fn or (agent.fork if agent else None))
         if template is None and function is None:
-            raise InvalidValue("which fork function? pass --fn module:function (the journal's agent names none)")
+            raise InvalidValue(
+                "which fork function? pass --fn module:function (the journal's agent names none)"
+            )
         base = j.branch(branch) if branch is not None else j.root()
         plan = sweeps.plan(j, base.id, seq, grid, seeds=seeds, notebook=template, fn=function)
-        result = sweeps.run(plan, workers=workers, runner=chosen, timeout=timeout, progress=not opts.json)
+        result = sweeps.run(
+            plan, workers=workers, runner=chosen, timeout=timeout, progress=not opts.json
+        )
         df = j.matrix(sweep=plan.id)
     _emit(opts, result, df)
 
@@ -83,22 +106,43 @@ def sweeps_cmd(ctx: typer.Context) -> None:
     """Every recorded sweep: base, fork point, grid and how many forks finished."""
     opts = options(ctx)
     with open_journal(opts) as j:
-        rows = []
+        rows: list[dict[str, Any]] = []
         for s in j.sweeps():
             runs = {r.branch: r.status for r in j.storage.runs(s.id)}
-            counts = {st: sum(v == st for v in runs.values()) for st in ("finished", "failed", "running", "cancelled")}
+            counts = {
+                st: sum(v == st for v in runs.values())
+                for st in ("finished", "failed", "running", "cancelled")
+            }
             counts["pending"] = len(s.branches) - sum(counts.values())
-            rows.append({"id": s.id, "base": s.base, "at": s.at, "grid": s.spec.get("grid"),
-                         "seeds": s.spec.get("seeds"), "notebook": s.spec.get("notebook"), "forks": len(s.branches),
-                         "branches": s.branches, **counts})
+            rows.append(
+                {
+                    "id": s.id,
+                    "base": s.base,
+                    "at": s.at,
+                    "grid": s.spec.get("grid"),
+                    "seeds": s.spec.get("seeds"),
+                    "notebook": s.spec.get("notebook"),
+                    "forks": len(s.branches),
+                    "branches": s.branches,
+                    **counts,
+                }
+            )
 
     def human() -> None:
         from rich.table import Table
 
         t = Table("sweep", "base", "at", "grid", "forks", "finished", "failed", "other")
         for r in rows:
-            t.add_row(str(r["id"]), str(r["base"]), str(r["at"]), json.dumps(r["grid"]), str(r["forks"]),
-                      str(r["finished"]), str(r["failed"]), str(r["forks"] - r["finished"] - r["failed"]))
+            t.add_row(
+                str(r["id"]),
+                str(r["base"]),
+                str(r["at"]),
+                json.dumps(r["grid"]),
+                str(r["forks"]),
+                str(r["finished"]),
+                str(r["failed"]),
+                str(r["forks"] - r["finished"] - r["failed"]),
+            )
         console().print(t)
 
     emit(opts, rows, human)
@@ -109,7 +153,9 @@ def sweep_resume(
     ctx: typer.Context,
     sweep_id: int = typer.Argument(..., help="The sweep to finish (see `lithify sweeps`)."),
     workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
-    runner: str = typer.Option(None, "--runner", help="papermill, warm or process (default: as planned)."),
+    runner: str = typer.Option(
+        None, "--runner", help="papermill, warm or process (default: as planned)."
+    ),
     only_failed: bool = typer.Option(False, "--failed", help="Rerun only the failed forks."),
 ) -> None:
     """Run the forks of a sweep that have not finished (after a crash, a cancel or a fix)."""
@@ -119,7 +165,12 @@ def sweep_resume(
     with open_journal(opts, write=True) as j:
         plan = sweeps.load(j, sweep_id)
         chosen = runner or ("process" if plan.fn else "papermill")
-        result = sweeps.run(plan, workers=workers, runner=chosen, only="failed" if only_failed else None,
-                            progress=not opts.json)
+        result = sweeps.run(
+            plan,
+            workers=workers,
+            runner=chosen,
+            only="failed" if only_failed else None,
+            progress=not opts.json,
+        )
         df = j.matrix(sweep=sweep_id)
     _emit(opts, result, df)

@@ -68,9 +68,25 @@ __all__ = [
 ]
 
 
-def open_storage(path: str, durability: str, busy_timeout_ms: int = 30_000, *, source: str | None = None,
-                 key: str | bytes | None = None, readonly: bool = False, create: bool | None = None,
-                 schema: tuple[str, str | None, bytes, str] | None = None) -> Storage:
+def open_storage(
+    path: str,
+    durability: str,
+    busy_timeout_ms: int = 30_000,
+    *,
+    source: str | None = None,
+    key: str | bytes | None = None,
+    readonly: bool = False,
+    create: bool | None = None,
+    schema: tuple[str, str | None, bytes, str] | None = None,
+) -> Storage:
     """Open (or create) the journal backend at ``path`` (a file, or ":memory:")."""
-    return SQLiteStorage(path, durability, busy_timeout_ms, source, key, readonly=readonly, create=create,
-                         schema=schema)
+    return SQLiteStorage(
+        path,
+        durability,
+        busy_timeout_ms,
+        source,
+        key,
+        readonly=readonly,
+        create=create,
+        schema=schema,
+    )

@@ -182,8 +182,9 @@ class IntentStore(Protocol):
         """Announced, not withdrawn: {(branch, key hash): key}."""
         ...
 
-    def compact(self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
-                ) -> Any:
+    def compact(
+        self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
+    ) -> Any:
         """Keep only what ``still_open(announced)`` returns."""
         ...
 
@@ -251,14 +252,24 @@ class Storage(Protocol):
         """Insert consecutive events of one branch, all or nothing."""
         ...
 
-    def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
-                     chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
-                     snapshots: Sequence[tuple[int, str, bytes]], built: str | None = None,
-                     rows: int = 0) -> None:
+    def append_batch(
+        self,
+        branch: int,
+        first_seq: int,
+        kind: str,
+        parent: bytes,
+        ts: int,
+        chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
+        snapshots: Sequence[tuple[int, str, bytes]],
+        built: str | None = None,
+        rows: int = 0,
+    ) -> None:
         """Insert consecutive plain events (and their snapshots) of one branch, all or nothing."""
         ...
 
-    def landed(self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None) -> bool:
+    def landed(
+        self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None
+    ) -> bool:
         """Whether an event reported as failed is stored anyway."""
         ...
 
@@ -294,8 +305,9 @@ class Storage(Protocol):
         """The highest seq recorded at or before unix-ms ts."""
         ...
 
-    def world_events(self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
-                     ) -> list[tuple[int, str, str, int]]:
+    def world_events(
+        self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
+    ) -> list[tuple[int, str, str, int]]:
         """(seq, kind, payload, world ms) of state events by world time, in world order."""
         ...
 
@@ -311,7 +323,9 @@ class Storage(Protocol):
         """Events whose hash lies in [lo, hi), earliest first."""
         ...
 
-    def search(self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50) -> list[SearchHit]:
+    def search(
+        self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50
+    ) -> list[SearchHit]:
         """Events whose payload matches a full-text query (in a resolved history, if given)."""
         ...
 
@@ -328,8 +342,9 @@ class Storage(Protocol):
         """(seq, payload) of an effect with this key a branch stored after a seq."""
         ...
 
-    def find_effect_indexed(self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
-                            ) -> tuple[int, int, str] | None:
+    def find_effect_indexed(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
+    ) -> tuple[int, int, str] | None:
         """(branch, seq, payload) of the newest indexed effect with this key in a history."""
         ...
 
@@ -342,8 +357,15 @@ class Storage(Protocol):
         ...
 
     # -- snapshots --------------------------------------------------------------------------
-    def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes, built: str | None = None,
-                     replace: bool = False) -> None:
+    def put_snapshot(
+        self,
+        branch: int,
+        seq: int,
+        state: str,
+        digest: bytes,
+        built: str | None = None,
+        replace: bool = False,
+    ) -> None:
         """Store a snapshot."""
         ...
 
@@ -351,7 +373,9 @@ class Storage(Protocol):
         """The latest snapshot at or before a seq in a resolved history."""
         ...
 
-    def snapshot_marks(self, segments: Sequence[Segment], hi: int) -> Iterator[tuple[int, int, str | None]]:
+    def snapshot_marks(
+        self, segments: Sequence[Segment], hi: int
+    ) -> Iterator[tuple[int, int, str | None]]:
         """(branch, seq, built) of the snapshots at or before a seq of a history, newest first."""
         ...
 
@@ -389,7 +413,9 @@ class Storage(Protocol):
         """Branches (the forks of ``parent``, or with ids after ``since_id``)."""
         ...
 
-    def insert_branches(self, rows: Sequence[tuple[str | None, int, int, str, int | None]]) -> list[int]:
+    def insert_branches(
+        self, rows: Sequence[tuple[str | None, int, int, str, int | None]]
+    ) -> list[int]:
         """Insert forks (name, parent, fork_seq, params, sweep); their ids."""
         ...
 

@@ -31,13 +31,17 @@ class Catalog:
     def branch_row(self, branch_id: int) -> BranchRow | None:
         """One branch, by id."""
         with self._guard:
-            row = self.conn.execute(f"SELECT {BRANCH_COLS} FROM branches WHERE id = ?", (branch_id,)).fetchone()
+            row = self.conn.execute(
+                f"SELECT {BRANCH_COLS} FROM branches WHERE id = ?", (branch_id,)
+            ).fetchone()
         return None if row is None else BranchRow(*row)
 
     def branch_by_name(self, name: str) -> BranchRow | None:
         """One branch, by name."""
         with self._guard:
-            row = self.conn.execute(f"SELECT {BRANCH_COLS} FROM branches WHERE name = ?", (name,)).fetchone()
+            row = self.conn.execute(
+                f"SELECT {BRANCH_COLS} FROM branches WHERE name = ?", (name,)
+            ).fetchone()
         return None if row is None else BranchRow(*row)
 
     def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
@@ -45,13 +49,17 @@ class Catalog:
         with self._guard:
             if parent is None:
                 rows = self.conn.execute(
-                    f"SELECT {BRANCH_COLS} FROM branches WHERE id > ? ORDER BY id", (since_id,)).fetchall()
+                    f"SELECT {BRANCH_COLS} FROM branches WHERE id > ? ORDER BY id", (since_id,)
+                ).fetchall()
             else:
                 rows = self.conn.execute(
-                    f"SELECT {BRANCH_COLS} FROM branches WHERE parent = ? ORDER BY id", (parent,)).fetchall()
+                    f"SELECT {BRANCH_COLS} FROM branches WHERE parent = ? ORDER BY id", (parent,)
+                ).fetchall()
         return [BranchRow(*r) for r in rows]
 
-    def insert_branches(self, rows: Sequence[tuple[str | None, int, int, str, int | None]]) -> list[int]:
+    def insert_branches(
+        self, rows: Sequence[tuple[str | None, int, int, str, int | None]]
+    ) -> list[int]:
         """Insert forks (name, parent, fork_seq, params, sweep); returns their ids."""
         ids: list[int] = []
         created = now_ms()
@@ -77,77 +85,105 @@ class Catalog:
     def insert_sweep(self, base: int, at: int, spec: str) -> int:
         """Record a sweep of forks of ``base`` at ``at``; returns its id."""
         with self._guard:
-            cur = self.conn.execute("INSERT INTO sweeps (base, at, spec, created) VALUES (?, ?, ?, ?)",
-                                    (base, at, spec, now_ms()))
+            cur = self.conn.execute(
+                "INSERT INTO sweeps (base, at, spec, created) VALUES (?, ?, ?, ?)",
+                (base, at, spec, now_ms()),
+            )
             return int(cur.lastrowid)
 
     def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
         """Create or update a fork's run record (status, and any of RUN_FIELDS)."""
         unknown = set(fields) - set(RUN_FIELDS)
         if unknown:
-            raise InvalidValue(f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}")
+            raise InvalidValue(
+                f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}"
+            )
         cols = ["branch", "sweep", "status", *fields]
         with self._guard:
             self.conn.execute(
                 f"INSERT INTO fork_runs ({', '.join(cols)}) VALUES ({', '.join('?' * len(cols))}) "
-                "ON CONFLICT(branch) DO UPDATE SET " + ", ".join(f"{c} = excluded.{c}" for c in cols[2:]),
+                "ON CONFLICT(branch) DO UPDATE SET "
+                + ", ".join(f"{c} = excluded.{c}" for c in cols[2:]),
                 [branch, sweep, status, *fields.values()],
             )
 
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """Fork run records, of one sweep or of all, by branch."""
-        sql = "SELECT branch, sweep, status, runner, notebook, error, started, finished, wall_ms FROM fork_runs"
+        sql = (
+            "SELECT branch, sweep, status, runner, notebook, error, started, finished, wall_ms "
+            "FROM fork_runs"
+        )
         with self._guard:
             if sweep is None:
                 rows = self.conn.execute(sql + " ORDER BY branch").fetchall()
             else:
-                rows = self.conn.execute(sql + " WHERE sweep = ? ORDER BY branch", (sweep,)).fetchall()
+                rows = self.conn.execute(
+                    sql + " WHERE sweep = ? ORDER BY branch", (sweep,)
+                ).fetchall()
         return [RunRow(*r) for r in rows]
 
     def sweep_rows(self) -> list[SweepRow]:
         """Every recorded sweep, by id."""
         with self._guard:
-            rows = self.conn.execute("SELECT id, base, at, spec, created FROM sweeps ORDER BY id").fetchall()
+            rows = self.conn.execute(
+                "SELECT id, base, at, spec, created FROM sweeps ORDER BY id"
+            ).fetchall()
         return [SweepRow(*r) for r in rows]
 
     def put_tag(self, label: str, branch: int, seq: int) -> None:
         """Point a label at an event (moving it if it exists)."""
         with self._guard:
-            self.conn.execute("INSERT OR REPLACE INTO tags VALUES (?, ?, ?, ?)", (label, branch, seq, now_ms()))
+            self.conn.execute(
+                "INSERT OR REPLACE INTO tags VALUES (?, ?, ?, ?)", (label, branch, seq, now_ms())
+            )
 
     def tag(self, label: str) -> tuple[int, int] | None:
         """(branch, seq) a label points at."""
         with self._guard:
-            row = self.conn.execute("SELECT branch, seq FROM tags WHERE label = ?", (label,)).fetchone()
+            row = self.conn.execute(
+                "SELECT branch, seq FROM tags WHERE label = ?", (label,)
+            ).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
 
     def subscription(self, name: str) -> int:
         """A subscriber's acknowledged position, created at 0 on first use."""
         with self._guard:
-            self.conn.execute("INSERT OR IGNORE INTO subscriptions VALUES (?, 0, ?)", (name, now_ms()))
-            (position,) = self.conn.execute("SELECT position FROM subscriptions WHERE name = ?", (name,)).fetchone()
+            self.conn.execute(
+                "INSERT OR IGNORE INTO subscriptions VALUES (?, 0, ?)", (name, now_ms())
+            )
+            (position,) = self.conn.execute(
+                "SELECT position FROM subscriptions WHERE name = ?", (name,)
+            ).fetchone()
         return int(position)
 
     def ack(self, name: str, position: int) -> None:
         """Move a subscriber's acknowledged position."""
         with self._guard:
-            self.conn.execute("UPDATE subscriptions SET position = ?, updated = ? WHERE name = ?",
-                              (position, now_ms(), name))
+            self.conn.execute(
+                "UPDATE subscriptions SET position = ?, updated = ? WHERE name = ?",
+                (position, now_ms(), name),
+            )
 
     def _writer_id(self) -> int:
         """This process's writer row (registered on its first write): a random id, not a host."""
         if self._writer is None:
             token = uuid.uuid4().hex[:16]
-            self.conn.execute("INSERT INTO writers (writer, pid, source, started) VALUES (?, ?, ?, ?)",
-                              (token, os.getpid(), self.source, now_ms()))
-            (self._writer,) = self.conn.execute("SELECT id FROM writers WHERE writer = ?", (token,)).fetchone()
+            self.conn.execute(
+                "INSERT INTO writers (writer, pid, source, started) VALUES (?, ?, ?, ?)",
+                (token, os.getpid(), self.source, now_ms()),
+            )
+            (self._writer,) = self.conn.execute(
+                "SELECT id FROM writers WHERE writer = ?", (token,)
+            ).fetchone()
         return self._writer
 
     def provenance(self, branch: int, seq: int) -> Provenance | None:
         """Who wrote one stored event, and how (effect timing, world time, caller id)."""
         with self._guard:
             row = self.conn.execute(
-                "SELECT w.writer, w.pid, w.source, e.ts, e.fx_ms, e.attempts, e.occurred_at, e.render_ms, "
-                "e.event_id FROM events e LEFT JOIN writers w ON w.id = e.writer "
-                "WHERE e.branch = ? AND e.seq = ?", (branch, seq)).fetchone()
+                "SELECT w.writer, w.pid, w.source, e.ts, e.fx_ms, e.attempts, e.occurred_at, "
+                "e.render_ms, e.event_id FROM events e LEFT JOIN writers w ON w.id = e.writer "
+                "WHERE e.branch = ? AND e.seq = ?",
+                (branch, seq),
+            ).fetchone()
         return None if row is None else Provenance(*row)

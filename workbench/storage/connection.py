@@ -20,7 +20,15 @@ from contextlib import contextmanager
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import Conflict, InvalidValue, NotAJournal, NotFound, ReadOnly, StorageError, WorkbenchError
+from ..errors import (
+    Conflict,
+    InvalidValue,
+    NotAJournal,
+    NotFound,
+    ReadOnly,
+    StorageError,
+    WorkbenchError,
+)
 from . import schema as sch
 from .base import Segment
 from .faults import Guard, translate
@@ -35,9 +43,11 @@ def _driver(key: Any) -> Any:
     if key is None:
         return sqlite3
     try:
-        import sqlcipher3.dbapi2 as sqlcipher  # type: ignore[import-not-found]
+        import sqlcipher3.dbapi2 as sqlcipher
     except ImportError:
-        raise InvalidValue("encrypted journals need SQLCipher: pip install 'lithify-workbench[encryption]'") from None
+        raise InvalidValue(
+            "encrypted journals need SQLCipher: pip install 'lithify-workbench[encryption]'"
+        ) from None
     return sqlcipher
 
 
@@ -118,9 +128,18 @@ class Connection:
     even an index. ``create``: None creates a missing file (never an existing empty one),
     True also initializes an existing empty file, False requires a journal to exist."""
 
-    def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
-                 source: str | None = None, key: str | bytes | None = None, *, readonly: bool = False,
-                 create: bool | None = None, schema: tuple[str, str | None, bytes, str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        durability: str,
+        busy_timeout_ms: int = 30_000,
+        source: str | None = None,
+        key: str | bytes | None = None,
+        *,
+        readonly: bool = False,
+        create: bool | None = None,
+        schema: tuple[str, str | None, bytes, str] | None = None,
+    ) -> None:
         self.path = path
         self.source = source
         self.readonly = readonly
@@ -150,14 +169,18 @@ class Connection:
         fid = _file_id(path)
         if fid is None:
             if readonly or create is False:
-                raise NotFound(f"no journal at {path}; check the path (or create one by opening it "
-                               "writable)", path=path)
+                raise NotFound(
+                    f"no journal at {path}; check the path (or create one by opening it writable)",
+                    path=path,
+                )
             self._create(key, state_name, initial, digest, built)
             fid = _file_id(path)
         elif _is_empty(path) and create is not True:
             raise NotAJournal(
-                f"{path} is empty (0 bytes): truncated? Restore it from a copy; to start a new journal "
-                "in this file, pass create=True (the CLI's `lithify run` does)", path=path)
+                f"{path} is empty (0 bytes): truncated? Restore it from a copy; to start a new "
+                f"journal in this file, pass create=True (the CLI's `lithify run` does)",
+                path=path,
+            )
         if fid is None:
             raise NotFound(f"{path} disappeared while it was being opened", path=path)
         first_here = self._claim(fid, key)
@@ -176,8 +199,14 @@ class Connection:
             held = _OPEN_FILES.get(fid)
             if held is not None and held[0] != self.db.__name__:
                 raise NotAJournal(
-                    f"{self.path} is open in this process as " + ("a plain journal: open it without key="
-                    if key is not None else "an encrypted journal: open it with its key="), path=self.path)
+                    f"{self.path} is open in this process as "
+                    + (
+                        "a plain journal: open it without key="
+                        if key is not None
+                        else "an encrypted journal: open it with its key="
+                    ),
+                    path=self.path,
+                )
             entry = _OPEN_FILES.setdefault(fid, [self.db.__name__, 0])
             entry[1] += 1
             self._fid = fid
@@ -195,8 +224,13 @@ class Connection:
 
     def _connect(self, target: str, uri: bool = False) -> Any:
         try:
-            return self.db.connect(target, isolation_level=None, check_same_thread=False,
-                                   timeout=self.timeout_s, uri=uri)
+            return self.db.connect(
+                target,
+                isolation_level=None,
+                check_same_thread=False,
+                timeout=self.timeout_s,
+                uri=uri,
+            )
         except Exception as e:
             raise translate(e, self.path, "opening it") from None
 
@@ -217,8 +251,10 @@ class Connection:
                 if self.readonly and isinstance(e, ReadOnly):
                     raise ReadOnly(
                         f"{path} has changes in {path}-wal that SQLite can only read with its -shm "
-                        "index, which this read-only folder cannot hold: copy the journal with its -wal "
-                        "to a writable folder, or open it where its folder is writable", path=path) from None
+                        "index, which this read-only folder cannot hold: copy the journal with "
+                        "its -wal to a writable folder, or open it where its folder is writable",
+                        path=path,
+                    ) from None
                 raise
             self.conn = self._connect(_ro_uri(path, immutable=True), uri=True)
             self.immutable = True
@@ -247,10 +283,15 @@ class Connection:
             err = translate(e, self.path, "opening it")
             if key is not None and isinstance(err, NotAJournal):
                 if first_here and self._plain_readable():
-                    raise NotAJournal(f"{self.path} is not encrypted; open it without key= (a key only "
-                                      "opens encrypted journals)", path=self.path) from None
-                raise NotAJournal(f"{self.path}: wrong key (SQLCipher cannot decrypt it), or not a "
-                                  "journal", path=self.path) from None
+                    raise NotAJournal(
+                        f"{self.path} is not encrypted; open it without key= (a key only "
+                        "opens encrypted journals)",
+                        path=self.path,
+                    ) from None
+                raise NotAJournal(
+                    f"{self.path}: wrong key (SQLCipher cannot decrypt it), or not a journal",
+                    path=self.path,
+                ) from None
             raise err from None
 
     def _plain_readable(self) -> bool:
@@ -286,14 +327,23 @@ class Connection:
             c.execute(f"PRAGMA wal_autocheckpoint = {sch.WAL_AUTOCHECKPOINT_BYTES // page}")
         c.execute(f"PRAGMA synchronous = {sch.SYNCHRONOUS[self.durability]}")
 
-    def _create(self, key: str | bytes | None, state_name: str, initial: str | None, digest: bytes,
-                built: str) -> None:
+    def _create(
+        self,
+        key: str | bytes | None,
+        state_name: str,
+        initial: str | None,
+        digest: bytes,
+        built: str,
+    ) -> None:
         """Create a new journal atomically: built complete under a temporary name, then linked
         into place, so no other process ever sees a half-made (or 0-byte) journal at ``path``."""
         path = self.path
         if _size(path + "-wal") > 0:
-            raise Conflict(f"{path}-wal exists but {path} does not: the leftover of a deleted journal. "
-                           f"Restore {path}, or remove {path}-wal and {path}-shm to start a new one", path=path)
+            raise Conflict(
+                f"{path}-wal exists but {path} does not: the leftover of a deleted journal. "
+                f"Restore {path}, or remove {path}-wal and {path}-shm to start a new one",
+                path=path,
+            )
         tmp = f"{path}.creating-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         try:
             self.conn = self._connect(tmp)
@@ -339,7 +389,9 @@ class Connection:
     def rekey(self, new_key: str | bytes) -> None:
         """Re-encrypt an encrypted journal under a new key (SQLCipher's PRAGMA rekey)."""
         if not self.encrypted:
-            raise InvalidValue("this journal is not encrypted; rekey changes the key of an encrypted one")
+            raise InvalidValue(
+                "this journal is not encrypted; rekey changes the key of an encrypted one"
+            )
         self.writable()
         with self._guard:
             self.conn.execute(f"PRAGMA rekey = {_key_literal(new_key)}")
@@ -352,8 +404,11 @@ class Connection:
     def writable(self) -> None:
         """Refuse to write through a read-only open, before anything else happens."""
         if self.readonly:
-            raise ReadOnly(f"{self.path} was opened read-only; open it without readonly=True (the CLI's "
-                           "read commands never write) to change it", path=self.path)
+            raise ReadOnly(
+                f"{self.path} was opened read-only; open it without readonly=True (the CLI's "
+                "read commands never write) to change it",
+                path=self.path,
+            )
 
     def _set_wal(self) -> None:
         # Changing the journal mode needs a moment with no other connection mid-transaction;
@@ -367,7 +422,9 @@ class Connection:
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise
             time.sleep(0.005 * (1 + attempt % 10))
-        raise StorageError(f"could not switch {self.path} to WAL mode; is it on a network share?", path=self.path)
+        raise StorageError(
+            f"could not switch {self.path} to WAL mode; is it on a network share?", path=self.path
+        )
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -389,7 +446,9 @@ class Connection:
             self.writable()
             c = self.conn
             if c is None:
-                raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+                raise WorkbenchError(
+                    "this journal is closed; open it again with Journal.open(path)"
+                )
             if self._in_tx:
                 self._savepoints += 1
                 name = f"lithify_{self._savepoints}"
@@ -449,12 +508,16 @@ class Connection:
         except Exception:  # noqa: BLE001 (cleaning up after a failure: the first error matters)
             pass
 
-    def ensure_schema(self, state_name: str, initial_state: str | None, digest: bytes, built: str = "") -> None:
+    def ensure_schema(
+        self, state_name: str, initial_state: str | None, digest: bytes, built: str = ""
+    ) -> None:
         """Create the schema and the root branch on first open; upgrade an older file; check
         the version. Read-only opens only check."""
         with self._guard:
             c = self.conn
-            rows = c.execute("SELECT name, type FROM sqlite_master WHERE type IN ('table', 'trigger')").fetchall()
+            rows = c.execute(
+                "SELECT name, type FROM sqlite_master WHERE type IN ('table', 'trigger')"
+            ).fetchall()
             names = {r[0] for r in rows}
             tables = {r[0] for r in rows if r[1] == "table"}
             if tables and "meta" not in tables:
@@ -471,15 +534,19 @@ class Connection:
                 if missing:
                     if self.readonly:
                         raise NotAJournal(
-                            f"{self.path} was written by an older lithify-workbench and needs an upgrade "
-                            f"({', '.join(sorted(missing)[:3])}); open it once writable to upgrade it",
-                            path=self.path)
+                            f"{self.path} was written by an older lithify-workbench and needs an "
+                            f"upgrade ({', '.join(sorted(missing)[:3])}); open it once writable to "
+                            f"upgrade it",
+                            path=self.path,
+                        )
                     with self.atomic():
                         sch.upgrade(c)
                 return
             if self.readonly:
-                raise NotAJournal(f"{self.path} is an empty SQLite database, not a lithify journal",
-                                  path=self.path)
+                raise NotAJournal(
+                    f"{self.path} is an empty SQLite database, not a lithify journal",
+                    path=self.path,
+                )
             with self.atomic():
                 for statement in sch.statements(sch.SCHEMA):
                     c.execute(statement)
@@ -491,12 +558,15 @@ class Connection:
                 }
                 c.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 c.execute(
-                    f"INSERT INTO branches ({sch.BRANCH_COLS}) VALUES (0, 'main', NULL, 0, '{{}}', ?, NULL)",
+                    f"INSERT INTO branches ({sch.BRANCH_COLS}) VALUES (0, 'main', NULL, 0, "
+                    f"'{{}}', ?, NULL)",
                     (now_ms(),),
                 )
                 if initial_state is not None:
-                    c.execute(f"INSERT INTO snapshots ({sch.SNAPSHOT_COLS}) VALUES (0, 0, ?, ?, ?)",
-                              (initial_state, digest, built))
+                    c.execute(
+                        f"INSERT INTO snapshots ({sch.SNAPSHOT_COLS}) VALUES (0, 0, ?, ?, ?)",
+                        (initial_state, digest, built),
+                    )
             self._check_meta()
 
     def _check_meta(self) -> None:

@@ -50,7 +50,9 @@ def _sqlite_code(err: BaseException) -> tuple[str, str]:
 
 def is_driver_error(err: BaseException) -> bool:
     """True for an exception of sqlite3 or of SQLCipher's DB-API module."""
-    return isinstance(err, sqlite3.Error) or type(err).__module__.startswith(("sqlcipher3", "pysqlite3"))
+    return isinstance(err, sqlite3.Error) or type(err).__module__.startswith(
+        ("sqlcipher3", "pysqlite3")
+    )
 
 
 def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
@@ -62,38 +64,65 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
     if isinstance(err, OSError):
         return os_error(err, path, doing)
     if isinstance(err, (orjson.JSONDecodeError, UnicodeDecodeError)):
-        return Corrupt(f"{where}: a stored value cannot be decoded ({err}); run `lithify verify` and "
-                       "restore the journal from a copy", path=path)
+        return Corrupt(
+            f"{where}: a stored value cannot be decoded ({err}); run `lithify verify` and "
+            "restore the journal from a copy",
+            path=path,
+        )
     if not is_driver_error(err):
         return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
     code, ext = _sqlite_code(err)
     said = f"(SQLite says: {err})"
     if code in ("BUSY", "LOCKED"):
-        return Busy(f"{where} stayed locked by another connection past the busy timeout{while_} {said}; "
-                    "another process is writing or holds a long transaction: try again, or open with a "
-                    "longer timeout (Journal.open(..., timeout=SECONDS))", path=path)
+        return Busy(
+            f"{where} stayed locked by another connection past the busy timeout{while_} {said}; "
+            "another process is writing or holds a long transaction: try again, or open with a "
+            "longer timeout (Journal.open(..., timeout=SECONDS))",
+            path=path,
+        )
     if code == "READONLY":
-        return ReadOnly(f"cannot write {where}{while_}: the file or its folder is read-only {said}; read "
-                        "commands still work, or copy the journal to a writable folder", path=path)
-    if code == "FULL" or (code == "IOERR" and any(w in ext for w in ("WRITE", "FSYNC", "TRUNCATE", "SHMSIZE"))):
-        return DiskFull(f"could not write {where}{while_}: the disk is full, a file size limit was hit or "
-                        f"the disk failed {said}; nothing of this operation was written: free space and "
-                        "try again", path=path)
+        return ReadOnly(
+            f"cannot write {where}{while_}: the file or its folder is read-only {said}; read "
+            "commands still work, or copy the journal to a writable folder",
+            path=path,
+        )
+    if code == "FULL" or (
+        code == "IOERR" and any(w in ext for w in ("WRITE", "FSYNC", "TRUNCATE", "SHMSIZE"))
+    ):
+        return DiskFull(
+            f"could not write {where}{while_}: the disk is full, a file size limit was hit or "
+            f"the disk failed {said}; nothing of this operation was written: free space and "
+            "try again",
+            path=path,
+        )
     if code == "CORRUPT":
-        return Corrupt(f"{where} is damaged {said}; run `lithify verify` to see where, and restore it from "
-                       "a copy", path=path)
+        return Corrupt(
+            f"{where} is damaged {said}; run `lithify verify` to see where, and restore it from "
+            "a copy",
+            path=path,
+        )
     if code == "NOTADB":
-        return NotAJournal(f"{where} is not a lithify journal, or it is an encrypted one: then open it with "
-                           f"key= (or set LITHIFY_KEY for the CLI) {said}", path=path)
+        return NotAJournal(
+            f"{where} is not a lithify journal, or it is an encrypted one: then open it with "
+            f"key= (or set LITHIFY_KEY for the CLI) {said}",
+            path=path,
+        )
     if code == "CANTOPEN":
-        return ReadOnly(f"cannot open {where}{while_} {said}; check that the file and its folder exist and "
-                        "are readable (and writable, to write)", path=path)
+        return ReadOnly(
+            f"cannot open {where}{while_} {said}; check that the file and its folder exist and "
+            "are readable (and writable, to write)",
+            path=path,
+        )
     if code == "INTERRUPT":
-        return StorageError(f"{where}: the operation was interrupted{while_} {said}; nothing of it was "
-                            "written", path=path)
+        return StorageError(
+            f"{where}: the operation was interrupted{while_} {said}; nothing of it was written",
+            path=path,
+        )
     if code == "IOERR":
-        return StorageError(f"{where}: the disk failed{while_} {said}; check the disk, then run "
-                            "`lithify verify`", path=path)
+        return StorageError(
+            f"{where}: the disk failed{while_} {said}; check the disk, then run `lithify verify`",
+            path=path,
+        )
     return StorageError(f"{where}{while_}: {said}", path=path)
 
 
@@ -119,6 +148,9 @@ class Guard:
                 self.storage._end_stray_transaction()
         finally:
             self.lock.release()
-        if err is not None and not isinstance(err, WorkbenchError) and (
-                is_driver_error(err) or isinstance(err, (OSError, orjson.JSONDecodeError))):
+        if (
+            err is not None
+            and not isinstance(err, WorkbenchError)
+            and (is_driver_error(err) or isinstance(err, (OSError, orjson.JSONDecodeError)))
+        ):
             raise translate(err, self.storage.path) from err

@@ -33,7 +33,7 @@ from typing import Any
 from ..errors import WorkbenchError, os_error
 from .connection import now_ms
 
-_ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii  # type: ignore[attr-defined]
+_ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii
 
 # The announcement of each effect this process is running now, by (intent log path, branch,
 # key hash): another announcement of the same effect from this process (another thread, another
@@ -50,7 +50,7 @@ def _proc_start(pid: int) -> str:
     try:
         with open(f"/proc/{pid}/stat", "rb") as f:
             stat = f.read().decode("ascii", "replace")
-        fields = stat[stat.rindex(")") + 2:].split()
+        fields = stat[stat.rindex(")") + 2 :].split()
         return "dead" if fields[0] in ("Z", "X") else fields[19]
     except (OSError, ValueError, IndexError):
         return ""
@@ -330,7 +330,9 @@ class IntentLog:
                 continue
             rest = parts[3] if len(parts) == 4 else ""
             if parts[0] == "+":
-                ann, key_text = (f"line{n}", rest) if rest.startswith('"') else rest.partition(" ")[::2]
+                ann, key_text = (
+                    (f"line{n}", rest) if rest.startswith('"') else rest.partition(" ")[::2]
+                )
                 try:
                     key = json.loads(key_text)
                 except ValueError:
@@ -376,7 +378,8 @@ class IntentLog:
                 return True
             try:
                 fd = self._open()
-                try:  # our shared lock becomes exclusive only if no other process holds the log open
+                # our shared lock becomes exclusive only if no other process holds the log open
+                try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
                 except BlockingIOError:
                     return False
@@ -455,14 +458,18 @@ class TableIntents:
             return 0, ann, holder
         try:
             with s._guard, s.atomic():
-                row = s.conn.execute("SELECT attempts, pid FROM intents WHERE branch = ? AND key_hash = ?",
-                                     (branch, key_hash)).fetchone()
+                row = s.conn.execute(
+                    "SELECT attempts, pid FROM intents WHERE branch = ? AND key_hash = ?",
+                    (branch, key_hash),
+                ).fetchone()
                 if row is not None and row[1] and announcement_live(row[1]):
                     end_announcement(running, ann)
                     return int(row[0]) + 1, ann, str(row[1])
                 n = (row[0] if row else 0) + 1
-                s.conn.execute("INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?)",
-                               (branch, key_hash, key, now_ms(), n, ann))
+                s.conn.execute(
+                    "INSERT OR REPLACE INTO intents VALUES (?, ?, ?, ?, ?, ?)",
+                    (branch, key_hash, key, now_ms(), n, ann),
+                )
                 return n, ann, None
         except BaseException:
             end_announcement(running, ann)
@@ -478,28 +485,46 @@ class TableIntents:
         self._end(branch, key_hash, ann, "")
 
     def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
-        self._end(branch, key_hash, ann, "DELETE FROM intents WHERE branch = ? AND key_hash = ? AND pid = ?")
+        self._end(
+            branch,
+            key_hash,
+            ann,
+            "DELETE FROM intents WHERE branch = ? AND key_hash = ? AND pid = ?",
+        )
 
     def settle(self, branch: int, key_hash: bytes, ann: str) -> None:
-        self._end(branch, key_hash, ann, "UPDATE intents SET pid = NULL WHERE branch = ? AND key_hash = ? AND pid = ?")
+        self._end(
+            branch,
+            key_hash,
+            ann,
+            "UPDATE intents SET pid = NULL WHERE branch = ? AND key_hash = ? AND pid = ?",
+        )
 
     def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
         with self.storage._guard:
-            rows = self.storage.conn.execute("SELECT branch, key_hash, key FROM intents ORDER BY started").fetchall()
+            rows = self.storage.conn.execute(
+                "SELECT branch, key_hash, key FROM intents ORDER BY started"
+            ).fetchall()
         return {(b, h): k for b, h, k in rows if branch is None or b == branch}
 
-    def compact(self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]) -> None:
+    def compact(
+        self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
+    ) -> None:
         if self.storage.readonly:
             return
         keep = still_open(self.pending())
         with self.storage._guard:
-            for (b, h) in self.pending():
+            for b, h in self.pending():
                 if (b, h) not in keep:
-                    self.storage.conn.execute("DELETE FROM intents WHERE branch = ? AND key_hash = ?", (b, h))
+                    self.storage.conn.execute(
+                        "DELETE FROM intents WHERE branch = ? AND key_hash = ?", (b, h)
+                    )
 
     def size(self) -> int:
         with self.storage._guard:
-            return int(self.storage.conn.execute("SELECT count(*) FROM intents").fetchone()[0]) * 256
+            return (
+                int(self.storage.conn.execute("SELECT count(*) FROM intents").fetchone()[0]) * 256
+            )
 
     def close(self) -> None:
         pass

@@ -129,13 +129,31 @@ CREATE TRIGGER IF NOT EXISTS events_append_only_delete BEFORE DELETE ON events
 BEGIN SELECT RAISE(ABORT, 'lithify events are append-only'); END;
 """.replace("{follow_head}", FOLLOW_HEAD)
 
-TABLES = {"meta", "branches", "events", "snapshots", "hash_index", "effect_index", "sweeps", "fork_runs",
-          "subscriptions", "tags", "writers", "intents"}
+TABLES = {
+    "meta",
+    "branches",
+    "events",
+    "snapshots",
+    "hash_index",
+    "effect_index",
+    "sweeps",
+    "fork_runs",
+    "subscriptions",
+    "tags",
+    "writers",
+    "intents",
+}
 TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
 # Columns later versions added to tables of older files: table -> {column: declaration}.
 ADDED_COLUMNS = {
-    "events": {"occurred_at": "INTEGER", "writer": "INTEGER", "fx_ms": "REAL", "attempts": "INTEGER",
-               "event_id": "TEXT", "render_ms": "REAL"},
+    "events": {
+        "occurred_at": "INTEGER",
+        "writer": "INTEGER",
+        "fx_ms": "REAL",
+        "attempts": "INTEGER",
+        "event_id": "TEXT",
+        "render_ms": "REAL",
+    },
     "snapshots": {"built": "TEXT"},
     "intents": {"pid": "TEXT"},
 }

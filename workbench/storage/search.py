@@ -33,8 +33,10 @@ class Search:
     atomic: Callable[[], AbstractContextManager[None]]
     _segment_sql: Callable[..., tuple[str, list[Any]]]
 
-    def search(self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50) -> list[SearchHit]:
-        """Events whose payload matches an FTS5 query, best first (in a resolved history, if given)."""
+    def search(
+        self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50
+    ) -> list[SearchHit]:
+        """Events whose payload matches an FTS5 query, best first (within a history, if given)."""
         with self._guard:
             covered = self._fts_ready()
             where, args = ("1", []) if segments is None else self._segment_sql(segments, "e.")
@@ -43,15 +45,19 @@ class Search:
                 try:
                     rows = self.conn.execute(
                         "SELECT e.branch, e.seq, e.kind, e.payload, f.rank FROM events_fts f "
-                        "JOIN events e ON e.position = f.rowid WHERE events_fts MATCH ? AND e.position <= ? "
-                        f"AND ({where}) ORDER BY f.rank LIMIT ?", [query, covered, *args, limit]).fetchall()
+                        "JOIN events e ON e.position = f.rowid WHERE events_fts MATCH ? AND "
+                        f"e.position <= ? AND ({where}) ORDER BY f.rank LIMIT ?",
+                        [query, covered, *args, limit],
+                    ).fetchall()
                 except WorkbenchError:
                     raise
                 except Exception as e:  # the query is the one thing that varies: FTS5 refused it
                     if not is_driver_error(e) or "malformed" in str(e) or "disk" in str(e):
                         raise
-                    raise InvalidValue(f"{query!r} is not a search query ({e}); write words, \"a phrase\", "
-                                       "prefix*, or combine them with AND, OR, NOT") from None
+                    raise InvalidValue(
+                        f'{query!r} is not a search query ({e}); write words, "a phrase", '
+                        "prefix*, or combine them with AND, OR, NOT"
+                    ) from None
                 hits = [SearchHit(*r) for r in rows]
             if len(hits) < limit:
                 hits += self._scan(query, covered, where, args, limit - len(hits))
@@ -59,7 +65,10 @@ class Search:
 
     def _fts_ready(self) -> int:
         """Build or catch up the index where the journal may be written; the position it covers."""
-        have = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'events_fts'").fetchone() is not None
+        have = (
+            self.conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'events_fts'").fetchone()
+            is not None
+        )
         row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (FTS_META,)).fetchone()
         covered = int(row[0]) if row and have else 0
         if self.readonly:
@@ -69,24 +78,36 @@ class Search:
 
             # sqlite-utils creates the index and fills it from every event (its own statements,
             # outside any transaction of ours); what it covered is what its docsize table holds.
-            sqlite_utils.Database(self.conn, recursive_triggers=False)["events"].enable_fts(
-                ["payload"], fts_version="FTS5")
-            covered = self.conn.execute("SELECT coalesce(max(id), 0) FROM events_fts_docsize").fetchone()[0]
+            sqlite_utils.Database(self.conn, recursive_triggers=False).table("events").enable_fts(
+                ["payload"], fts_version="FTS5"
+            )
+            covered = self.conn.execute(
+                "SELECT coalesce(max(id), 0) FROM events_fts_docsize"
+            ).fetchone()[0]
         with self.atomic():
             top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
             if top > covered:
-                self.conn.execute("INSERT INTO events_fts (rowid, payload) SELECT position, payload FROM events "
-                                  "WHERE position > ? AND position <= ?", (covered, top))
-            self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (FTS_META, str(max(top, covered))))
+                self.conn.execute(
+                    "INSERT INTO events_fts (rowid, payload) SELECT position, payload FROM events "
+                    "WHERE position > ? AND position <= ?",
+                    (covered, top),
+                )
+            self.conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)", (FTS_META, str(max(top, covered)))
+            )
         return int(max(top, covered))
 
-    def _scan(self, query: str, after: int, where: str, args: list[Any], limit: int) -> list[SearchHit]:
+    def _scan(
+        self, query: str, after: int, where: str, args: list[Any], limit: int
+    ) -> list[SearchHit]:
         """Events after ``after`` holding every word of the query (what no index covers yet)."""
         words = [w.lower() for w in _WORD.findall(query) if w not in _OPERATORS]
         if not words:
             return []
         match = " AND ".join("instr(lower(e.payload), ?) > 0" for _ in words)
         rows = self.conn.execute(
-            f"SELECT e.branch, e.seq, e.kind, e.payload, 0.0 FROM events e WHERE e.position > ? AND {match} "
-            f"AND ({where}) ORDER BY e.position LIMIT ?", [after, *words, *args, limit]).fetchall()
+            f"SELECT e.branch, e.seq, e.kind, e.payload, 0.0 FROM events e WHERE e.position > ? "
+            f"AND {match} AND ({where}) ORDER BY e.position LIMIT ?",
+            [after, *words, *args, limit],
+        ).fetchall()
         return [SearchHit(*r) for r in rows]

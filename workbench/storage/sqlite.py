@@ -57,18 +57,23 @@ EVENT_SHAPES: dict[str, tuple[str, ...]] = {
     "observe_identified": ("metric", "value", "event_id"),
 }
 _INSERT_SHAPE = {
-    shape: "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, {}writer) VALUES ({}?)".format(
-        "".join(c + ", " for c in extra), "?, " * (7 + len(extra)))
+    shape: (
+        "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, {}writer) "
+        "VALUES ({}?)"
+    ).format("".join(c + ", " for c in extra), "?, " * (7 + len(extra)))
     for shape, extra in EVENT_SHAPES.items()
 }
 _INSERT_BATCH = (
     "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, writer) "
-    "SELECT ?1, ?2 + j.key, ?3, substr(?4, j.key * 32 + 33, 32), substr(?4, j.key * 32 + 1, 32), ?5, j.value, ?6 "
+    "SELECT ?1, ?2 + j.key, ?3, substr(?4, j.key * 32 + 33, 32), substr(?4, j.key * 32 + 1, 32), "
+    "?5, j.value, ?6 "
     "FROM json_each(?7) j"  # json_each yields the array in order, so positions follow seqs
 )
 _EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
-_OBSERVATIONS = ("SELECT position, branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL "
-                 "ORDER BY position")
+_OBSERVATIONS = (
+    "SELECT position, branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL "
+    "ORDER BY position"
+)
 OBS_ROWS_DIRECT = 50_000  # observations read through sqlite3 before the Arrow path pays off
 
 
@@ -92,7 +97,9 @@ class _ChunkWorker:
             return
         if self.queue is None:
             self.queue = queue.Queue(maxsize=4)
-            self.thread = threading.Thread(target=self._run, name="lithify-append-batch", daemon=True)
+            self.thread = threading.Thread(
+                target=self._run, name="lithify-append-batch", daemon=True
+            )
             self.thread.start()
             self.queue.put(self.first)
             self.first = None
@@ -132,31 +139,60 @@ class _ChunkWorker:
 class SQLiteStorage(Connection, Catalog, Search):
     """A journal in one SQLite file (or in memory): the SQLite implementation of ``Storage``."""
 
-    def __init__(self, path: str, durability: str, busy_timeout_ms: int = 30_000,
-                 source: str | None = None, key: str | bytes | None = None, *, readonly: bool = False,
-                 create: bool | None = None, schema: tuple[str, str | None, bytes, str] | None = None) -> None:
-        super().__init__(path, durability, busy_timeout_ms, source, key, readonly=readonly, create=create,
-                         schema=schema)
+    def __init__(
+        self,
+        path: str,
+        durability: str,
+        busy_timeout_ms: int = 30_000,
+        source: str | None = None,
+        key: str | bytes | None = None,
+        *,
+        readonly: bool = False,
+        create: bool | None = None,
+        schema: tuple[str, str | None, bytes, str] | None = None,
+    ) -> None:
+        super().__init__(
+            path,
+            durability,
+            busy_timeout_ms,
+            source,
+            key,
+            readonly=readonly,
+            create=create,
+            schema=schema,
+        )
         # An encrypted journal keeps its intents inside the encrypted file: effect keys are
         # payload, and a plaintext sidecar would leak them.
-        self.intents: Any = (TableIntents(self) if key is not None
-                             else IntentLog(path, durability, readonly))
+        self.intents: Any = (
+            TableIntents(self) if key is not None else IntentLog(path, durability, readonly)
+        )
 
     def _bindable(self, row: EventRow, shape: str) -> tuple[Any, ...]:
         # bytearray binds directly; bytes would go through the adapter lookup (see EVENT_SHAPES)
         w = self._writer if self._writer is not None else self._writer_id()
         if shape[0] == "e":  # an effect: the key hash is a blob too
-            return (*row[:3], bytearray(row[3]), bytearray(row[4]), row[5], row[6], bytearray(row[7]), *row[8:], w)
+            return (
+                *row[:3],
+                bytearray(row[3]),
+                bytearray(row[4]),
+                row[5],
+                row[6],
+                bytearray(row[7]),
+                *row[8:],
+                w,
+            )
         return (*row[:3], bytearray(row[3]), bytearray(row[4]), *row[5:], w)
 
     def append(self, row: EventRow, shape: str) -> None:
-        """Insert one event of an EVENT_SHAPES shape (committed on return unless inside atomic())."""
+        """Insert one event of an EVENT_SHAPES shape (committed on return unless in atomic())."""
         lock = self.lock
         lock.acquire()
         try:
             conn = self.conn
             if conn is None:
-                raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+                raise WorkbenchError(
+                    "this journal is closed; open it again with Journal.open(path)"
+                )
             conn.execute(_INSERT_SHAPE[shape], self._bindable(row, shape))
         except Exception as e:
             self._end_stray_transaction()
@@ -166,7 +202,9 @@ class SQLiteStorage(Connection, Catalog, Search):
         finally:
             lock.release()
 
-    def landed(self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None) -> bool:
+    def landed(
+        self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None
+    ) -> bool:
         """Whether the event (branch, seq) with this hash is stored: after an error, a write may
         have committed anyway (SQLite reports a failed automatic checkpoint, or an interrupt
         that arrived after the commit, as the statement's error)."""
@@ -174,16 +212,25 @@ class SQLiteStorage(Connection, Catalog, Search):
             return False
         try:
             with self._guard:
-                row = self.conn.execute("SELECT hash FROM events WHERE branch = ? AND seq = ?",
-                                        (branch, seq)).fetchone()
+                row = self.conn.execute(
+                    "SELECT hash FROM events WHERE branch = ? AND seq = ?", (branch, seq)
+                ).fetchone()
         except WorkbenchError:
             return False
         return row is not None and bytes(row[0]) == bytes(event_hash)
 
-    def append_batch(self, branch: int, first_seq: int, kind: str, parent: bytes, ts: int,
-                     chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
-                     snapshots: Sequence[tuple[int, str, bytes]], built: str | None = None,
-                     rows: int = 0) -> None:
+    def append_batch(
+        self,
+        branch: int,
+        first_seq: int,
+        kind: str,
+        parent: bytes,
+        ts: int,
+        chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
+        snapshots: Sequence[tuple[int, str, bytes]],
+        built: str | None = None,
+        rows: int = 0,
+    ) -> None:
         """Insert consecutive plain events of one branch in one transaction, all or nothing.
 
         ``chunks`` yields (hashes, payload texts) in order; ``snapshots`` (seq, state, digest)
@@ -214,25 +261,50 @@ class SQLiteStorage(Connection, Catalog, Search):
                         self.conn.execute(FOLLOW_HEAD)
                     if snapshots:
                         self.conn.executemany(
-                            f"INSERT OR REPLACE INTO snapshots ({SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
-                            [(branch, s, text, d, built) for s, text, d in snapshots])
+                            f"INSERT OR REPLACE INTO snapshots ({SNAPSHOT_COLS}) VALUES (?, ?, "
+                            f"?, ?, ?)",
+                            [(branch, s, text, d, built) for s, text, d in snapshots],
+                        )
             except Exception as e:
                 err = self._append_error(branch, first_seq - 1, e)
                 if seq == first_seq or not self.landed(branch, seq - 1, previous, err):
                     raise err from None
 
-    def _insert_chunk(self, branch: int, first_seq: int, kind: str, parent: bytes, hashes: Sequence[bytes],
-                      ts: int, writer: int, texts: Sequence[str]) -> None:
+    def _insert_chunk(
+        self,
+        branch: int,
+        first_seq: int,
+        kind: str,
+        parent: bytes,
+        hashes: Sequence[bytes],
+        ts: int,
+        writer: int,
+        texts: Sequence[str],
+    ) -> None:
         if self._json_each():
             chain = b"".join((parent, *hashes))  # event k: hash at k + 1, parent at k
-            self.conn.execute(_INSERT_BATCH, (branch, first_seq, kind, chain, ts, writer,
-                                              orjson.dumps(list(texts)).decode("utf-8")))
+            self.conn.execute(
+                _INSERT_BATCH,
+                (
+                    branch,
+                    first_seq,
+                    kind,
+                    chain,
+                    ts,
+                    writer,
+                    orjson.dumps(list(texts)).decode("utf-8"),
+                ),
+            )
         else:
             parents = [parent, *hashes[:-1]]
             bind = self._bindable
-            self.conn.executemany(_INSERT_SHAPE["plain"], [
-                bind((branch, first_seq + i, kind, h, p, ts, text), "plain")
-                for i, (h, p, text) in enumerate(zip(hashes, parents, texts))])
+            self.conn.executemany(
+                _INSERT_SHAPE["plain"],
+                [
+                    bind((branch, first_seq + i, kind, h, p, ts, text), "plain")
+                    for i, (h, p, text) in enumerate(zip(hashes, parents, texts, strict=True))
+                ],
+            )
 
     def _json_each(self) -> bool:
         if self._has_json_each is None:
@@ -252,7 +324,9 @@ class SQLiteStorage(Connection, Catalog, Search):
                     bind = self._bindable
                     spared = self._spare_trigger(rows[0][0][0], rows[0][0][1], len(rows))
                     for shape, run in itertools.groupby(rows, key=operator.itemgetter(1)):
-                        self.conn.executemany(_INSERT_SHAPE[shape], [bind(r, shape) for r, _ in run])
+                        self.conn.executemany(
+                            _INSERT_SHAPE[shape], [bind(r, shape) for r, _ in run]
+                        )
                     if spared:
                         self.conn.execute(FOLLOW_HEAD)
             except Exception as e:
@@ -270,10 +344,16 @@ class SQLiteStorage(Connection, Catalog, Search):
             return False
         c = self.conn
         before = first_seq - 1
-        follows = c.execute("SELECT 1 FROM events WHERE branch = ? AND seq = ?", (branch, before)).fetchone()
-        if follows is None and c.execute("SELECT fork_seq FROM branches WHERE id = ?", (branch,)).fetchone() != (before,):
+        follows = c.execute(
+            "SELECT 1 FROM events WHERE branch = ? AND seq = ?", (branch, before)
+        ).fetchone()
+        if follows is None and c.execute(
+            "SELECT fork_seq FROM branches WHERE id = ?", (branch,)
+        ).fetchone() != (before,):
             raise self.db.IntegrityError(APPEND_REFUSED)
-        if c.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'events_follow_head'").fetchone():
+        if c.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'events_follow_head'"
+        ).fetchone():
             c.execute("DROP TRIGGER events_follow_head")
             return True
         return False
@@ -289,9 +369,14 @@ class SQLiteStorage(Connection, Catalog, Search):
             except ReadOnly as ro:
                 return ro
         if isinstance(err, self.db.IntegrityError) and "event_id" in str(err):
-            return Conflict("that event id was taken by another writer a moment ago; apply again: the same "
-                            "delta returns the existing seq, another one is refused", branch=branch)
-        if isinstance(err, self.db.IntegrityError) and ("UNIQUE" in str(err) or APPEND_REFUSED in str(err)):
+            return Conflict(
+                "that event id was taken by another writer a moment ago; apply again: the same "
+                "delta returns the existing seq, another one is refused",
+                branch=branch,
+            )
+        if isinstance(err, self.db.IntegrityError) and (
+            "UNIQUE" in str(err) or APPEND_REFUSED in str(err)
+        ):
             try:
                 actual = self.head(branch)
                 actual_seq = actual[0] if actual else self.fork_seq(branch)
@@ -300,7 +385,8 @@ class SQLiteStorage(Connection, Catalog, Search):
             return BranchConflict(
                 f"branch {branch} moved: this handle expected head {expected} but the journal's "
                 f"head is {actual_seq} (another writer appended, or events this handle counted on "
-                f"were never written); take a fresh handle with journal.branch({branch}) and decide again",
+                f"were never written); take a fresh handle with journal.branch({branch}) and "
+                f"decide again",
                 branch=branch,
                 expected=expected,
                 actual=actual_seq,
@@ -310,7 +396,9 @@ class SQLiteStorage(Connection, Catalog, Search):
     def fork_seq(self, branch: int) -> int | None:
         """Where a branch forked (its head when it has no events of its own)."""
         with self._guard:
-            row = self.conn.execute("SELECT fork_seq FROM branches WHERE id = ?", (branch,)).fetchone()
+            row = self.conn.execute(
+                "SELECT fork_seq FROM branches WHERE id = ?", (branch,)
+            ).fetchone()
         return None if row is None else int(row[0])
 
     def head(self, branch: int) -> Head | None:
@@ -341,16 +429,27 @@ class SQLiteStorage(Connection, Catalog, Search):
 
     def events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StoredEvent]:
         """Events of a resolved history with lo <= seq <= hi, in seq order."""
-        return [StoredEvent(*r) for r in self._in_history(
-            f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ? ORDER BY seq",
-            segments, lo, hi)]
+        return [
+            StoredEvent(*r)
+            for r in self._in_history(
+                f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
+                f"ORDER BY seq",
+                segments,
+                lo,
+                hi,
+            )
+        ]
 
     def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
         """(seq, kind, payload, hash) of the deltas and compactions of a resolved history with
         lo <= seq <= hi, in seq order (plain tuples: every replay reads them)."""
         return self._in_history(
             "SELECT seq, kind, payload, hash FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
-            "AND kind IN ('delta', 'compact') ORDER BY seq", segments, lo, hi)
+            "AND kind IN ('delta', 'compact') ORDER BY seq",
+            segments,
+            lo,
+            hi,
+        )
 
     def _in_history(self, sql: str, segments: Sequence[Segment], lo: int, hi: int) -> list[Any]:
         out: list[Any] = []
@@ -363,21 +462,23 @@ class SQLiteStorage(Connection, Catalog, Search):
         return out
 
     def last_seq_at_time(self, segments: Sequence[Segment], ts: int) -> int:
-        """The highest seq of a resolved history committed at or before unix-ms ``ts`` (0 if none)."""
+        """The highest seq of a history committed at or before unix-ms ``ts`` (0 if none)."""
         best = 0
         with self._guard:
             for branch, first, last in segments:
                 hi = "" if last is None else " AND seq <= ?"
                 args: list[Any] = [branch, first, ts] + ([] if last is None else [last])
                 row = self.conn.execute(
-                    f"SELECT max(seq) FROM events WHERE branch = ? AND seq >= ? AND ts <= ?{hi}", args
+                    f"SELECT max(seq) FROM events WHERE branch = ? AND seq >= ? AND ts <= ?{hi}",
+                    args,
                 ).fetchone()
                 if row[0] is not None:
                     best = max(best, row[0])
         return best
 
-    def world_events(self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
-                     ) -> list[tuple[int, str, str, int]]:
+    def world_events(
+        self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
+    ) -> list[tuple[int, str, str, int]]:
         """(seq, kind, payload, occurred-or-commit ms) of the state events of a resolved history
         up to seq ``hi`` that happened by ``valid`` (and were recorded by ``known``), in world
         order: by occurred time, ties by seq."""
@@ -386,19 +487,25 @@ class SQLiteStorage(Connection, Catalog, Search):
         with self._guard:
             for branch, first, last in segments:
                 b = hi if last is None else min(hi, last)
-                out.extend(self.conn.execute(
-                    "SELECT seq, kind, payload, coalesce(occurred_at, ts) AS w FROM events WHERE branch = ? "
-                    f"AND seq BETWEEN ? AND ? AND kind IN ('delta', 'compact') AND w <= ?{rec}",
-                    (branch, first, b, valid) if known is None else (branch, first, b, valid, known),
-                ).fetchall())
+                out.extend(
+                    self.conn.execute(
+                        "SELECT seq, kind, payload, coalesce(occurred_at, ts) AS w FROM events "
+                        "WHERE branch = ? "
+                        f"AND seq BETWEEN ? AND ? AND kind IN ('delta', 'compact') AND w <= ?{rec}",
+                        (branch, first, b, valid)
+                        if known is None
+                        else (branch, first, b, valid, known),
+                    ).fetchall()
+                )
         out.sort(key=lambda r: (r[3], r[0]))
         return out
 
     def event_by_id(self, event_id: str) -> IdentifiedEvent | None:
         """The event a caller id names."""
         with self._guard:
-            row = self.conn.execute("SELECT branch, seq, kind, payload FROM events WHERE event_id = ?",
-                                    (event_id,)).fetchone()
+            row = self.conn.execute(
+                "SELECT branch, seq, kind, payload FROM events WHERE event_id = ?", (event_id,)
+            ).fetchone()
         return None if row is None else IdentifiedEvent(*row)
 
     def own_events(self, branch: int) -> Iterator[VerifyEvent]:
@@ -407,7 +514,9 @@ class SQLiteStorage(Connection, Catalog, Search):
         with self._guard:
             cur = self.conn.execute(
                 "SELECT seq, kind, hash, parent_hash, payload, key_hash, metric, value FROM events "
-                "WHERE branch = ? ORDER BY seq", (branch,))
+                "WHERE branch = ? ORDER BY seq",
+                (branch,),
+            )
         while True:
             with self._guard:
                 rows = cur.fetchmany(4096)
@@ -427,7 +536,8 @@ class SQLiteStorage(Connection, Catalog, Search):
         if where is None:
             b, q = prefix + "branch", prefix + "seq"
             where = " OR ".join(
-                f"({b} = ? AND {q} >= ?" + ("" if open_ else f" AND {q} <= ?") + ")" for open_ in shape[1]
+                f"({b} = ? AND {q} >= ?" + ("" if open_ else f" AND {q} <= ?") + ")"
+                for open_ in shape[1]
             )
             self._where_cache[shape] = where
         args: list[Any] = []
@@ -449,15 +559,20 @@ class SQLiteStorage(Connection, Catalog, Search):
         with self._guard:
             for branch, first, last in reversed(segments):  # oldest first: newer entries win
                 hi = upto if last is None else min(last, upto)
-                out.update((kh, (branch, seq)) for kh, seq in self.conn.execute(
-                    "SELECT key_hash, seq FROM events WHERE branch = ? AND seq >= ? AND seq <= ? "
-                    "AND key_hash IS NOT NULL ORDER BY seq", (branch, first, hi)))
+                out.update(
+                    (kh, (branch, seq))
+                    for kh, seq in self.conn.execute(
+                        "SELECT key_hash, seq FROM events WHERE branch = ? AND seq >= ? AND seq "
+                        "<= ? AND key_hash IS NOT NULL ORDER BY seq",
+                        (branch, first, hi),
+                    )
+                )
         return out
 
     def effect_payload(self, branch: int, seq: int) -> str:
         """The payload of the effect stored at (branch, seq)."""
         with self._guard:
-            return self.conn.execute(  # type: ignore[no-any-return]
+            return self.conn.execute(
                 "SELECT payload FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()[0]
 
@@ -467,28 +582,37 @@ class SQLiteStorage(Connection, Catalog, Search):
         with self._guard:
             return self.conn.execute(
                 "SELECT seq, payload FROM events WHERE branch = ? AND seq > ? AND key_hash = ? "
-                "ORDER BY seq DESC LIMIT 1", (branch, seq, key_hash)).fetchone()
+                "ORDER BY seq DESC LIMIT 1",
+                (branch, seq, key_hash),
+            ).fetchone()
 
-    def find_effect_indexed(self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
-                            ) -> tuple[int, int, str] | None:
+    def find_effect_indexed(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
+    ) -> tuple[int, int, str] | None:
         """(branch, seq, payload) of the newest effect with this key in a resolved history among
         the events effect_index covers (positions up to ``upto_position``)."""
         where, args = self._segment_sql(segments, "e.")
         with self._guard:
             return self.conn.execute(
-                "SELECT e.branch, e.seq, e.payload FROM effect_index x JOIN events e ON e.position = x.position "
-                f"WHERE x.key_hash = ? AND x.position <= ? AND ({where}) ORDER BY e.seq DESC LIMIT 1",
+                "SELECT e.branch, e.seq, e.payload FROM effect_index x JOIN events e ON "
+                "e.position = x.position "
+                f"WHERE x.key_hash = ? AND x.position <= ? AND ({where}) ORDER BY e.seq DESC "
+                f"LIMIT 1",
                 [key_hash, upto_position, *args],
             ).fetchone()
 
     def catch_up_effect_index(self) -> int:
         """Index every effect appended since the last catch-up; returns the position covered."""
-        return self._catch_up("effect_index", "effect_index_position",
-                              "SELECT key_hash, position FROM events WHERE position > ? AND position <= ? "
-                              "AND key_hash IS NOT NULL")
+        return self._catch_up(
+            "effect_index",
+            "effect_index_position",
+            "SELECT key_hash, position FROM events WHERE position > ? AND position <= ? "
+            "AND key_hash IS NOT NULL",
+        )
 
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
         """(hash, branch, seq) of events whose hash lies in [lo, hi), earliest first."""
+
         def rng(col: str) -> str:
             return f"{col} >= ?" if hi is None else f"{col} >= ? AND {col} < ?"
 
@@ -496,35 +620,50 @@ class SQLiteStorage(Connection, Catalog, Search):
         with self._guard:
             done = self._catch_up_hash_index()
             rows = self.conn.execute(
-                "SELECT h.hash, e.branch, e.seq FROM hash_index h JOIN events e ON e.position = h.position "
-                f"WHERE {rng('h.hash')} ORDER BY h.position LIMIT {int(limit)}", args).fetchall()
+                "SELECT h.hash, e.branch, e.seq FROM hash_index h JOIN events e ON e.position = "
+                f"h.position WHERE {rng('h.hash')} ORDER BY h.position LIMIT {int(limit)}",
+                args,
+            ).fetchall()
             # Events the index does not cover yet (read-only opens never write it): scanned.
             rows += self.conn.execute(
-                f"SELECT hash, branch, seq FROM events WHERE position > ? AND {rng('hash')} ORDER BY position "
-                f"LIMIT {int(limit)}", [done, *args]).fetchall()
+                f"SELECT hash, branch, seq FROM events WHERE position > ? AND {rng('hash')} "
+                f"ORDER BY position LIMIT {int(limit)}",
+                [done, *args],
+            ).fetchall()
         return [HashHit(bytes(h), b, q) for h, b, q in rows[:limit]]
 
     def _catch_up_hash_index(self) -> int:
         # The hash index is built when hashes are looked up, not on every append: an index
         # over random 32-byte keys would cost appends a third page write per commit.
-        return self._catch_up("hash_index", "hash_index_position",
-                              "SELECT hash, position FROM events WHERE position > ? AND position <= ?")
+        return self._catch_up(
+            "hash_index",
+            "hash_index_position",
+            "SELECT hash, position FROM events WHERE position > ? AND position <= ?",
+        )
 
     def _catch_up(self, table: str, meta_key: str, select: str) -> int:
         """Insert ``select``'s rows for the events after the position ``meta_key`` records;
         returns the position the index covers (read-only opens only read it)."""
         with self._guard:
             if self.readonly:
-                row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
+                row = self.conn.execute(
+                    "SELECT value FROM meta WHERE key = ?", (meta_key,)
+                ).fetchone()
                 return int(row[0]) if row else 0
             with self.atomic():
-                row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
+                row = self.conn.execute(
+                    "SELECT value FROM meta WHERE key = ?", (meta_key,)
+                ).fetchone()
                 done = int(row[0]) if row else 0
-                top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+                top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[
+                    0
+                ]
                 if top > done:
                     self.conn.execute(f"INSERT OR IGNORE INTO {table} {select}", (done, top))
-                    self.conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (meta_key, str(top)))
-                return max(top, done)  # type: ignore[no-any-return]
+                    self.conn.execute(
+                        "INSERT OR REPLACE INTO meta VALUES (?, ?)", (meta_key, str(top))
+                    )
+                return max(top, done)
 
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events with position > cursor, in position (commit) order."""
@@ -555,8 +694,14 @@ class SQLiteStorage(Connection, Catalog, Search):
         connection's locks on the file."""
         import polars as pl
 
-        schema = {"position": pl.Int64, "branch": pl.Int64, "seq": pl.Int64, "metric": pl.Utf8,
-                  "value": pl.Float64, "ts": pl.Int64}
+        schema = {
+            "position": pl.Int64,
+            "branch": pl.Int64,
+            "seq": pl.Int64,
+            "metric": pl.Utf8,
+            "value": pl.Float64,
+            "ts": pl.Int64,
+        }
         with self._guard:
             cur = self.conn.execute(_OBSERVATIONS)
             rows = cur.fetchmany(OBS_ROWS_DIRECT)
@@ -564,7 +709,11 @@ class SQLiteStorage(Connection, Catalog, Search):
                 cur.close()  # DETACH waits for no statement to be running
                 frame = self._observations_arrow()
                 if frame is not None:
-                    return frame.cast(schema) if frame.width == len(schema) else pl.DataFrame(schema=schema)
+                    return (
+                        frame.cast(schema)
+                        if frame.width == len(schema)
+                        else pl.DataFrame(schema=schema)
+                    )
                 rows = self.conn.execute(_OBSERVATIONS).fetchall()
             else:
                 rows += cur.fetchall()
@@ -579,9 +728,13 @@ class SQLiteStorage(Connection, Catalog, Search):
 
         import polars as pl
 
-        scratch = os.path.join(tempfile.gettempdir(), f"lithify-obs-{os.getpid()}-{uuid.uuid4().hex[:12]}.db")
+        scratch = os.path.join(
+            tempfile.gettempdir(), f"lithify-obs-{os.getpid()}-{uuid.uuid4().hex[:12]}.db"
+        )
         try:
-            self.conn.execute("ATTACH DATABASE ? AS lithify_scratch", (f"file:{quote(scratch)}?mode=rwc",))
+            self.conn.execute(
+                "ATTACH DATABASE ? AS lithify_scratch", (f"file:{quote(scratch)}?mode=rwc",)
+            )
             try:
                 self.conn.execute("PRAGMA lithify_scratch.journal_mode = OFF")
                 self.conn.execute("PRAGMA lithify_scratch.synchronous = OFF")
@@ -621,23 +774,42 @@ class SQLiteStorage(Connection, Catalog, Search):
             for i in range(0, len(key_hashes), 500):
                 chunk = list(key_hashes[i : i + 500])
                 marks = ",".join("?" * len(chunk))
-                out.update(r[0] for r in self.conn.execute(
-                    "SELECT x.key_hash FROM effect_index x JOIN events e ON e.position = x.position "
-                    f"WHERE x.key_hash IN ({marks}) AND e.branch = ?", [*chunk, branch]))
+                out.update(
+                    r[0]
+                    for r in self.conn.execute(
+                        "SELECT x.key_hash FROM effect_index x JOIN events e ON e.position = "
+                        f"x.position WHERE x.key_hash IN ({marks}) AND e.branch = ?",
+                        [*chunk, branch],
+                    )
+                )
                 # Effects the index does not cover yet (read-only opens never write it).
-                out.update(r[0] for r in self.conn.execute(
-                    f"SELECT key_hash FROM events WHERE branch = ? AND position > ? AND key_hash IN ({marks})",
-                    [branch, done, *chunk]))
+                out.update(
+                    r[0]
+                    for r in self.conn.execute(
+                        f"SELECT key_hash FROM events WHERE branch = ? AND position > ? AND "
+                        f"key_hash IN ({marks})",
+                        [branch, done, *chunk],
+                    )
+                )
         return out
 
-    def put_snapshot(self, branch: int, seq: int, state: str, digest: bytes, built: str | None = None,
-                     replace: bool = False) -> None:
+    def put_snapshot(
+        self,
+        branch: int,
+        seq: int,
+        state: str,
+        digest: bytes,
+        built: str | None = None,
+        replace: bool = False,
+    ) -> None:
         """Store a snapshot (``built``: what it was built from, see deltas.fingerprint); one that
         exists is kept unless ``replace`` (a stale one being rebuilt)."""
         verb = "REPLACE" if replace else "IGNORE"
         with self._guard:
-            self.conn.execute(f"INSERT OR {verb} INTO snapshots ({SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
-                              (branch, seq, state, digest, built))
+            self.conn.execute(
+                f"INSERT OR {verb} INTO snapshots ({SNAPSHOT_COLS}) VALUES (?, ?, ?, ?, ?)",
+                (branch, seq, state, digest, built),
+            )
 
     def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> SnapshotRow | None:
         """The latest snapshot at or before ``seq`` in a resolved history, with the hash of the
@@ -648,14 +820,19 @@ class SQLiteStorage(Connection, Catalog, Search):
                 if b < first:
                     continue
                 row = self.conn.execute(
-                    "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s LEFT JOIN events e "
-                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq BETWEEN ? AND ? "
-                    "ORDER BY s.seq DESC LIMIT 1", (branch, first, b)).fetchone()
+                    "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s "
+                    "LEFT JOIN events e "
+                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq "
+                    "BETWEEN ? AND ? ORDER BY s.seq DESC LIMIT 1",
+                    (branch, first, b),
+                ).fetchone()
                 if row is not None:
                     return SnapshotRow(*row)
         return None
 
-    def snapshot_marks(self, segments: Sequence[Segment], hi: int) -> Iterator[tuple[int, int, str | None]]:
+    def snapshot_marks(
+        self, segments: Sequence[Segment], hi: int
+    ) -> Iterator[tuple[int, int, str | None]]:
         """(branch, seq, built) of the snapshots at or before seq ``hi`` of a resolved history,
         newest first, streamed: a reader stops at the first it can use."""
         for branch, first, last in reversed(segments):
@@ -663,8 +840,11 @@ class SQLiteStorage(Connection, Catalog, Search):
             if b < first:
                 continue
             with self._guard:
-                cur = self.conn.execute("SELECT branch, seq, built FROM snapshots WHERE branch = ? AND seq "
-                                        "BETWEEN ? AND ? ORDER BY seq DESC", (branch, first, b))
+                cur = self.conn.execute(
+                    "SELECT branch, seq, built FROM snapshots WHERE branch = ? AND seq "
+                    "BETWEEN ? AND ? ORDER BY seq DESC",
+                    (branch, first, b),
+                )
             while True:
                 with self._guard:
                     rows = cur.fetchmany(64)
@@ -675,14 +855,19 @@ class SQLiteStorage(Connection, Catalog, Search):
     def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
         """(branch, seq, built) of every snapshot, by branch and seq."""
         with self._guard:
-            return self.conn.execute("SELECT branch, seq, built FROM snapshots ORDER BY branch, seq").fetchall()
+            return self.conn.execute(
+                "SELECT branch, seq, built FROM snapshots ORDER BY branch, seq"
+            ).fetchall()
 
     def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
         """The snapshot stored at (branch, seq), with the hash of the event it seals to."""
         with self._guard:
             row = self.conn.execute(
-                "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s LEFT JOIN events e "
-                "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq = ?", (branch, seq)).fetchone()
+                "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s "
+                "LEFT JOIN events e "
+                "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq = ?",
+                (branch, seq),
+            ).fetchone()
         return None if row is None else SnapshotRow(*row)
 
     def quick_check(self) -> list[str]:

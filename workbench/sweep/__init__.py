@@ -28,8 +28,35 @@ workers exit when this process dies (ipykernel's parent poller; the worker's own
 from __future__ import annotations
 
 from .handle import SweepHandle, resume, run, start
-from .plan import RUNNERS, Fork, ForkRun, SweepPlan, SweepResult, check_options, load, parse_grid, plan, status
+from .plan import (
+    RUNNERS,
+    Fork,
+    ForkRun,
+    SweepPlan,
+    SweepResult,
+    check_options,
+    load,
+    parse_grid,
+    plan,
+    status,
+)
 from .worker import PROGRESS_ENV, report_progress
 
-__all__ = ["PROGRESS_ENV", "RUNNERS", "Fork", "ForkRun", "SweepHandle", "SweepPlan", "SweepResult", "check_options",
-           "load", "parse_grid", "plan", "report_progress", "resume", "run", "start", "status"]
+__all__ = [
+    "PROGRESS_ENV",
+    "RUNNERS",
+    "Fork",
+    "ForkRun",
+    "SweepHandle",
+    "SweepPlan",
+    "SweepResult",
+    "check_options",
+    "load",
+    "parse_grid",
+    "plan",
+    "report_progress",
+    "resume",
+    "run",
+    "start",
+    "status",
+]

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import ForkFailed, InvalidValue
-from .plan import Fork, SweepPlan, SweepResult, fn_ref, check_options, load, status
+from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, load, status
 from .runners import _Context, make_runner
 from .worker import read_progress
 
@@ -27,8 +27,16 @@ if TYPE_CHECKING:
 class SweepHandle:
     """A sweep running in background threads: poll ``progress``, ``cancel()``, ``wait()``."""
 
-    def __init__(self, plan: SweepPlan, runner: Any, forks: list[Fork], workers: int, out_dir: Path,
-                 timeout: float | None, function: str | None = None) -> None:
+    def __init__(
+        self,
+        plan: SweepPlan,
+        runner: Any,
+        forks: list[Fork],
+        workers: int,
+        out_dir: Path,
+        timeout: float | None,
+        function: str | None = None,
+    ) -> None:
         self.plan = plan
         self.runner = runner
         self.forks = forks
@@ -49,7 +57,9 @@ class SweepHandle:
 
     def _record(self, branch: int, status: str, **fields: Any) -> None:
         self.status[branch] = status
-        self.plan.journal.storage.put_run(branch, self.plan.id, status, runner=self.runner.name, **fields)
+        self.plan.journal.storage.put_run(
+            branch, self.plan.id, status, runner=self.runner.name, **fields
+        )
 
     def _run_one(self, ctx: _Context) -> None:
         b = ctx.fork.branch
@@ -63,16 +73,32 @@ class SweepHandle:
             nb = self.runner.run_fork(ctx)
         except ForkFailed as e:
             status = "cancelled" if self._cancel.is_set() else "failed"
-            self._record(b, status, error=json.dumps(e.error), finished=int(time.time() * 1000),
-                         wall_ms=(time.perf_counter() - t0) * 1000,
-                         notebook=str(ctx.notebook_out) if ctx.notebook_out.exists() else None)
+            self._record(
+                b,
+                status,
+                error=json.dumps(e.error),
+                finished=int(time.time() * 1000),
+                wall_ms=(time.perf_counter() - t0) * 1000,
+                notebook=str(ctx.notebook_out) if ctx.notebook_out.exists() else None,
+            )
             return
         except Exception as e:  # noqa: BLE001 (a runner bug must not kill the sweep)
-            self._record(b, "failed", error=json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000]}),
-                         finished=int(time.time() * 1000), wall_ms=(time.perf_counter() - t0) * 1000)
+            self._record(
+                b,
+                "failed",
+                error=json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000]}),
+                finished=int(time.time() * 1000),
+                wall_ms=(time.perf_counter() - t0) * 1000,
+            )
             return
-        self._record(b, "finished", error=None, finished=int(time.time() * 1000),
-                     wall_ms=(time.perf_counter() - t0) * 1000, notebook=nb)
+        self._record(
+            b,
+            "finished",
+            error=None,
+            finished=int(time.time() * 1000),
+            wall_ms=(time.perf_counter() - t0) * 1000,
+            notebook=nb,
+        )
 
     def _finish(self) -> None:
         for fut in self._futures:
@@ -141,15 +167,26 @@ class _Bars:
         self.h = handle
         n = len(handle.forks)
         self.total = tqdm(total=n, desc=f"sweep {handle.plan.id}", unit="fork", position=0)
-        self.per = {f.branch: tqdm(total=None, desc=f"  branch {f.branch} {_short(f.params)}", position=i + 1,
-                                   leave=False, unit="step") for i, f in enumerate(handle.forks)}
+        self.per = {
+            f.branch: tqdm(
+                total=None,
+                desc=f"  branch {f.branch} {_short(f.params)}",
+                position=i + 1,
+                leave=False,
+                unit="step",
+            )
+            for i, f in enumerate(handle.forks)
+        }
 
     def update(self) -> None:
         prog = self.h.progress()
         ended = sum(s in ("finished", "failed", "cancelled") for s, _, _ in prog.values())
         self.total.n = ended
-        self.total.set_postfix_str(f"{sum(s == 'running' for s, _, _ in prog.values())} running, "
-                                   f"{sum(s == 'failed' for s, _, _ in prog.values())} failed", refresh=False)
+        self.total.set_postfix_str(
+            f"{sum(s == 'running' for s, _, _ in prog.values())} running, "
+            f"{sum(s == 'failed' for s, _, _ in prog.values())} failed",
+            refresh=False,
+        )
         self.total.refresh()
         for b, (st, done, total) in prog.items():
             bar = self.per[b]
@@ -167,8 +204,6 @@ class _Bars:
 
 def _short(params: Mapping[str, Any]) -> str:
     return " ".join(f"{k}={v}" for k, v in params.items())[:40]
-
-
 
 
 def start(
@@ -198,32 +233,46 @@ def start(
         wanted = list(only)
         unknown = [b for b in wanted if b not in {f.branch for f in plan.forks}]
         if unknown:
-            raise InvalidValue(f"only= names branches that are not forks of sweep {plan.id}: {unknown}")
+            raise InvalidValue(
+                f"only= names branches that are not forks of sweep {plan.id}: {unknown}"
+            )
         forks = [f for f in plan.forks if f.branch in set(wanted)]
-    base_dir = Path(out_dir) if out_dir is not None else Path(plan.journal.path).resolve().parent / "runs"
+    base_dir = (
+        Path(out_dir) if out_dir is not None else Path(plan.journal.path).resolve().parent / "runs"
+    )
     target = base_dir / str(plan.id)
     target.mkdir(parents=True, exist_ok=True)
     r = make_runner(plan, runner, nb, ref, start_timeout, workers)
     try:
-        return SweepHandle(plan, r, forks, workers, target, timeout, ref if runner != "process" else None)
+        return SweepHandle(
+            plan, r, forks, workers, target, timeout, ref if runner != "process" else None
+        )
     except BaseException:
         r.close()  # no handle owns it: stop its kernels now
         raise
 
 
-def run(plan: SweepPlan, notebook: str | os.PathLike[str] | None = None,
-        fn: str | Callable[..., Any] | None = None, workers: int = 4, runner: str = "papermill",
-        only: str | Iterable[int] | None = None, timeout: float | None = None,
-        start_timeout: float = 60.0, out_dir: str | os.PathLike[str] | None = None,
-        progress: bool | None = None) -> SweepResult:
+def run(
+    plan: SweepPlan,
+    notebook: str | os.PathLike[str] | None = None,
+    fn: str | Callable[..., Any] | None = None,
+    workers: int = 4,
+    runner: str = "papermill",
+    only: str | Iterable[int] | None = None,
+    timeout: float | None = None,
+    start_timeout: float = 60.0,
+    out_dir: str | os.PathLike[str] | None = None,
+    progress: bool | None = None,
+) -> SweepResult:
     """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
     ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False."""
     h = start(plan, notebook, fn, workers, runner, only, timeout, start_timeout, out_dir)
     return h.wait(show=progress)
 
 
-def resume(journal: Journal, sweep_id: int, workers: int = 4, runner: str | None = None,
-           **kw: Any) -> SweepResult:
+def resume(
+    journal: Journal, sweep_id: int, workers: int = 4, runner: str | None = None, **kw: Any
+) -> SweepResult:
     """Finish a sweep whose parent died: runs only the forks that have not finished."""
     p = load(journal, sweep_id)
     chosen = runner or ("process" if p.fn else "papermill")

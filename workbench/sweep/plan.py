@@ -67,8 +67,15 @@ class ForkRun:
     metrics: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
-        return {"branch": self.branch, "params": self.params, "status": self.status, "wall_s": self.wall_s,
-                "error": self.error, "notebook": self.notebook, "metrics": self.metrics}
+        return {
+            "branch": self.branch,
+            "params": self.params,
+            "status": self.status,
+            "wall_s": self.wall_s,
+            "error": self.error,
+            "notebook": self.notebook,
+            "metrics": self.metrics,
+        }
 
 
 @dataclass(frozen=True)
@@ -93,7 +100,12 @@ class SweepResult:
 
         rows = []
         for f in self.forks:
-            row: dict[str, Any] = {"branch": f.branch, **f.params, "status": f.status, "wall_s": f.wall_s}
+            row: dict[str, Any] = {
+                "branch": f.branch,
+                **f.params,
+                "status": f.status,
+                "wall_s": f.wall_s,
+            }
             row.update({k: v for k, v in f.metrics.items() if k not in row})
             if f.error:
                 row["error"] = f"{f.error.get('ename', '')}: {f.error.get('evalue', '')}"[:120]
@@ -103,8 +115,11 @@ class SweepResult:
     def __str__(self) -> str:
         import polars as pl
 
-        with pl.Config(tbl_rows=-1, tbl_cols=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True):
-            return f"sweep {self.sweep}: {sum(f.status == 'finished' for f in self.forks)}/{len(self.forks)} finished\n{self.table()}"
+        with pl.Config(
+            tbl_rows=-1, tbl_cols=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True
+        ):
+            done = sum(f.status == "finished" for f in self.forks)
+            return f"sweep {self.sweep}: {done}/{len(self.forks)} finished\n{self.table()}"
 
     def to_json(self) -> dict[str, Any]:
         return {"sweep": self.sweep, "ok": self.ok, "forks": [f.to_json() for f in self.forks]}
@@ -126,14 +141,17 @@ def _grid_points(grid: Mapping[str, Sequence[Any]], seeds: int | None) -> list[d
     if seeds is not None and "seed" in grid:
         raise InvalidValue("the grid already has a 'seed' parameter; drop seeds= or the grid entry")
     names = list(grid)
-    points = [dict(zip(names, combo)) for combo in itertools.product(*(list(grid[n]) for n in names))]
+    points = [
+        dict(zip(names, combo, strict=True))
+        for combo in itertools.product(*(list(grid[n]) for n in names))
+    ]
     if seeds is None:
         return points
     return [{**p, "seed": s} for p in points for s in range(seeds)]
 
 
 def parse_grid(text: str) -> dict[str, list[Any]]:
-    """``"budget=300,600\\nmodel=mock"`` (lines or ';') -> {"budget": [300, 600], "model": ["mock"]}."""
+    """``"budget=300,600\\nmodel=mock"`` (lines or ';') -> {"budget": [300, 600], ...}."""
     grid: dict[str, list[Any]] = {}
     for part in text.replace(";", "\n").splitlines():
         part = part.strip()
@@ -146,8 +164,9 @@ def parse_grid(text: str) -> dict[str, list[Any]]:
         if not vals:
             raise InvalidValue(f"{name.strip()} has no values")
         if name.strip() in grid:
-            raise InvalidValue(f"{name.strip()} is given twice; list all its values once: "
-                               f"{name.strip()}=V1,V2,...")
+            raise InvalidValue(
+                f"{name.strip()} is given twice; list all its values once: {name.strip()}=V1,V2,..."
+            )
         grid[name.strip()] = vals
     if not grid:
         raise InvalidValue("the grid is empty; write e.g. budget=300,600,1200")
@@ -188,8 +207,10 @@ def _declared(notebook: str | None, fn: str | None) -> tuple[dict[str, Any] | No
         try:
             function = import_ref(fn)
         except (ImportError, AttributeError, ValueError) as e:
-            raise InvalidValue(f"fn {fn!r} cannot be imported here ({type(e).__name__}: {e}); give an "
-                               "importable 'module:function'") from None
+            raise InvalidValue(
+                f"fn {fn!r} cannot be imported here ({type(e).__name__}: {e}); give an "
+                "importable 'module:function'"
+            ) from None
         if not callable(function):
             raise InvalidValue(f"fn {fn!r} is not a function")
         if notebook is None or runs_function:
@@ -205,8 +226,12 @@ def check_options(runner: str, workers: int, timeout: float | None) -> None:
         raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
     if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
         raise InvalidValue(f"workers must be a positive int, not {workers!r}")
-    if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float))
-                                or not timeout > 0 or timeout != timeout):
+    if timeout is not None and (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not timeout > 0
+        or timeout != timeout
+    ):
         raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
 
 
@@ -221,7 +246,9 @@ def plan(
 ) -> SweepPlan:
     """Create one fork of ``base`` at ``at`` per grid point (x seed) and record the sweep."""
     if journal.path == ":memory:":
-        raise InvalidValue("sweeps run in other processes: open the journal from a file, not in memory")
+        raise InvalidValue(
+            "sweeps run in other processes: open the journal from a file, not in memory"
+        )
     points = _grid_points(grid, seeds)
     nb = str(Path(notebook).resolve()) if notebook is not None else None
     if nb is not None and not Path(nb).is_file():
@@ -229,7 +256,13 @@ def plan(
     ref = fn_ref(fn)
     declared, source = _declared(nb, ref)
     declared_params.check_points(points, declared, source)
-    spec = {"grid": {k: list(v) for k, v in grid.items()}, "seeds": seeds, "notebook": nb, "fn": ref}
+    grid_lists = {k: list(v) for k, v in grid.items()}
+    spec = {
+        "grid": grid_lists,
+        "seeds": seeds,
+        "notebook": nb,
+        "fn": ref,
+    }
     branches = journal.sweep(base, at, points, spec=spec)
     sweep_id = branches[0].info.sweep if branches else None
     assert sweep_id is not None
@@ -237,8 +270,17 @@ def plan(
     for b in branches:
         db.put_run(b.id, sweep_id, "pending")
     base_id = branches[0].parent if branches else 0
-    return SweepPlan(journal, sweep_id, int(base_id or 0), at, spec["grid"], seeds,
-                     tuple(Fork(b.id, p) for b, p in zip(branches, points)), nb, ref)
+    return SweepPlan(
+        journal,
+        sweep_id,
+        int(base_id or 0),
+        at,
+        grid_lists,
+        seeds,
+        tuple(Fork(b.id, p) for b, p in zip(branches, points, strict=True)),
+        nb,
+        ref,
+    )
 
 
 def load(journal: Journal, sweep_id: int) -> SweepPlan:
@@ -246,10 +288,21 @@ def load(journal: Journal, sweep_id: int) -> SweepPlan:
     for s in journal.sweeps():
         if s.id == sweep_id:
             params = s.spec.get("params", [])
-            forks = tuple(Fork(b, p) for b, p in zip(s.branches, params))
-            return SweepPlan(journal, s.id, s.base, s.at, s.spec.get("grid", {}), s.spec.get("seeds"),
-                             forks, s.spec.get("notebook"), s.spec.get("fn"))
-    raise NotFound(f"there is no sweep {sweep_id} in {journal.path}; list them with `lithify sweeps`")
+            forks = tuple(Fork(b, p) for b, p in zip(s.branches, params, strict=True))
+            return SweepPlan(
+                journal,
+                s.id,
+                s.base,
+                s.at,
+                s.spec.get("grid", {}),
+                s.spec.get("seeds"),
+                forks,
+                s.spec.get("notebook"),
+                s.spec.get("fn"),
+            )
+    raise NotFound(
+        f"there is no sweep {sweep_id} in {journal.path}; list them with `lithify sweeps`"
+    )
 
 
 def status(journal: Journal, sweep_id: int) -> list[ForkRun]:
@@ -258,14 +311,23 @@ def status(journal: Journal, sweep_id: int) -> list[ForkRun]:
     rows = {r.branch: r for r in journal.storage.runs(sweep_id)}
     metrics: dict[int, dict[str, float]] = {}
     m = journal.matrix(sweep=sweep_id)
-    for r in m.iter_rows(named=True):
-        metrics.setdefault(r["branch"], {})[r["metric"]] = r["value"]
+    for row in m.iter_rows(named=True):
+        metrics.setdefault(row["branch"], {})[row["metric"]] = row["value"]
     out = []
     for f in p.forks:
         r = rows.get(f.branch)
         if r is None:
             out.append(ForkRun(f.branch, f.params, "pending", metrics=metrics.get(f.branch, {})))
             continue
-        out.append(ForkRun(f.branch, f.params, r.status, None if r.wall_ms is None else r.wall_ms / 1000,
-                           json.loads(r.error) if r.error else None, r.notebook, metrics.get(f.branch, {})))
+        out.append(
+            ForkRun(
+                f.branch,
+                f.params,
+                r.status,
+                None if r.wall_ms is None else r.wall_ms / 1000,
+                json.loads(r.error) if r.error else None,
+                r.notebook,
+                metrics.get(f.branch, {}),
+            )
+        )
     return out

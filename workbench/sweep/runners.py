@@ -38,8 +38,14 @@ from .worker import PROGRESS_ENV
 class _Context:
     """What a runner needs for one fork: where to write, how to report, how to be stopped."""
 
-    def __init__(self, plan: SweepPlan, fork: Fork, out_dir: Path, cancel: threading.Event,
-                 timeout: float | None) -> None:
+    def __init__(
+        self,
+        plan: SweepPlan,
+        fork: Fork,
+        out_dir: Path,
+        cancel: threading.Event,
+        timeout: float | None,
+    ) -> None:
         self.plan = plan
         self.fork = fork
         self.out_dir = out_dir
@@ -67,8 +73,12 @@ class _Context:
     def parameters(self) -> dict[str, Any]:
         """What the template receives: journal, branch, the fork's params, and all of them as
         JSON in ``fork_params`` (for generic templates)."""
-        out = {"journal": self.plan.journal.path, "branch": self.fork.branch, **self.fork.params,
-               "fork_params": json.dumps(self.fork.params)}
+        out = {
+            "journal": self.plan.journal.path,
+            "branch": self.fork.branch,
+            **self.fork.params,
+            "fork_params": json.dumps(self.fork.params),
+        }
         if self.function is not None:
             out["function"] = self.function
         return out
@@ -84,21 +94,31 @@ class ProcessRunner:
 
     def run_fork(self, ctx: _Context) -> str | None:
         env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
-        cmd = [sys.executable, "-m", "workbench.sweep.worker", self.fn, ctx.plan.journal.path,
-               str(ctx.fork.branch), json.dumps(ctx.fork.params)]
-        p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        cmd = [
+            sys.executable,
+            "-m",
+            "workbench.sweep.worker",
+            self.fn,
+            ctx.plan.journal.path,
+            str(ctx.fork.branch),
+            json.dumps(ctx.fork.params),
+        ]
+        p = subprocess.Popen(
+            cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
+        )
         ctx.on_stop(p.kill)
         try:
             _, err = p.communicate(timeout=ctx.timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             p.communicate()
-            raise ForkFailed("timed out", error={"ename": "TimeoutError",
-                                                 "evalue": f"fork ran longer than {ctx.timeout} s"}) from None
+            raise ForkFailed(
+                "timed out", ename="TimeoutError", evalue=f"fork ran longer than {ctx.timeout} s"
+            ) from None
         finally:
             ctx.on_stop(None)
         if p.returncode != 0:
-            raise ForkFailed("worker failed", error=_worker_error(err, p.returncode))
+            raise ForkFailed("worker failed", **_worker_error(err, p.returncode))
         return None
 
     def close(self) -> None:
@@ -109,9 +129,11 @@ def _worker_error(stderr: str, code: int) -> dict[str, Any]:
     for line in reversed(stderr.strip().splitlines()):
         if line.startswith("LITHIFY_ERROR "):
             try:
-                return json.loads(line[len("LITHIFY_ERROR "):])
+                doc = json.loads(line[len("LITHIFY_ERROR ") :])
             except ValueError:
                 break
+            keep = ("ename", "evalue", "where", "traceback")
+            return {k: doc[k] for k in keep if k in doc} if isinstance(doc, dict) else {}
     if code < 0:
         return {"ename": "Killed", "evalue": f"worker ended by signal {-code}"}
     return {"ename": "WorkerError", "evalue": stderr.strip()[-500:] or f"exit code {code}"}
@@ -135,7 +157,9 @@ def _kernel_manager(workdir: Path) -> Any:
     from jupyter_client.manager import KernelManager
 
     # A unique IPC path per kernel: parallel kernels never race for TCP ports.
-    return KernelManager(kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}"))
+    return KernelManager(
+        kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}")
+    )
 
 
 _FORK_KM: Any = None
@@ -148,11 +172,12 @@ def _fork_kernel_manager(workdir: Path, env: dict[str, str]) -> Any:
     if _FORK_KM is None:
         from jupyter_client.manager import AsyncKernelManager
 
-        class ForkKernelManager(AsyncKernelManager):  # type: ignore[misc]
+        class ForkKernelManager(AsyncKernelManager):
             fork_env: dict[str, str] = {}
             stopped = False
 
-            async def start_kernel(self, **kw: Any) -> None:
+            # jupyter_client declares the synchronous signature; this class is the async one
+            async def start_kernel(self, **kw: Any) -> None:  # type: ignore[override]
                 kw.setdefault("env", self.fork_env)
                 await super().start_kernel(**kw)
                 if self.stopped:  # a cancel or timeout arrived while the kernel was starting
@@ -168,7 +193,9 @@ def _fork_kernel_manager(workdir: Path, env: dict[str, str]) -> Any:
                         pass
 
         _FORK_KM = ForkKernelManager
-    km = _FORK_KM(kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}"))
+    km = _FORK_KM(
+        kernel_name="python3", transport="ipc", ip=str(workdir / f"k-{uuid.uuid4().hex[:12]}")
+    )
     km.fork_env = env
     return km
 
@@ -188,26 +215,49 @@ class PapermillRunner:
         from papermill.exceptions import PapermillExecutionError
 
         _quiet_papermill()
-        km = _fork_kernel_manager(self.workdir, {**os.environ, PROGRESS_ENV: str(ctx.progress_file)})
+        km = _fork_kernel_manager(
+            self.workdir, {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
+        )
         timer = threading.Timer(ctx.timeout, km.kill_now) if ctx.timeout else None
         ctx.on_stop(km.kill_now)
         try:
             if timer:
                 timer.start()
             papermill.execute_notebook(
-                self.notebook, str(ctx.notebook_out), parameters=ctx.parameters, km=km,
-                kernel_name="python3", progress_bar=False, start_timeout=self.start_timeout,
+                self.notebook,
+                str(ctx.notebook_out),
+                parameters=ctx.parameters,
+                km=km,
+                kernel_name="python3",
+                progress_bar=False,
+                start_timeout=self.start_timeout,
                 request_save_on_cell_execute=True,
             )
         except PapermillExecutionError as e:
-            raise ForkFailed("cell failed", error={"cell": e.cell_index, "ename": e.ename,
-                                                  "evalue": str(e.evalue)[:2000]}) from None
+            raise ForkFailed(
+                "cell failed",
+                ename=e.ename,
+                evalue=str(e.evalue)[:2000],
+                cell=e.cell_index,
+                traceback=e.traceback,
+                notebook=str(ctx.notebook_out),
+            ) from None
         except Exception as e:  # kernel died, start timeout, our timer or a cancel
-            ename = "TimeoutError" if timer is not None and timer.finished.is_set() else type(e).__name__
-            evalue = f"fork ran longer than {ctx.timeout} s" if ename == "TimeoutError" else str(e)[:2000]
+            ename = (
+                "TimeoutError"
+                if timer is not None and timer.finished.is_set()
+                else type(e).__name__
+            )
+            evalue = (
+                f"fork ran longer than {ctx.timeout} s"
+                if ename == "TimeoutError"
+                else str(e)[:2000]
+            )
             if ctx.cancel.is_set():
                 ename, evalue = "Cancelled", "the sweep was cancelled"
-            raise ForkFailed("fork failed", error={"ename": ename, "evalue": evalue}) from None
+            raise ForkFailed(
+                "fork failed", ename=ename, evalue=evalue, notebook=str(ctx.notebook_out)
+            ) from None
         finally:
             if timer:
                 timer.cancel()
@@ -239,7 +289,9 @@ class WarmRunner:
         self._all: list[Any] = []
         self._lock = threading.Lock()
         # Start the pool's kernels side by side now rather than one per first fork.
-        self._warming = [threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)]
+        self._warming = [
+            threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)
+        ]
         for t in self._warming:
             t.start()
 
@@ -287,15 +339,24 @@ class WarmRunner:
         ctx.on_stop(stop)
         nb = copy.deepcopy(self.template)
         cells = list(nb.cells)
-        params_at = next((i for i, c in enumerate(cells) if "parameters" in c.get("metadata", {}).get("tags", [])), -1)
+        params_at = next(
+            (
+                i
+                for i, c in enumerate(cells)
+                if "parameters" in c.get("metadata", {}).get("tags", [])
+            ),
+            -1,
+        )
         injected = new_code_cell("\n".join(f"{k} = {v!r}" for k, v in ctx.parameters.items()))
         injected.metadata["tags"] = ["injected-parameters"]
         cells.insert(params_at + 1, injected)
         nb.cells = cells
         deadline = time.monotonic() + ctx.timeout if ctx.timeout else None
         try:
-            setup = (f"%reset -f\nimport os as _o\n_o.environ[{PROGRESS_ENV!r}] = {str(ctx.progress_file)!r}\n"
-                     "del _o")
+            setup = (
+                f"%reset -f\nimport os as _o\n_o.environ[{PROGRESS_ENV!r}] = "
+                f"{str(ctx.progress_file)!r}\ndel _o"
+            )
             kc.execute_interactive(setup, store_history=False, timeout=self.start_timeout)
             for index, cell in enumerate(nb.cells):
                 if cell.cell_type != "code" or not cell.source.strip():
@@ -305,29 +366,57 @@ class WarmRunner:
                 def hook(msg: dict[str, Any], outputs: list[Any] = outputs) -> None:
                     kind, content = msg["header"]["msg_type"], msg["content"]
                     if kind == "stream":
-                        outputs.append(new_output("stream", name=content["name"], text=content["text"]))
+                        outputs.append(
+                            new_output("stream", name=content["name"], text=content["text"])
+                        )
                     elif kind in ("execute_result", "display_data"):
-                        outputs.append(new_output(kind, data=content["data"], metadata=content.get("metadata", {}),
-                                                  **({"execution_count": content["execution_count"]}
-                                                     if kind == "execute_result" else {})))
+                        outputs.append(
+                            new_output(
+                                kind,
+                                data=content["data"],
+                                metadata=content.get("metadata", {}),
+                                **(
+                                    {"execution_count": content["execution_count"]}
+                                    if kind == "execute_result"
+                                    else {}
+                                ),
+                            )
+                        )
                     elif kind == "error":
-                        outputs.append(new_output("error", ename=content["ename"], evalue=content["evalue"],
-                                                  traceback=content["traceback"]))
+                        outputs.append(
+                            new_output(
+                                "error",
+                                ename=content["ename"],
+                                evalue=content["evalue"],
+                                traceback=content["traceback"],
+                            )
+                        )
 
                 left = None if deadline is None else max(0.1, deadline - time.monotonic())
                 try:
                     reply = kc.execute_interactive(cell.source, output_hook=hook, timeout=left)
                 except TimeoutError:
                     broken = True
-                    raise ForkFailed("timed out", error={"cell": index, "ename": "TimeoutError",
-                                                         "evalue": f"fork ran longer than {ctx.timeout} s"}) from None
+                    raise ForkFailed(
+                        "timed out",
+                        ename="TimeoutError",
+                        evalue=f"fork ran longer than {ctx.timeout} s",
+                        cell=index,
+                        notebook=str(ctx.notebook_out),
+                    ) from None
                 cell.outputs = outputs
                 cell.execution_count = reply["content"].get("execution_count")
                 if reply["content"]["status"] != "ok":
                     c = reply["content"]
                     ename = "Cancelled" if ctx.cancel.is_set() else c.get("ename", "Error")
-                    raise ForkFailed("cell failed", error={"cell": index, "ename": ename,
-                                                           "evalue": str(c.get("evalue", ""))[:2000]})
+                    raise ForkFailed(
+                        "cell failed",
+                        ename=ename,
+                        evalue=str(c.get("evalue", ""))[:2000],
+                        cell=index,
+                        traceback=c.get("traceback"),
+                        notebook=str(ctx.notebook_out),
+                    )
         finally:
             ctx.on_stop(None)
             nbformat.write(nb, str(ctx.notebook_out))
@@ -355,8 +444,14 @@ class WarmRunner:
         shutil.rmtree(self.workdir, ignore_errors=True)
 
 
-def make_runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | None, start_timeout: float,
-            workers: int = 1) -> Any:
+def make_runner(
+    plan: SweepPlan,
+    runner: str,
+    notebook: str | None,
+    fn: str | None,
+    start_timeout: float,
+    workers: int = 1,
+) -> Any:
     if runner not in RUNNERS:
         raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
     if runner == "process":
@@ -364,13 +459,17 @@ def make_runner(plan: SweepPlan, runner: str, notebook: str | None, fn: str | No
             raise InvalidValue("the process runner needs fn= (a function or 'module:function')")
         return ProcessRunner(fn)
     if notebook is None:
-        raise InvalidValue(f"the {runner} runner needs notebook= (a template with a 'parameters' cell)")
+        raise InvalidValue(
+            f"the {runner} runner needs notebook= (a template with a 'parameters' cell)"
+        )
     declared_params.of_notebook(notebook)  # a readable notebook with a parameters cell
     try:
         import jupyter_client  # noqa: F401
         import papermill  # noqa: F401
     except ImportError:
-        raise InvalidValue("notebook sweeps need papermill and ipykernel: pip install papermill ipykernel") from None
+        raise InvalidValue(
+            "notebook sweeps need papermill and ipykernel: pip install papermill ipykernel"
+        ) from None
     if runner == "papermill":
         return PapermillRunner(notebook, start_timeout)
     return WarmRunner(notebook, start_timeout, workers)

@@ -16,8 +16,8 @@ import time
 import traceback
 from pathlib import Path
 
+from ..errors import clean_traceback
 from ..plugins import import_ref
-
 
 PROGRESS_ENV = "LITHIFY_PROGRESS_FILE"
 
@@ -60,8 +60,18 @@ def main(argv: list[str]) -> int:
         traceback.print_exc()
         tb = traceback.extract_tb(e.__traceback__)
         where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-        sys.stderr.write("LITHIFY_ERROR " + json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000],
-                                                        "where": where}) + "\n")
+        sys.stderr.write(
+            "LITHIFY_ERROR "
+            + json.dumps(
+                {
+                    "ename": type(e).__name__,
+                    "evalue": str(e)[:2000],
+                    "where": where,
+                    "traceback": clean_traceback(traceback.format_exc()),
+                }
+            )
+            + "\n"
+        )
         return 1
     return 0
 

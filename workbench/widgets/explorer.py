@@ -23,13 +23,18 @@ def branch_label(info: BranchInfo, depth: int, status: str) -> str:
     params = " ".join(f"{k}={v}" for k, v in info.params.items())
     name = info.name or f"#{info.id}"
     where = "" if info.parent is None else f" @{info.fork_seq}"
-    return f"{'  ' * depth}{'└ ' if depth else ''}{name}{where} {params} head {info.head} {status}".rstrip()
+    lead = f"{'  ' * depth}{'└ ' if depth else ''}"
+    return f"{lead}{name}{where} {params} head {info.head} {status}".rstrip()
 
 
 def state_text(state: Any, limit: int = 20_000) -> str:
     """A state as readable, stable JSON (dataclasses and plain values alike)."""
-    text = json.dumps(encode_state(state), indent=1, sort_keys=True, ensure_ascii=False, default=str)
-    return text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    text = json.dumps(
+        encode_state(state), indent=1, sort_keys=True, ensure_ascii=False, default=str
+    )
+    return (
+        text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
+    )
 
 
 def state_diff(before: Any, after: Any, a_label: str, b_label: str) -> list[str]:
@@ -50,27 +55,55 @@ class JournalExplorer(w.VBox):
         self.journal = journal
         self.page_size = page_size
         self.branch_list = w.Select(options=[], rows=8, layout=w.Layout(width="100%"))
-        self.refresh_button = w.Button(description="Refresh", icon="refresh", layout=w.Layout(width="110px"))
+        self.refresh_button = w.Button(
+            description="Refresh", icon="refresh", layout=w.Layout(width="110px")
+        )
         self.event_list = w.Select(options=[], rows=16, layout=w.Layout(width="100%"))
         self.prev_button = w.Button(description="◀", layout=w.Layout(width="44px"))
         self.next_button = w.Button(description="▶", layout=w.Layout(width="44px"))
         self.page = w.BoundedIntText(value=1, min=1, max=1, layout=w.Layout(width="90px"))
         self.page_info = w.HTML()
-        self.compare_mode = w.ToggleButtons(options=["state", "diff vs previous", "diff vs seq"], value="state")
+        self.compare_mode = w.ToggleButtons(
+            options=["state", "diff vs previous", "diff vs seq"], value="state"
+        )
         self.compare_seq = w.BoundedIntText(value=0, min=0, max=0, layout=w.Layout(width="100px"))
         self.state_view = w.HTML(layout=w.Layout(max_height="420px", overflow="auto"))
         self.hash_box = w.Text(placeholder="hash prefix (8+ hex)", layout=w.Layout(width="220px"))
-        self.find_button = w.Button(description="Find", icon="search", layout=w.Layout(width="80px"))
+        self.find_button = w.Button(
+            description="Find", icon="search", layout=w.Layout(width="80px")
+        )
+        self.search_box = w.Text(
+            placeholder='search payloads: words, "a phrase", prefix*, AND/OR/NOT',
+            continuous_update=False,  # Enter (or leaving the box) searches
+            layout=w.Layout(width="360px"),
+        )
+        self.search_scope = w.Checkbox(value=False, description="this branch only", indent=False)
+        self.search_button = w.Button(
+            description="Search", icon="search", layout=w.Layout(width="90px")
+        )
+        self.search_results = w.Select(options=[], rows=6, layout=w.Layout(width="100%"))
         self.message = w.HTML()
+        self._hits: list[tuple[int, int]] = []
         self._head = 0
         self._busy = False
         super().__init__(**kw)
         self.children = [
             w.HTML("<b>Branches</b>"),
             w.HBox([self.branch_list, self.refresh_button]),
-            w.HBox([w.HTML("<b>Events</b>"), self.prev_button, self.page, self.next_button, self.page_info,
-                    self.hash_box, self.find_button]),
+            w.HBox(
+                [
+                    w.HTML("<b>Events</b>"),
+                    self.prev_button,
+                    self.page,
+                    self.next_button,
+                    self.page_info,
+                    self.hash_box,
+                    self.find_button,
+                ]
+            ),
             self.event_list,
+            w.HBox([self.search_box, self.search_scope, self.search_button]),
+            self.search_results,
             w.HBox([self.compare_mode, self.compare_seq]),
             self.state_view,
             self.message,
@@ -82,6 +115,9 @@ class JournalExplorer(w.VBox):
         self.next_button.on_click(lambda _: self.go_page(self.page.value + 1))
         self.refresh_button.on_click(lambda _: self.refresh())
         self.find_button.on_click(lambda _: self.find(self.hash_box.value))
+        self.search_button.on_click(lambda _: self.search(self.search_box.value))
+        self.search_box.observe(lambda c: c["new"].strip() and self.search(c["new"]), "value")
+        self.search_results.observe(self._on_hit, "value")
         self.compare_mode.observe(lambda _: self._show_state(), "value")
         self.compare_seq.observe(lambda _: self._show_state(), "value")
         self.refresh()
@@ -103,7 +139,9 @@ class JournalExplorer(w.VBox):
                 walk(info.id, depth + 1)
 
         walk(None, 0)
-        keep = self.branch_list.value if self.branch_list.value is not None else self.selected_branch
+        keep = (
+            self.branch_list.value if self.branch_list.value is not None else self.selected_branch
+        )
         self.branch_list.options = options
         ids = [v for _, v in options]
         self.branch_list.value = keep if keep in ids else (ids[0] if ids else None)
@@ -135,7 +173,10 @@ class JournalExplorer(w.VBox):
         lo = (self.page.value - 1) * self.page_size + 1
         hi = min(self._head, lo + self.page_size - 1)
         records = b.history(lo, hi) if hi >= lo else []
-        options = [(f"{r.seq:>7}  {r.kind:<8}{r.hash[:12]}  b{r.branch:<3} {r.summary(90)}", r.seq) for r in records]
+        options = [
+            (f"{r.seq:>7}  {r.kind:<8}{r.hash[:12]}  b{r.branch:<3} {r.summary(90)}", r.seq)
+            for r in records
+        ]
         self._busy = True
         self.event_list.options = options
         self._busy = False
@@ -169,10 +210,41 @@ class JournalExplorer(w.VBox):
         try:
             branch, seq = self.journal.lookup_hash(prefix.strip())
         except WorkbenchError as e:
-            self.message.value = f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
+            self._error(e)
             return
         self.message.value = f"found {prefix.strip()} at branch {branch}, seq {seq}"
         self.select(branch, seq)
+
+    def search(self, text: str, limit: int = 50) -> None:
+        """List the events whose payload matches ``text`` (full-text, best first), in the whole
+        journal or, with "this branch only", in the selected branch's history; picking a hit
+        selects its event."""
+        scope = self.selected_branch if self.search_scope.value else None
+        try:
+            records = self.journal.search(text, branch=scope, limit=limit)
+        except WorkbenchError as e:
+            self._error(e)
+            return
+        self._hits = [(scope if scope is not None else r.branch, r.seq) for r in records]
+        self.search_results.options = [
+            (f"b{r.branch}@{r.seq:<6} {r.kind:<8} {r.summary(90)}", i)
+            for i, r in enumerate(records)
+        ]
+        self.search_results.value = None
+        where = f"branch {scope}'s history" if scope is not None else "the journal"
+        self.message.value = html.escape(
+            f"{len(records)} event(s) in {where} match {text.strip()!r}"
+            + (f" (the best {limit})" if len(records) == limit else "")
+        )
+
+    def _on_hit(self, change: dict[str, Any]) -> None:
+        if change["new"] is not None and change["new"] < len(self._hits):
+            self.select(*self._hits[change["new"]])
+
+    def _error(self, e: Exception) -> None:
+        self.message.value = (
+            f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
+        )
 
     # -- state ----------------------------------------------------------------------------
 
@@ -185,12 +257,18 @@ class JournalExplorer(w.VBox):
             body = html.escape(state_text(now))
             title = f"state as of seq {seq} on branch {b.id}"
         else:
-            other = max(0, seq - 1) if mode == "diff vs previous" else min(self.compare_seq.value, b.head)
+            other = (
+                max(0, seq - 1)
+                if mode == "diff vs previous"
+                else min(self.compare_seq.value, b.head)
+            )
             lines = state_diff(b.at(other), now, f"seq {other}", f"seq {seq}")
             body = "\n".join(_color(line) for line in lines) or "(no change)"
             title = f"diff of the state: seq {other} → seq {seq}"
-        self.state_view.value = (f"<div style='{MONO}'><b>{title}</b><pre style='margin:0;white-space:pre-wrap'>"
-                                 f"{body}</pre></div>")
+        self.state_view.value = (
+            f"<div style='{MONO}'><b>{title}</b><pre style='margin:0;white-space:pre-wrap'>"
+            f"{body}</pre></div>"
+        )
 
 
 def _color(line: str) -> str:

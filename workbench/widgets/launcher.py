@@ -14,9 +14,9 @@ import traitlets
 
 from .. import plugins
 from .. import sweep as sweeps
-from ..sweep import parse_grid
 from ..errors import InvalidValue, WorkbenchError
 from ..journal import Journal
+from ..sweep import parse_grid
 
 
 class SweepLauncher(w.VBox):
@@ -24,30 +24,52 @@ class SweepLauncher(w.VBox):
 
     sweep_id = traitlets.Int(-1)
 
-    def __init__(self, journal: Journal, notebook: str | Path | None = None, fn: str | None = None,
-                 explorer: Any = None, grid: str | None = None, seeds: int = 3,
-                 workers: int = 4, runner: str | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        notebook: str | Path | None = None,
+        fn: str | None = None,
+        explorer: Any = None,
+        grid: str | None = None,
+        seeds: int = 3,
+        workers: int = 4,
+        runner: str | None = None,
+        **kw: Any,
+    ) -> None:
         self.journal = journal
         agent = plugins.agent_for(journal.state_name)  # defaults: the journal's agent's
         self.notebook = str(Path(notebook).resolve()) if notebook is not None else None
         self.fn = fn or (agent.fork if agent else None)
         self.metrics = list(agent.metrics) if agent else []
         if grid is None:
-            grid = "\n".join(f"{k}={','.join(json.dumps(v) for v in vals)}" for k, vals in
-                              (agent.grid.items() if agent else ()))
+            grid = "\n".join(
+                f"{k}={','.join(json.dumps(v) for v in vals)}"
+                for k, vals in (agent.grid.items() if agent else ())
+            )
         self.handle: sweeps.SweepHandle | None = None
         self.plan: sweeps.SweepPlan | None = None
         self.result: sweeps.SweepResult | None = None
         self._monitor: threading.Thread | None = None
         self.branch = w.Dropdown(description="branch", options=[])
-        self.seq = w.IntSlider(description="at seq", min=0, max=0, continuous_update=False,
-                               layout=w.Layout(width="480px"))
-        self.grid = w.Textarea(value=grid, description="grid", layout=w.Layout(width="480px", height="60px"))
+        self.seq = w.IntSlider(
+            description="at seq",
+            min=0,
+            max=0,
+            continuous_update=False,
+            layout=w.Layout(width="480px"),
+        )
+        self.grid = w.Textarea(
+            value=grid, description="grid", layout=w.Layout(width="480px", height="60px")
+        )
         self.seeds = w.BoundedIntText(value=seeds, min=0, max=1000, description="seeds")
         self.workers = w.BoundedIntText(value=workers, min=1, max=64, description="workers")
         default_runner = runner or ("papermill" if self.notebook else "process")
-        self.runner = w.Dropdown(options=list(sweeps.RUNNERS), value=default_runner, description="runner")
-        self.launch_button = w.Button(description="Launch sweep", button_style="primary", icon="play")
+        self.runner = w.Dropdown(
+            options=list(sweeps.RUNNERS), value=default_runner, description="runner"
+        )
+        self.launch_button = w.Button(
+            description="Launch sweep", button_style="primary", icon="play"
+        )
         self.cancel_button = w.Button(description="Cancel", icon="stop", disabled=True)
         self.rerun_button = w.Button(description="Rerun failed", icon="repeat", disabled=True)
         self.status = w.HTML()
@@ -61,7 +83,9 @@ class SweepLauncher(w.VBox):
             self.grid,
             w.HBox([self.seeds, self.workers, self.runner]),
             w.HBox([self.launch_button, self.cancel_button, self.rerun_button]),
-            self.status, self.forks, self.summary,
+            self.status,
+            self.forks,
+            self.summary,
         ]
         self.branch.observe(self._on_branch, "value")
         self.launch_button.on_click(lambda _: self._safely(self.launch))
@@ -69,13 +93,17 @@ class SweepLauncher(w.VBox):
         self.rerun_button.on_click(lambda _: self._safely(self.rerun_failed))
         self.refresh_branches()
         if explorer is not None:
-            explorer.observe(lambda c: self._follow(explorer), names=["selected_branch", "selected_seq"])
+            explorer.observe(
+                lambda c: self._follow(explorer), names=["selected_branch", "selected_seq"]
+            )
             self._follow(explorer)
 
     def refresh_branches(self) -> None:
         """Reload the branch choices and the current branch's seq range."""
         infos = self.journal.branches()
-        self.branch.options = [(f"{i.name or '#' + str(i.id)} (head {i.head})", i.id) for i in infos]
+        self.branch.options = [
+            (f"{i.name or '#' + str(i.id)} (head {i.head})", i.id) for i in infos
+        ]
         if self.branch.value is None and infos:
             self.branch.value = infos[0].id
         self._on_branch()
@@ -98,7 +126,9 @@ class SweepLauncher(w.VBox):
         try:
             action()
         except WorkbenchError as e:
-            self.status.value = f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
+            self.status.value = (
+                f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
+            )
 
     # -- launching ------------------------------------------------------------------------
 
@@ -110,8 +140,15 @@ class SweepLauncher(w.VBox):
         seeds = self.seeds.value or None
         runner = self.runner.value
         fn = self.fn if runner == "process" else None
-        self.plan = sweeps.plan(self.journal, self.branch.value, self.seq.value, grid, seeds=seeds,
-                                notebook=self.notebook if runner != "process" else None, fn=fn)
+        self.plan = sweeps.plan(
+            self.journal,
+            self.branch.value,
+            self.seq.value,
+            grid,
+            seeds=seeds,
+            notebook=self.notebook if runner != "process" else None,
+            fn=fn,
+        )
         self.sweep_id = self.plan.id
         return self._start(None)
 
@@ -125,8 +162,14 @@ class SweepLauncher(w.VBox):
         assert self.plan is not None
         runner = self.runner.value
         fn = self.fn if runner == "process" else None
-        self.handle = sweeps.start(self.plan, notebook=self.notebook if runner != "process" else None, fn=fn,
-                                   workers=self.workers.value, runner=runner, only=only)
+        self.handle = sweeps.start(
+            self.plan,
+            notebook=self.notebook if runner != "process" else None,
+            fn=fn,
+            workers=self.workers.value,
+            runner=runner,
+            only=only,
+        )
         self.result = None
         self.summary.value = ""
         self._bars = {}
@@ -135,14 +178,26 @@ class SweepLauncher(w.VBox):
             bar = w.IntProgress(value=0, min=0, max=1, layout=w.Layout(width="240px"))
             label = w.HTML()
             params = " ".join(f"{k}={v}" for k, v in f.params.items())
-            rows.append(w.HBox([w.HTML(f"<code>branch {f.branch}</code> {html.escape(params)}",
-                                       layout=w.Layout(width="300px")), bar, label]))
+            rows.append(
+                w.HBox(
+                    [
+                        w.HTML(
+                            f"<code>branch {f.branch}</code> {html.escape(params)}",
+                            layout=w.Layout(width="300px"),
+                        ),
+                        bar,
+                        label,
+                    ]
+                )
+            )
             self._bars[f.branch] = (bar, label)
         self.forks.children = rows
         self.launch_button.disabled = True
         self.cancel_button.disabled = False
         self.rerun_button.disabled = True
-        self.status.value = f"sweep {self.plan.id}: {len(self.handle.forks)} forks running on {runner}…"
+        self.status.value = (
+            f"sweep {self.plan.id}: {len(self.handle.forks)} forks running on {runner}…"
+        )
         self._monitor = threading.Thread(target=self._watch, args=(self.handle,), daemon=True)
         self._monitor.start()
         return self.handle
@@ -173,7 +228,9 @@ class SweepLauncher(w.VBox):
                 bar.value = done or 0
             elif st == "finished":
                 bar.max, bar.value = 1, 1
-            bar.bar_style = {"finished": "success", "failed": "danger", "cancelled": "warning"}.get(st, "info")
+            bar.bar_style = {"finished": "success", "failed": "danger", "cancelled": "warning"}.get(
+                st, "info"
+            )
             label.value = f"{st}" + (f" {done}/{total}" if total else "")
 
     def _watch(self, handle: sweeps.SweepHandle) -> None:
@@ -185,8 +242,9 @@ class SweepLauncher(w.VBox):
         self.result = result
         failed = len(result.failed)
         done = sum(f.status == "finished" for f in result.forks)
-        self.status.value = (f"sweep {result.sweep}: {done}/{len(result.forks)} finished"
-                             + (f", <b>{failed} failed</b>" if failed else ""))
+        self.status.value = f"sweep {result.sweep}: {done}/{len(result.forks)} finished" + (
+            f", <b>{failed} failed</b>" if failed else ""
+        )
         self.summary.value = _summary_html(result, self.metrics)
         self.launch_button.disabled = False
         self.cancel_button.disabled = True
@@ -196,13 +254,20 @@ class SweepLauncher(w.VBox):
 def _summary_html(result: sweeps.SweepResult, metrics: list[str]) -> str:
     found = {k for f in result.forks for k in f.metrics}
     keys = [k for k in metrics if k in found] or sorted(found)[:4]
-    head = "<tr><th>branch</th><th>params</th><th>status</th><th>wall s</th>" + "".join(
-        f"<th>{k}</th>" for k in keys) + "<th>error</th></tr>"
+    head = (
+        "<tr><th>branch</th><th>params</th><th>status</th><th>wall s</th>"
+        + "".join(f"<th>{k}</th>" for k in keys)
+        + "<th>error</th></tr>"
+    )
     rows = []
     for f in result.forks:
         err = f"{f.error.get('ename', '')}: {f.error.get('evalue', '')}" if f.error else ""
-        cells = "".join(f"<td>{f.metrics[k]:.3g}</td>" if k in f.metrics else "<td></td>" for k in keys)
-        rows.append(f"<tr><td>{f.branch}</td><td>{html.escape(json.dumps(f.params))}</td><td>{f.status}</td>"
-                    f"<td>{'' if f.wall_s is None else f'{f.wall_s:.2f}'}</td>{cells}"
-                    f"<td>{html.escape(err[:120])}</td></tr>")
+        cells = "".join(
+            f"<td>{f.metrics[k]:.3g}</td>" if k in f.metrics else "<td></td>" for k in keys
+        )
+        rows.append(
+            f"<tr><td>{f.branch}</td><td>{html.escape(json.dumps(f.params))}</td><td>{f.status}</td>"
+            f"<td>{'' if f.wall_s is None else f'{f.wall_s:.2f}'}</td>{cells}"
+            f"<td>{html.escape(err[:120])}</td></tr>"
+        )
     return f"<table style='font-size:12px'>{head}{''.join(rows)}</table>"

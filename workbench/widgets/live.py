@@ -35,8 +35,17 @@ class LiveResults(w.VBox):
     sweep = traitlets.Int(-1)
     rows = traitlets.Int(0)
 
-    def __init__(self, journal: Journal, x: str | None = None, y: str | None = None, color: str | None = None,
-                 sweep: int | None = None, interval: float = 0.5, autostart: bool = True, **kw: Any) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        x: str | None = None,
+        y: str | None = None,
+        color: str | None = None,
+        sweep: int | None = None,
+        interval: float = 0.5,
+        autostart: bool = True,
+        **kw: Any,
+    ) -> None:
         import altair as alt
 
         offline_charts()
@@ -45,14 +54,18 @@ class LiveResults(w.VBox):
         x = x or (agent.x if agent else None)
         y = y or (agent.y if agent else None)
         if not x or not y:
-            raise InvalidValue("LiveResults needs x= (a parameter) and y= (a metric): the journal's agent names "
-                               "no defaults")
+            raise InvalidValue(
+                "LiveResults needs x= (a parameter) and y= (a metric): the journal's agent names "
+                "no defaults"
+            )
         self.x, self.y, self.color = x, y, color
         self.live = mx.LiveMatrix(journal)
         self.interval = interval
         self.info = w.HTML()
         self.table = w.HTML(layout=w.Layout(max_height="260px", overflow="auto"))
-        self.chart = alt.JupyterChart(self._placeholder(), embed_options={"renderer": "svg", "actions": False})
+        self.chart = alt.JupyterChart(
+            self._placeholder(), embed_options={"renderer": "svg", "actions": False}
+        )
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()
@@ -69,8 +82,12 @@ class LiveResults(w.VBox):
         import altair as alt
         import polars as pl
 
-        return alt.Chart(pl.DataFrame({"note": ["waiting for observations…"]})).mark_text(size=14).encode(
-            text="note").properties(width=420, height=60)
+        return (
+            alt.Chart(pl.DataFrame({"note": ["waiting for observations…"]}))
+            .mark_text(size=14)
+            .encode(text="note")
+            .properties(width=420, height=60)
+        )
 
     def frame(self) -> Any:
         """The long matrix so far, limited to the followed sweep when one is set."""
@@ -102,20 +119,29 @@ class LiveResults(w.VBox):
 
         df = self.frame()
         branches = df["branch"].n_unique() if len(df) else 0
-        self.info.value = (f"<span data-rows='{len(df)}' data-branches='{branches}'>{len(df)} rows from "
-                           f"{branches} branches{'' if self.sweep < 0 else f' of sweep {self.sweep}'}</span>")
+        self.info.value = (
+            f"<span data-rows='{len(df)}' data-branches='{branches}'>{len(df)} rows from "
+            f"{branches} branches{'' if self.sweep < 0 else f' of sweep {self.sweep}'}</span>"
+        )
         shown = df.tail(12)
         cols = [c for c in shown.columns if c not in ("ts", "branch_name")]
         head = "".join(f"<th>{html.escape(c)}</th>" for c in cols)
-        body = "".join("<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
-                       for row in shown.select(cols).iter_rows())
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(_fmt(v))}</td>" for v in row) + "</tr>"
+            for row in shown.select(cols).iter_rows()
+        )
         self.table.value = f"<table style='font-size:12px'><tr>{head}</tr>{body}</table>"
         have = len(df) and self.x in df.columns and self.y in set(df["metric"].to_list())
         if have:
             data = df.filter(pl.col(self.x).is_not_null())
             have = len(data.filter(pl.col("metric") == self.y)) > 0
-        self.chart.chart = charts.metric_vs_param(data, x=self.x, y=self.y, color=self.color,
-                                                  log_x=charts.auto_log_x(data, self.x)) if have else self._placeholder()
+        self.chart.chart = (
+            charts.metric_vs_param(
+                data, x=self.x, y=self.y, color=self.color, log_x=charts.auto_log_x(data, self.x)
+            )
+            if have
+            else self._placeholder()
+        )
         self.rows = len(df)  # last: watchers of rows see a finished view
 
     def start(self) -> None:
@@ -135,7 +161,9 @@ class LiveResults(w.VBox):
             try:
                 self.refresh()
             except Exception as e:  # noqa: BLE001 (keep the view alive; show what went wrong)
-                self.info.value = f"<span style='color:#c00'>refresh failed: {html.escape(str(e))}</span>"
+                self.info.value = (
+                    f"<span style='color:#c00'>refresh failed: {html.escape(str(e))}</span>"
+                )
 
 
 def _fmt(v: Any) -> str:

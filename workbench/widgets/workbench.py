@@ -16,8 +16,16 @@ from .live import LiveResults
 class Workbench(w.VBox):
     """Explore a journal, launch a sweep from the selected event, watch its results arrive."""
 
-    def __init__(self, journal: Journal, notebook: str | Path | None = None, fn: str | None = None,
-                 x: str | None = None, y: str | None = None, color: str | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        journal: Journal,
+        notebook: str | Path | None = None,
+        fn: str | None = None,
+        x: str | None = None,
+        y: str | None = None,
+        color: str | None = None,
+        **kw: Any,
+    ) -> None:
         self.explorer = JournalExplorer(journal)
         self.launcher = SweepLauncher(journal, notebook=notebook, fn=fn, explorer=self.explorer)
         self.live = LiveResults(journal, x=x, y=y, color=color)

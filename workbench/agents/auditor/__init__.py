@@ -6,6 +6,9 @@ It registers itself as a plugin (``AGENT``, under the ``lithify.agents`` entry p
 third-party agent would: its State, fork function, template, commands and defaults.
 """
 
+from pathlib import Path
+
+from ...plugins import Agent
 from .agent import (
     METRICS,
     RunResult,
@@ -17,9 +20,6 @@ from .agent import (
     start,
     step,
 )
-from pathlib import Path
-
-from ...plugins import Agent
 from .logic import CATEGORIES, AuditState, select_files, tokens
 from .models import Calls, MockModel, Model, OpenAIModel, make_model
 

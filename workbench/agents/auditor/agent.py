@@ -21,7 +21,16 @@ from ...params import Param, takes
 from . import logic
 from .models import Calls
 
-METRICS = ("recall", "precision", "compactions", "model_calls", "tokens_in", "files", "budget", "wall_ms")
+METRICS = (
+    "recall",
+    "precision",
+    "compactions",
+    "model_calls",
+    "tokens_in",
+    "files",
+    "budget",
+    "wall_ms",
+)
 MODEL_KEYS = ("plan:", "analyze:", "summarize:", "report")
 TOOL_KEYS = ("read:", "count:")
 
@@ -36,19 +45,31 @@ def bundled_corpus() -> Path:
     raise InvalidValue("the bundled corpus (data/corpus) is not here; pass --repo DIR")
 
 
-def start(branch: Branch, repo: str | os.PathLike[str] | None = None, budget: int | None = None,
-          max_files: int = logic.DEFAULT_MAX_FILES) -> logic.AuditState:
+def start(
+    branch: Branch,
+    repo: str | os.PathLike[str] | None = None,
+    budget: int | None = None,
+    max_files: int = logic.DEFAULT_MAX_FILES,
+) -> logic.AuditState:
     """Begin an audit on a fresh branch (or check the budget of a started one)."""
     state: logic.AuditState = branch.state()
-    if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int) or budget < 1):
+    if budget is not None and (
+        isinstance(budget, bool) or not isinstance(budget, int) or budget < 1
+    ):
         raise InvalidValue(f"the budget is a positive number of tokens, not {budget!r}")
     if not state.root:
         if max_files < 1:
             raise InvalidValue(f"--max-files must be at least 1, not {max_files}")
         root = os.path.abspath(repo if repo is not None else bundled_corpus())
         files = logic.select_files(root, max_files)
-        branch.apply({"type": "start", "root": root, "budget": budget or logic.DEFAULT_BUDGET,
-                      "pending": files})
+        branch.apply(
+            {
+                "type": "start",
+                "root": root,
+                "budget": budget or logic.DEFAULT_BUDGET,
+                "pending": files,
+            }
+        )
     elif budget is not None and budget != state.budget:
         if state.report is not None:
             raise InvalidValue(
@@ -81,8 +102,10 @@ def step(branch: Branch, calls: Calls, path: str) -> str:
     Each model call is journaled with a receipt of what it saw: the notes and the file."""
     root = branch.state().root
     text = branch.effect(f"read:{path}", calls.read, root, path)
-    _, seen = branch.render(WHOLE_CONTEXT, renderer=lambda s: [*s.context_parts(),
-                                                               Part(f"file:{path}", text, pinned=True)])
+    _, seen = branch.render(
+        WHOLE_CONTEXT,
+        renderer=lambda s: [*s.context_parts(), Part(f"file:{path}", text, pinned=True)],
+    )
     key = f"plan:{path}"
     with branch.receipt(seen):
         cats = branch.effect(key, calls.plan, path, text, key)
@@ -114,7 +137,9 @@ def _num(v: float) -> float | int:
     return int(v) if float(v).is_integer() and abs(v) < 2**53 else v
 
 
-def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None = None) -> RunResult:
+def run(
+    branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None = None
+) -> RunResult:
     """Drive a started branch to its report and observe its metrics; resumes where it stopped.
 
     ``on_step(files_done, files_total)`` is called after every file (e.g. sweep progress)."""
@@ -141,10 +166,10 @@ def run(branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None
         state = branch.state()
     truth: set[logic.Finding] = set()
     for path in state.done:  # ground truth from the journaled reads: no disk access needed
-        text = texts.get(path)
-        if text is None:
-            text = branch.effect(f"read:{path}", calls.read, state.root, path)
-        truth |= {(path, c, n) for c in logic.CATEGORIES if (n := logic.count(text, c)) > 0}
+        source = texts.get(path)
+        if source is None:
+            source = branch.effect(f"read:{path}", calls.read, state.root, path)
+        truth |= {(path, c, n) for c in logic.CATEGORIES if (n := logic.count(source, c)) > 0}
     recall, precision, findings = logic.score(truth, state.report or "")
     wall_ms = (time.perf_counter() - t0) * 1000
     metrics = {

@@ -18,7 +18,6 @@ from .demo import run_demo
 from .models import Calls, make_model
 
 
-
 def _branch_opt() -> Any:
     return typer.Option(None, "--branch", help="Branch id or name (default: main).")
 
@@ -26,8 +25,10 @@ def _branch_opt() -> Any:
 def _journal(ctx: typer.Context, must_exist: bool = True, write: bool = False) -> Any:
     opts = options(ctx)
     if opts.raw:
-        raise InvalidValue("--raw is for the generic commands (show, diff, log, ...); the auditor's "
-                           "commands read its own state: drop --raw")
+        raise InvalidValue(
+            "--raw is for the generic commands (show, diff, log, ...); the auditor's "
+            "commands read its own state: drop --raw"
+        )
     return open_journal(opts, logic.AuditState, must_exist=must_exist, write=write)
 
 
@@ -49,13 +50,21 @@ def _print_run(result: agent.RunResult, title: str) -> None:
 
 def run(
     ctx: typer.Context,
-    repo: Path = typer.Option(None, "--repo", help="Source tree to audit (default: the bundled data/corpus)."),
+    repo: Path = typer.Option(
+        None, "--repo", help="Source tree to audit (default: the bundled data/corpus)."
+    ),
     branch: str = _branch_opt(),
-    budget: int = typer.Option(None, "--budget", help="Context budget in tokens (default 3000 for a new run)."),
-    max_files: int = typer.Option(logic.DEFAULT_MAX_FILES, "--max-files", help="Audit at most this many files."),
+    budget: int = typer.Option(
+        None, "--budget", help="Context budget in tokens (default 3000 for a new run)."
+    ),
+    max_files: int = typer.Option(
+        logic.DEFAULT_MAX_FILES, "--max-files", help="Audit at most this many files."
+    ),
     model: str = typer.Option("mock", "--model", help="mock or openai (LITHIFY_OPENAI_BASE_URL)."),
     model_name: str = typer.Option(None, "--model-name", help="Model name for --model openai."),
-    trace: Path = typer.Option(None, "--trace", help="Append one line per model/tool call to this file."),
+    trace: Path = typer.Option(
+        None, "--trace", help="Append one line per model/tool call to this file."
+    ),
 ) -> None:
     """Run or resume a branch's audit to its report; prints the state, metrics and wall ms."""
     opts = options(ctx)
@@ -84,24 +93,46 @@ def status(ctx: typer.Context) -> None:
         rows = []
         for info in j.branches():
             s = j.branch(info.id).state()
-            rows.append({
-                **info.to_json(),
-                "files_done": len(s.done),
-                "files_pending": len(s.pending),
-                "budget": s.budget,
-                "finished": s.report is not None,
-                "recall": wide.get(info.id, {}).get("recall"),
-            })
+            rows.append(
+                {
+                    **info.to_json(),
+                    "files_done": len(s.done),
+                    "files_pending": len(s.pending),
+                    "budget": s.budget,
+                    "finished": s.report is not None,
+                    "recall": wide.get(info.id, {}).get("recall"),
+                }
+            )
 
     def human() -> None:
         from rich.table import Table
 
-        t = Table("branch", "name", "parent", "fork", "head", "budget", "done", "pending", "recall", "status")
+        t = Table(
+            "branch",
+            "name",
+            "parent",
+            "fork",
+            "head",
+            "budget",
+            "done",
+            "pending",
+            "recall",
+            "status",
+        )
         for r in rows:
             rec = "" if r["recall"] is None else f"{r['recall']:.3f}"
-            t.add_row(str(r["id"]), r["name"] or "", "" if r["parent"] is None else str(r["parent"]),
-                      str(r["fork_seq"]), str(r["head"]), str(r["budget"]), str(r["files_done"]),
-                      str(r["files_pending"]), rec, "finished" if r["finished"] else "open")
+            t.add_row(
+                str(r["id"]),
+                r["name"] or "",
+                "" if r["parent"] is None else str(r["parent"]),
+                str(r["fork_seq"]),
+                str(r["head"]),
+                str(r["budget"]),
+                str(r["files_done"]),
+                str(r["files_pending"]),
+                rec,
+                "finished" if r["finished"] else "open",
+            )
         console().print(t)
 
     emit(opts, rows, human)
@@ -125,8 +156,10 @@ def at(
         out = console()
         out.print(f"[bold]branch {b.id} as of seq {seq}[/bold] ({h[:12]})")
         out.print(f"  files done {len(s.done)}, pending {len(s.pending)}; budget {s.budget}")
-        out.print(f"  notes {len(s.notes)} ({s.size()} tokens); compactions {s.compactions}; "
-                  f"model calls {s.model_calls}; tokens in {s.tokens_in}")
+        out.print(
+            f"  notes {len(s.notes)} ({s.size()} tokens); compactions {s.compactions}; "
+            f"model calls {s.model_calls}; tokens in {s.tokens_in}"
+        )
         out.print(f"  report: {'written' if s.report else 'not yet'}")
         if notes:
             for i, n in enumerate(s.notes, 1):
@@ -134,7 +167,6 @@ def at(
                 out.print(n, markup=False, end="")
 
     emit(opts, doc, human)
-
 
 
 def _run_fork(base: Any, seq: int, budget: int, calls: Calls) -> agent.RunResult:
@@ -174,17 +206,25 @@ def report(ctx: typer.Context, branch: str = _branch_opt()) -> None:
         b = j.branch(branch) if branch is not None else j.root()
         text = b.state().report
     if text is None:
-        raise NotFound(f"branch {b.id} has no report yet; finish it with `lithify run --branch {b.id}`")
+        raise NotFound(
+            f"branch {b.id} has no report yet; finish it with `lithify run --branch {b.id}`"
+        )
     emit(opts, {"branch": b.id, "report": text}, lambda: sys.stdout.write(text))
 
 
 def crash_demo(
     ctx: typer.Context,
-    repo: Path = typer.Option(None, "--repo", help="Source tree (default: the bundled data/corpus)."),
+    repo: Path = typer.Option(
+        None, "--repo", help="Source tree (default: the bundled data/corpus)."
+    ),
     kills: int = typer.Option(8, "--kills", help="How many times to SIGKILL the agent."),
     budget: int = typer.Option(logic.DEFAULT_BUDGET, "--budget", help="Context budget in tokens."),
-    max_files: int = typer.Option(logic.DEFAULT_MAX_FILES, "--max-files", help="Audit at most this many files."),
-    interval_ms: int = typer.Option(150, "--interval-ms", help="Mean time from the child's first call to the kill."),
+    max_files: int = typer.Option(
+        logic.DEFAULT_MAX_FILES, "--max-files", help="Audit at most this many files."
+    ),
+    interval_ms: int = typer.Option(
+        150, "--interval-ms", help="Mean time from the child's first call to the kill."
+    ),
     trace: Path = typer.Option(None, "--trace", help="Trace file (default: beside the journal)."),
     seed: int = typer.Option(None, "--seed", help="Seed the kill times."),
 ) -> None:
@@ -200,9 +240,13 @@ def crash_demo(
         out = console()
         out.print(f"[bold]crash demo[/bold]: {doc['kills']} SIGKILLs, then finished")
         for k in doc["killed_at"]:
-            out.print(f"  killed at seq {k['seq']}; in flight: {', '.join(k['in_flight']) or 'nothing'}")
-        out.print(f"  model calls {doc['model_calls']} ({doc['model_calls_rerun']} ran twice), "
-                  f"tool calls {doc['tool_calls']} ({doc['tool_calls_rerun']} ran twice)")
+            out.print(
+                f"  killed at seq {k['seq']}; in flight: {', '.join(k['in_flight']) or 'nothing'}"
+            )
+        out.print(
+            f"  model calls {doc['model_calls']} ({doc['model_calls_rerun']} ran twice), "
+            f"tool calls {doc['tool_calls']} ({doc['tool_calls_rerun']} ran twice)"
+        )
         out.print(f"  journal verified: {doc['verified']}; recall {doc['metrics']['recall']:.3f}")
         out.print(f"  trace: {trace}")
 
@@ -211,7 +255,9 @@ def crash_demo(
 
 def demo(
     ctx: typer.Context,
-    out: Path = typer.Option(None, "--out", help="Directory to create (default: lithify-demo-TIMESTAMP)."),
+    out: Path = typer.Option(
+        None, "--out", help="Directory to create (default: lithify-demo-TIMESTAMP)."
+    ),
     seed: int = typer.Option(7, "--seed", help="Seed the kill times."),
 ) -> None:
     """The pitch in one minute on the bundled data: crash, time travel, fork a sweep, chart it."""

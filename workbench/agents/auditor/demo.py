@@ -48,20 +48,29 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
     db, trace = out / "demo.db", out / "trace.txt"
     repo = agent.bundled_corpus()
     con.rule("[bold]1. crash: SIGKILL the agent four times mid-work, then finish")
-    crash = crash_demo_run(str(db), repo, 4, logic.DEFAULT_BUDGET, logic.DEFAULT_MAX_FILES, 150, trace, seed)
+    crash = crash_demo_run(
+        str(db), repo, 4, logic.DEFAULT_BUDGET, logic.DEFAULT_MAX_FILES, 150, trace, seed
+    )
     for k in crash["killed_at"]:
-        con.print(f"  killed at seq {k['seq']:>4}; call in flight: {', '.join(k['in_flight']) or 'none'}")
-    con.print(f"  finished: {crash['metrics']['files']} files, recall {crash['metrics']['recall']:.3f}; "
-              f"re-executed after the kills: {crash['model_calls_rerun']} model calls, "
-              f"{crash['tool_calls_rerun']} tool calls (of {crash['model_calls']} and {crash['tool_calls']})")
+        con.print(
+            f"  killed at seq {k['seq']:>4}; call in flight: {', '.join(k['in_flight']) or 'none'}"
+        )
+    con.print(
+        f"  finished: {crash['metrics']['files']} files, recall {crash['metrics']['recall']:.3f}; "
+        f"re-executed after the kills: {crash['model_calls_rerun']} model calls, "
+        f"{crash['tool_calls_rerun']} tool calls (of {crash['model_calls']} and "
+        f"{crash['tool_calls']})"
+    )
     con.print(f"  journal verifies: {crash['verified']}")
 
     with Journal.open(db, logic.AuditState) as j:
         root = j.root()
         con.rule("[bold]2. time travel: what the agent knew as of event 40")
         s40 = root.at(40)
-        con.print(f"  {len(s40.done)} files done, {len(s40.pending)} pending, {len(s40.notes)} notes "
-                  f"({s40.size()} tokens), {s40.model_calls} model calls so far")
+        con.print(
+            f"  {len(s40.done)} files done, {len(s40.pending)} pending, {len(s40.notes)} notes "
+            f"({s40.size()} tokens), {s40.model_calls} model calls so far"
+        )
         for note in s40.notes:
             con.print("  | " + note.rstrip("\n").replace("\n", "\n  | "), markup=False)
 
@@ -72,7 +81,9 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
 
         con.rule(f"[bold]4. fork a sweep {FILES_IN} files in: five budgets")
         at = agent.fork_seq_after_files(root, FILES_IN)
-        forks = j.sweep(root, at, [{"budget": b} for b in BUDGETS], spec={"grid": {"budget": BUDGETS}})
+        forks = j.sweep(
+            root, at, [{"budget": b} for b in BUDGETS], spec={"grid": {"budget": BUDGETS}}
+        )
         calls = Calls(MockModel(), trace)
         recall: dict[int, float] = {}
         try:
@@ -81,11 +92,15 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
                 agent.start(f, budget=budget)
                 res = agent.run(f, calls)
                 recall[budget] = res.metrics["recall"]
-                con.print(f"  budget {budget:>5}  branch {f.id}  recall {res.metrics['recall']:.3f}  "
-                          f"compactions {int(res.metrics['compactions'])}  findings {res.findings}")
+                con.print(
+                    f"  budget {budget:>5}  branch {f.id}  recall {res.metrics['recall']:.3f}  "
+                    f"compactions {int(res.metrics['compactions'])}  findings {res.findings}"
+                )
         finally:
             calls.close()
-        con.print(f"  every fork inherited the first {at} events: no call before seq {at} ran again")
+        con.print(
+            f"  every fork inherited the first {at} events: no call before seq {at} ran again"
+        )
 
         con.rule("[bold]5. results for the paper")
         from ... import charts
@@ -95,17 +110,33 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
         df.write_csv(csv)
         sweep_rows = df.filter(df["branch"].is_in([f.id for f in forks]))
         png = out / "recall_vs_budget.png"
-        charts.save(charts.metric_vs_param(sweep_rows, x="budget", y="recall", log_x=True,
-                                           title="Recall vs context budget (fork at 19 files)"), png)
+        charts.save(
+            charts.metric_vs_param(
+                sweep_rows,
+                x="budget",
+                y="recall",
+                log_x=True,
+                title="Recall vs context budget (fork at 19 files)",
+            ),
+            png,
+        )
         con.print(f"  matrix: {csv} ({len(df)} rows)")
         con.print(f"  chart:  {png}")
         con.print(f"  journal: {db}   trace: {trace}")
-        con.print(f"  try: lithify --db {db} history --to 12   |   lithify --db {db} at --seq 40 --notes")
+        con.print(
+            f"  try: lithify --db {db} history --to 12   |   lithify --db {db} at --seq 40 --notes"
+        )
     wall = time.perf_counter() - t0
     con.print(f"[bold green]done in {wall:.1f} s[/bold green] — everything is in {out}/")
     return {
-        "dir": str(out), "journal": str(db), "trace": str(trace), "matrix_csv": str(csv),
-        "chart_png": str(png), "crash": crash, "fork_at": at, "recall_by_budget": recall,
+        "dir": str(out),
+        "journal": str(db),
+        "trace": str(trace),
+        "matrix_csv": str(csv),
+        "chart_png": str(png),
+        "crash": crash,
+        "fork_at": at,
+        "recall_by_budget": recall,
         "state_at_40": {"files_done": len(s40.done), "notes": len(s40.notes)},
         "first_events": [{"seq": r.seq, "kind": r.kind, "hash": r.hash} for r in first],
         "wall_s": round(wall, 2),

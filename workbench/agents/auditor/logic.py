@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ...context import Part
 from ...events import State
 
 # name -> (needle, severity), in plan order
@@ -131,12 +132,17 @@ def mock_summarize(notes: list[str], budget: int) -> str:
             break
         body += line + "\n"
         kept += 1
-    return f"## compacted ({kept} of {len(found)} findings retained; {len(notes)} notes squashed)\n" + body
+    return (
+        f"## compacted ({kept} of {len(found)} findings retained; {len(notes)} notes squashed)\n"
+        + body
+    )
 
 
 def mock_report(notes: list[str]) -> str:
     found = sorted(findings_in(notes))
-    return f"# Audit report\n\n{len(found)} findings.\n\n" + "".join(finding_line(f) + "\n" for f in found)
+    return f"# Audit report\n\n{len(found)} findings.\n\n" + "".join(
+        finding_line(f) + "\n" for f in found
+    )
 
 
 # -- scoring --------------------------------------------------------------------------------
@@ -208,13 +214,11 @@ class AuditState(State):
         # and running token total are computed once, not on every step. Not a field: it is
         # neither stored nor compared.
         notes = self.notes
-        memo = self.__dict__.get("_memo_notes")
+        memo: tuple[list[str], list[Part], list[int]] | None = self.__dict__.get("_memo_notes")
         if memo is None or memo[0] is not notes or len(memo[1]) > len(notes):
             memo = self.__dict__["_memo_notes"] = (notes, [], [0])
         _, parts, totals = memo
         if len(parts) < len(notes):
-            from ...context import Part
-
             for i in range(len(parts), len(notes)):
                 parts.append(Part(f"note[{i}]", notes[i]))
                 totals.append(totals[-1] + tokens(notes[i]))

@@ -52,7 +52,9 @@ class MockModel:
 
 
 class ModelError(WorkbenchError):
-    """The model server failed or answered something unusable."""
+    """The model server failed or answered something unusable (``key``: the call's key)."""
+
+    key: str | None = None
 
 
 class OpenAIModel:
@@ -75,7 +77,9 @@ class OpenAIModel:
             )
         base = base.rstrip("/")
         self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
-        self.api_key = api_key if api_key is not None else os.environ.get("LITHIFY_OPENAI_API_KEY", "")
+        self.api_key = (
+            api_key if api_key is not None else os.environ.get("LITHIFY_OPENAI_API_KEY", "")
+        )
         self.model = model
         self.timeout = timeout
 
@@ -84,7 +88,10 @@ class OpenAIModel:
             {
                 "model": self.model,
                 "temperature": 0,
-                "messages": [{"role": "system", "content": system}, {"role": "user", "content": user}],
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user},
+                ],
             }
         ).encode()
         headers = {
@@ -98,14 +105,21 @@ class OpenAIModel:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                 doc = json.loads(resp.read())
         except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", "replace")[:300]
-            raise ModelError(f"model server answered HTTP {e.code} for {key}: {detail}", key=key) from None
+            with e:  # the error response holds the connection until closed
+                detail = e.read().decode("utf-8", "replace")[:300]
+            raise ModelError(
+                f"model server answered HTTP {e.code} for {key}: {detail}", key=key
+            ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise ModelError(f"could not reach the model server at {self.url}: {e}", key=key) from None
+            raise ModelError(
+                f"could not reach the model server at {self.url}: {e}", key=key
+            ) from None
         try:
             return str(doc["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
-            raise ModelError(f"unexpected chat completion for {key}: {str(doc)[:300]}", key=key) from None
+            raise ModelError(
+                f"unexpected chat completion for {key}: {str(doc)[:300]}", key=key
+            ) from None
 
     def plan(self, path: str, text: str, key: str) -> list[str]:
         names = ", ".join(logic.CATEGORIES)
@@ -144,7 +158,9 @@ def make_model(name: str, model_name: str | None = None) -> Model:
     if name == "mock":
         return MockModel()
     if name == "openai":
-        return OpenAIModel(model=model_name or os.environ.get("LITHIFY_OPENAI_MODEL", "gpt-4o-mini"))
+        return OpenAIModel(
+            model=model_name or os.environ.get("LITHIFY_OPENAI_MODEL", "gpt-4o-mini")
+        )
     raise InvalidValue(f"unknown model {name!r}; choose mock or openai")
 
 
@@ -152,7 +168,12 @@ class Calls:
     """Every call the agent makes, traced as it is made (to ``trace`` or $AUDITOR_TRACE);
     model calls slowed by AUDITOR_SLOW_MS."""
 
-    def __init__(self, model: Model, trace: str | os.PathLike[str] | None = None, slow_ms: float | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        trace: str | os.PathLike[str] | None = None,
+        slow_ms: float | None = None,
+    ) -> None:
         self.model = model
         trace = trace or os.environ.get("AUDITOR_TRACE") or None
         self._fd = os.open(trace, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if trace else None
