@@ -14,7 +14,6 @@ from typer.testing import CliRunner
 
 from workbench.cli import main
 
-
 # One command that hands every argument, --help included, to the console script's main().
 _entry = typer.Typer(add_completion=False)
 

@@ -20,10 +20,13 @@ CHROMIUM = "/usr/bin/chromium"
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 ARTIFACTS = Path(__file__).parent / "artifacts"
 
-pytestmark = pytest.mark.skipif(
-    not Path(CHROMIUM).exists(),
-    reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason="needs Debian's chromium (.ci/run installs it: apt-get install chromium)",
+    ),
+]
 
 
 def free_port() -> int:

@@ -66,6 +66,7 @@ def test_large_matrices_are_aggregated_before_altair():
     assert sum(len(v) for v in spec["datasets"].values()) == 7
 
 
+@pytest.mark.slow
 def test_save_png_svg_html(tmp_path):
     with Journal.in_memory() as j:
         chart = charts.metric_vs_param(sweep_matrix(j), log_x=True)

@@ -6,7 +6,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from workbench import Journal
+
+pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
 
 WORKERS = Path(__file__).parent / "workers"
 

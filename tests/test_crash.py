@@ -15,6 +15,8 @@ from workers.steps import Steps
 
 from workbench import Journal
 
+pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
+
 WORKERS = Path(__file__).parent / "workers"
 
 

@@ -59,6 +59,7 @@ def test_wrong_missing_and_unneeded_keys_fail_at_open(tmp_path):
         Journal.open(db, key=b"short")
 
 
+@pytest.mark.slow
 def test_intent_of_a_crashed_effect_stays_inside_the_encrypted_file(tmp_path):
     db = tmp_path / "enc.db"
     code = (
@@ -71,6 +72,7 @@ def test_intent_of_a_crashed_effect_stays_inside_the_encrypted_file(tmp_path):
         assert j.root().unknown_outcomes() == [f"tool:{SECRET}"]
 
 
+@pytest.mark.slow
 def test_rekey_from_the_cli(tmp_path):
     db = tmp_path / "enc.db"
     with Journal.open(db, key="old") as j:

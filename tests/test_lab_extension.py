@@ -10,10 +10,13 @@ from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (f
 from workbench import Journal
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
 
-pytestmark = pytest.mark.skipif(
-    not __import__("pathlib").Path(CHROMIUM).exists(),
-    reason="needs Debian's chromium (.ci/run installs it)",
-)
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(
+        not __import__("pathlib").Path(CHROMIUM).exists(),
+        reason="needs Debian's chromium (.ci/run installs it)",
+    ),
+]
 
 
 def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811

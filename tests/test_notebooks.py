@@ -9,6 +9,8 @@ import nbformat
 import papermill
 import pytest
 
+pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
+
 NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
 
 

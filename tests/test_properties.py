@@ -343,12 +343,14 @@ def run_faulty_history(durability: str, snapshot_every: int, history) -> None:
     suppress_health_check=[HealthCheck.too_slow],
 )
 @given(snapshot_every=st.sampled_from([1, 3, 128]), history=fault_ops)
+@pytest.mark.slow
 def test_write_errors_never_lose_acknowledged_events_nor_leave_gaps(
     durability, snapshot_every, history
 ):
     run_faulty_history(durability, snapshot_every, history)
 
 
+@pytest.mark.slow
 def test_the_fault_histories_do_fail_writes():
     # (runs after the property test above in this module) the faults really bit
     assert RESYNCS[0] > 20

@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+from cli import lithify
 from conftest import Ctx
 
 from workbench import BranchConflict, Conflict, InvalidValue, Journal, State
@@ -65,6 +66,7 @@ class NotesV2(State):
         self.items.append(f"{d.text}/{d.source}")
 
 
+@pytest.mark.slow
 def test_snapshots_of_old_delta_versions_are_rebuilt_with_the_upcasters(tmp_path):
     path = tmp_path / "v1.db"
     r = subprocess.run([sys.executable, "-c", V1, str(path)], capture_output=True, text=True)
@@ -172,6 +174,7 @@ def test_expect_appends_only_at_the_expected_head(journal):
     assert journal.root().state().items == [1, 2, 3, 4, 5, 6, 7]
 
 
+@pytest.mark.slow
 def test_expect_holds_across_processes(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
@@ -305,33 +308,15 @@ def test_receipts_give_a_reason_for_every_omission_and_counts(journal):
 
 def test_lithify_receipt_shows_reasons_and_counts(tmp_path):
     db = tmp_path / "a.db"
-    subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "workbench",
-            "--db",
-            str(db),
-            "run",
-            "--max-files",
-            "6",
-            "--budget",
-            "400",
-        ],
-        check=True,
-        capture_output=True,
-    )
+    r = lithify("--db", str(db), "run", "--max-files", "6", "--budget", "400")
+    assert r.returncode == 0, r.stderr
     with Journal.open(db, readonly=True) as j:
         ref = next(
             f"main@{r.seq}"
             for r in j.root().history()
             if r.kind == "effect" and "receipt" in r.payload
         )
-    r = subprocess.run(
-        [sys.executable, "-m", "workbench", "--db", str(db), "receipt", ref],
-        capture_output=True,
-        text=True,
-    )
+    r = lithify("--db", str(db), "receipt", ref)
     assert r.returncode == 0 and "examined" in r.stdout and "selected" in r.stdout, r.stderr
 
 
@@ -359,11 +344,7 @@ def test_the_cli_says_ambiguous_and_exits_2(db_path):
         a.apply({"x": 2})
         b.apply({"x": 2})
         h = a.head_hash[:16]
-    r = subprocess.run(
-        [sys.executable, "-m", "workbench", "--db", str(db_path), "show", h],
-        capture_output=True,
-        text=True,
-    )
+    r = lithify("--db", str(db_path), "show", h)
     assert r.returncode == 2 and "1@1" in r.stderr and "2@1" in r.stderr
 
 
@@ -415,9 +396,5 @@ def test_search_finds_payloads_in_a_branch_history_and_reads_only_where_read_onl
         with Journal.open(db_path) as writer:
             writer.root().apply({"note": "deadlock past the index"})
         assert {r.seq for r in j.search("deadlock", branch=0)} == {1, 3, 4}
-    r = subprocess.run(
-        [sys.executable, "-m", "workbench", "--db", str(db_path), "--json", "search", "timeout"],
-        capture_output=True,
-        text=True,
-    )
+    r = lithify("--db", str(db_path), "--json", "search", "timeout")
     assert r.returncode == 0 and [d["seq"] for d in json.loads(r.stdout)] == [2], r.stderr

@@ -11,6 +11,8 @@ from tornado.httpclient import HTTPClientError
 from workbench import Journal
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
 
+pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
+
 pytest_plugins = ["pytest_jupyter.jupyter_server"]
 
 

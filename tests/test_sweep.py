@@ -18,6 +18,8 @@ import pytest
 from workbench import InvalidValue, Journal, sweep
 from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
 
+pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATE = ROOT / "notebooks" / "templates" / "auditor_fork.ipynb"
 FLAKY = Path(__file__).parent / "notebooks" / "flaky_fork.ipynb"

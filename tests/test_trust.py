@@ -61,6 +61,7 @@ def py(code: str, *args: str, **kw) -> subprocess.CompletedProcess:
 # -- one process, one file, many opens ------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_a_second_open_and_a_listing_in_one_process_keep_the_first_connections_locks(db_path):
     j = Journal.open(db_path, Ctx)
     j.root().apply({"x": 1})
@@ -99,6 +100,7 @@ def test_a_second_open_and_a_listing_in_one_process_keep_the_first_connections_l
         assert again.verify().ok and again.branch(fork.id).state().total == 3
 
 
+@pytest.mark.slow
 def test_listing_while_workers_write_never_loses_the_wal_or_an_event(db_path):
     j = Journal.open(db_path)
     j.root().apply({"base": 1})
@@ -253,6 +255,7 @@ def test_a_failed_snapshot_never_fails_the_append_it_follows(db_path):
         assert [again.root().at(s).total for s in range(5)] == [0, 1, 3, 6, 6]
 
 
+@pytest.mark.slow
 def test_busy_past_the_timeout_is_one_clear_error(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
@@ -363,6 +366,7 @@ def test_a_class_without_state_name_is_recorded_by_qualname(tmp_path):
         Journal.open(plain, Plain)
 
 
+@pytest.mark.slow
 def test_an_unknown_state_class_allows_event_reads_and_refuses_states(tmp_path):
     path = tmp_path / "mystery.db"
     r = py(
@@ -423,6 +427,7 @@ def test_an_unknown_state_class_allows_event_reads_and_refuses_states(tmp_path):
     assert path.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_an_empty_file_is_not_a_healthy_journal(tmp_path):
     path = tmp_path / "empty.db"
     path.write_bytes(b"")
@@ -449,6 +454,7 @@ def test_a_new_journal_never_inherits_a_leftover_intent_log(tmp_path):
         assert j.root().unknown_outcomes() == []
 
 
+@pytest.mark.slow
 def test_a_tampered_snapshot_is_caught_when_loaded_and_verify_checks_anchors(db_path):
     with Journal.open(db_path, Ctx, snapshot_every=4) as j:
         b = j.root()
@@ -479,6 +485,7 @@ def test_a_tampered_snapshot_is_caught_when_loaded_and_verify_checks_anchors(db_
     assert r.returncode == 1  # the snapshot is still tampered
 
 
+@pytest.mark.slow
 def test_verify_expect_from_the_cli(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
@@ -579,6 +586,7 @@ def test_lone_surrogates_are_refused_before_anything_is_written(journal, what):
 # -- effects across processes ------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_eight_processes_racing_one_effect_run_it_once(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})
@@ -629,6 +637,7 @@ def test_eight_processes_racing_one_effect_run_it_once(db_path):
         assert j.root().effect("llm:shared", lambda: 0) == 42
 
 
+@pytest.mark.slow
 def test_a_dead_processs_announcement_does_not_block_a_retry(db_path):
     with Journal.open(db_path, Ctx) as j:
         j.root().apply({"x": 1})

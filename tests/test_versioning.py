@@ -174,6 +174,7 @@ def test_packed_embeddings_round_trip_as_float32():
         unpack({"x": 1})
 
 
+@pytest.mark.slow
 def test_ten_processes_opening_a_fresh_file_leave_one_valid_schema(tmp_path):
     db, go = tmp_path / "fresh.db", tmp_path / "go"
     code = textwrap.dedent(f"""

@@ -111,6 +111,7 @@ def test_parse_grid():
             parse_grid(bad)
 
 
+@pytest.mark.slow
 def test_launcher_follows_the_explorer_and_runs_in_the_background(audited):
     ex = JournalExplorer(audited)
     la = SweepLauncher(
@@ -131,6 +132,7 @@ def test_launcher_follows_the_explorer_and_runs_in_the_background(audited):
     assert all(audited.branch(f.branch).fork_seq == at for f in result.forks)
 
 
+@pytest.mark.slow
 def test_launcher_reports_failures_and_reruns_them(audited):
     la = SweepLauncher(
         audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2"
@@ -147,6 +149,7 @@ def test_launcher_reports_failures_and_reruns_them(audited):
     assert "NAME=V1" in la.status.value
 
 
+@pytest.mark.slow
 def test_live_matrix_updates_from_a_worker_process(audited):
     live = LiveResults(audited, x="budget", y="recall", interval=0.1)
     try:
@@ -168,6 +171,7 @@ def test_live_matrix_updates_from_a_worker_process(audited):
         live.stop()
 
 
+@pytest.mark.slow
 def test_workbench_links_launcher_and_live_view(audited):
     wb = Workbench(audited, fn="sweep_fns:sleepy")
     try:

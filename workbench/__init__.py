@@ -21,10 +21,13 @@ from .errors import (
 )
 from .events import BranchInfo, Record, State, canonical
 from .journal import Journal, SweepInfo, VerifyReport
+from .params import Param, takes
+from .plugins import Agent
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Agent",
     "Branch",
     "BranchConflict",
     "BranchInfo",
@@ -34,12 +37,14 @@ __all__ = [
     "Journal",
     "NotAJournal",
     "NotFound",
+    "Param",
     "Record",
     "State",
     "SweepInfo",
     "VerifyReport",
     "WorkbenchError",
     "canonical",
+    "takes",
     "__version__",
 ]
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib.metadata import entry_points
@@ -91,7 +92,11 @@ def _load() -> None:
     for ep in entry_points(group=GROUP):
         try:
             agent = ep.load()
-        except Exception:  # noqa: BLE001 (a broken third-party plugin must not break lithify)
+        except Exception as e:  # noqa: BLE001 (a broken third-party plugin must not break lithify)
+            warnings.warn(
+                f"lithify: the agent plugin {ep.name!r} ({ep.value}) failed to load: {e}",
+                stacklevel=2,
+            )
             continue
         if isinstance(agent, Agent):
             _registered.setdefault(agent.name, agent)
@@ -99,6 +104,13 @@ def _load() -> None:
         agent = import_ref(ref.strip())
         if isinstance(agent, Agent):
             _registered[agent.name] = agent
+
+
+def reload() -> None:
+    """Read the entry points and ``$LITHIFY_AGENTS`` again (after installing an agent, or
+    changing the variable, in a running process); agents already known stay."""
+    global _loaded
+    _loaded = False
 
 
 def agents() -> list[Agent]:

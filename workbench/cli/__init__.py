@@ -17,17 +17,14 @@ from .app import Ctx, app, console, emit, fail, matrix_rows, open_journal, optio
 
 __all__ = ["Ctx", "app", "console", "emit", "main", "matrix_rows", "open_journal", "options"]
 
-_registered = False
+_registered: set[str] = set()
 
 
 def register_agent_commands() -> None:
-    """Add every installed agent's commands to the app (once)."""
-    global _registered
-    if _registered:
-        return
-    _registered = True
+    """Add each known agent's commands to the app (once per agent)."""
     for agent in plugins.agents():
-        if agent.commands:
+        if agent.commands and agent.name not in _registered:
+            _registered.add(agent.name)
             plugins.import_ref(agent.commands)(app)
 
 
