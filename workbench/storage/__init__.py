@@ -10,6 +10,7 @@ encrypted file).
 from __future__ import annotations
 
 from .base import (
+    EVENT_SHAPES,
     BranchRow,
     EventRow,
     HashHit,
@@ -36,6 +37,7 @@ from .schema import PAGE_SIZE, TRIGGERLESS_BATCH, WAL_AUTOCHECKPOINT_BYTES
 from .sqlite import SQLiteStorage
 
 __all__ = [
+    "EVENT_SHAPES",
     "PAGE_SIZE",
     "TRIGGERLESS_BATCH",
     "WAL_AUTOCHECKPOINT_BYTES",

@@ -26,6 +26,20 @@ StateEvent = tuple[int, str, str, bytes]
 VerifyEvent = tuple[int, str, bytes, bytes, str, bytes | None, str | None, float | None]
 
 
+# The shapes an event row comes in: the optional columns that follow its seven common ones.
+# Columns a shape leaves out are NULL.
+EVENT_SHAPES: dict[str, tuple[str, ...]] = {
+    "plain": (),
+    "dated": ("occurred_at",),
+    "identified": ("event_id",),
+    "dated_identified": ("occurred_at", "event_id"),
+    "effect": ("key_hash", "fx_ms", "attempts"),
+    "effect_rendered": ("key_hash", "fx_ms", "attempts", "render_ms"),
+    "observe": ("metric", "value"),
+    "observe_identified": ("metric", "value", "event_id"),
+}
+
+
 class StoredEvent(NamedTuple):
     """One stored event; ``position`` is its place in the journal's global order."""
 

@@ -485,11 +485,19 @@ class TableIntents:
         self._end(branch, key_hash, ann, "")
 
     def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
+        # An earlier attempt's outcome stays unknown (attempts > 1): only this one is taken back.
         self._end(
             branch,
             key_hash,
             ann,
-            "DELETE FROM intents WHERE branch = ? AND key_hash = ? AND pid = ?",
+            "UPDATE intents SET pid = NULL WHERE branch = ? AND key_hash = ? AND pid = ? "
+            "AND attempts > 1",
+        )
+        self._end(
+            branch,
+            key_hash,
+            ann,
+            "DELETE FROM intents WHERE branch = ? AND key_hash = ? AND pid = ? AND attempts = 1",
         )
 
     def settle(self, branch: int, key_hash: bytes, ann: str) -> None:

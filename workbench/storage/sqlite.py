@@ -23,6 +23,7 @@ import orjson
 
 from ..errors import BranchConflict, Conflict, ReadOnly, StorageError, WorkbenchError
 from .base import (
+    EVENT_SHAPES,
     EventRow,
     HashHit,
     Head,
@@ -42,20 +43,9 @@ from .intents import IntentLog, TableIntents
 from .schema import APPEND_REFUSED, FOLLOW_HEAD, SNAPSHOT_COLS, TRIGGERLESS_BATCH
 from .search import Search
 
-# An EventRow is (branch, seq, kind, hash, parent_hash, ts, payload) followed by the optional
-# columns of its shape. Columns a shape leaves out are stored as NULL without being bound:
+# Columns a shape (base.EVENT_SHAPES) leaves out are stored as NULL without being bound:
 # Python's sqlite3 binds None (and bytes) through its adapter lookup, which costs more than
 # the insert of a small row does.
-EVENT_SHAPES: dict[str, tuple[str, ...]] = {
-    "plain": (),
-    "dated": ("occurred_at",),
-    "identified": ("event_id",),
-    "dated_identified": ("occurred_at", "event_id"),
-    "effect": ("key_hash", "fx_ms", "attempts"),
-    "effect_rendered": ("key_hash", "fx_ms", "attempts", "render_ms"),
-    "observe": ("metric", "value"),
-    "observe_identified": ("metric", "value", "event_id"),
-}
 _INSERT_SHAPE = {
     shape: (
         "INSERT INTO events (branch, seq, kind, hash, parent_hash, ts, payload, {}writer) "

@@ -1,0 +1,347 @@
+"""The contract every journal backend keeps, as tests (eventsourcing's way: one abstract class,
+one subclass per backend). A backend subclasses ``StorageContract`` and says how to open a
+store; ``IntentStoreContract`` does the same for where effects are announced.
+
+Nothing here knows SQL: the tests talk to the ``Storage`` and ``IntentStore`` protocols only.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from workbench.errors import BranchConflict, Conflict, InvalidValue, ReadOnly, WorkbenchError
+from workbench.events import ZERO_HASH, event_hash, snapshot_digest
+from workbench.storage import IntentStore, Storage
+
+MAIN = [(0, 1, None)]  # main's resolved history: one segment, all of it
+
+
+class Chain:
+    """Builds correctly chained event rows for one branch, as a journal would."""
+
+    def __init__(self, branch: int = 0, seq: int = 0, parent: bytes = ZERO_HASH) -> None:
+        self.branch, self.seq, self.parent = branch, seq, parent
+        self.hashes: dict[int, bytes] = {}
+
+    def row(self, payload: str, kind: str = "delta", extra: tuple[Any, ...] = ()) -> tuple:
+        self.seq += 1
+        h = event_hash(self.parent, kind, payload)
+        row = (self.branch, self.seq, kind, h, self.parent, 1_700_000_000_000 + self.seq, payload)
+        self.parent = self.hashes[self.seq] = h
+        return (*row, *extra)
+
+
+class StorageContract:
+    """Subclass with ``open_store(path, readonly=False)``; ``persistent`` says whether a
+    store opened again at the same path sees what the first one wrote."""
+
+    persistent = True
+
+    def open_store(self, path: Path, readonly: bool = False) -> Storage:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def store(self, tmp_path: Path) -> Iterator[Storage]:
+        s = self.open_store(tmp_path / "contract.db")
+        yield s
+        s.close()
+
+    def append(self, s: Storage, chain: Chain, n: int, kind: str = "delta") -> list[int]:
+        seqs = []
+        for i in range(n):
+            s.append(chain.row(f'{{"i":{chain.seq + 1},"n":{i}}}', kind), "plain")
+            seqs.append(chain.seq)
+        return seqs
+
+    # -- a new store ----------------------------------------------------------------------
+
+    def test_a_new_store_has_an_empty_main_branch(self, store: Storage) -> None:
+        main = store.branch_row(0)
+        assert main is not None and main.name == "main" and main.parent is None
+        assert store.branch_by_name("main") == main
+        assert store.head(0) is None and store.heads() == {}
+        assert store.events(MAIN, 1, 100) == []
+
+    # -- events ---------------------------------------------------------------------------
+
+    def test_appended_events_read_back_in_order_with_every_field(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 3)
+        events = store.events(MAIN, 1, 3)
+        assert [e.seq for e in events] == [1, 2, 3]
+        e = events[1]
+        assert (e.branch, e.kind, bytes(e.hash), bytes(e.parent_hash)) == (
+            0,
+            "delta",
+            chain.hashes[2],
+            chain.hashes[1],
+        )
+        assert e.payload == '{"i":2,"n":1}' and e.ts == 1_700_000_000_002
+        assert store.event_at(0, 2) == e
+        assert [e.position for e in events] == sorted({e.position for e in events})
+        head = store.head(0)
+        assert head is not None and (head.seq, bytes(head.hash)) == (3, chain.hashes[3])
+        assert store.events(MAIN, 2, 2) == [e]
+
+    def test_an_append_that_does_not_follow_the_head_is_refused(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 2)
+        gap = Chain(0, 3, chain.parent)  # seq 4 while the head is 2
+        with pytest.raises(BranchConflict):
+            store.append(gap.row("{}"), "plain")
+        again = Chain(0, 1, chain.hashes[1])  # seq 2 a second time
+        with pytest.raises(BranchConflict):
+            store.append(again.row('{"other":1}'), "plain")
+        assert [e.seq for e in store.events(MAIN, 1, 10)] == [1, 2]
+        assert store.event_at(0, 2) is not None
+        assert store.event_at(0, 2).payload == '{"i":2,"n":1}'  # type: ignore[union-attr]
+
+    def test_append_many_is_all_or_nothing(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 1)
+        good = Chain(0, 1, chain.parent)
+        rows = [(good.row(f'{{"k":{i}}}'), "plain") for i in range(3)]
+        store.append_many(rows)
+        assert store.head(0).seq == 4  # type: ignore[union-attr]
+        bad = Chain(0, 4, good.parent)
+        batch = [(bad.row('{"k":5}'), "plain"), (bad.row('{"k":6}'), "plain")]
+        batch.append((Chain(0, 9, bad.parent).row("{}"), "plain"))  # a gap at the end
+        with pytest.raises(BranchConflict):
+            store.append_many(batch)
+        assert store.head(0).seq == 4  # type: ignore[union-attr]
+        assert [e.seq for e in store.events(MAIN, 1, 10)] == [1, 2, 3, 4]
+
+    def test_an_atomic_block_that_raises_writes_nothing(self, store: Storage) -> None:
+        chain = Chain()
+        with pytest.raises(RuntimeError):
+            with store.atomic():
+                self.append(store, chain, 2)
+                assert store.in_transaction
+                raise RuntimeError("abandon")
+        assert store.head(0) is None and not store.in_transaction
+        chain = Chain()
+        with store.atomic():
+            self.append(store, chain, 1)
+            with pytest.raises(RuntimeError):
+                with store.atomic():  # a savepoint: only its own writes go
+                    self.append(store, chain, 1)
+                    raise RuntimeError("inner")
+        assert store.head(0).seq == 1  # type: ignore[union-attr]
+
+    def test_shapes_store_their_columns(self, store: Storage) -> None:
+        chain = Chain()
+        store.append(chain.row('{"x":1}', "delta", (1_600_000_000_000, "id-1")), "dated_identified")
+        key = b"k" * 32
+        store.append(chain.row('{"key":"tool:a","result":1}', "effect", (key, 1.5, 1)), "effect")
+        store.append(
+            chain.row('{"metric":"recall","value":0.5}', "observe", ("recall", 0.5)), "observe"
+        )
+        found = store.event_by_id("id-1")
+        assert found is not None and (found.branch, found.seq, found.kind) == (0, 1, "delta")
+        assert store.effect_keys(MAIN, 3) == {key: (0, 2)}
+        assert store.effect_payload(0, 2) == '{"key":"tool:a","result":1}'
+        assert store.committed_keys(0, [key, b"z" * 32]) == {key}
+        obs = store.observations()
+        assert [(o.branch, o.seq, o.metric, o.value) for o in obs] == [(0, 3, "recall", 0.5)]
+        assert store.observations(since=obs[0].position) == []
+        prov = store.provenance(0, 2)
+        assert prov is not None and prov.fx_ms == 1.5 and prov.attempts == 1
+        assert store.provenance(0, 1).occurred_at == 1_600_000_000_000  # type: ignore[union-attr]
+
+    def test_tail_and_hash_prefix_lookups(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 5)
+        everything = store.tail(0, None)
+        assert [e.seq for e in everything] == [1, 2, 3, 4, 5]
+        assert [e.seq for e in store.tail(everything[1].position, 2)] == [3, 4]
+        h = chain.hashes[4]
+        lo = h[:4]
+        hi = (int.from_bytes(lo, "big") + 1).to_bytes(5, "big")[-4:] if lo != b"\xff" * 4 else None
+        hits = store.by_hash_prefix(lo, hi)
+        assert [(bytes(x.hash), x.branch, x.seq) for x in hits] == [(h, 0, 4)]
+        assert len(store.by_hash_prefix(bytes(4), None, limit=3)) == 3  # [lo, end), limited
+
+    def test_full_text_search_finds_payloads(self, store: Storage) -> None:
+        chain = Chain()
+        for text in ("a timeout in the pool", "all good", "another timeout"):
+            store.append(chain.row(f'{{"note":"{text}"}}'), "plain")
+        assert {h.seq for h in store.search("timeout")} == {1, 3}
+        assert [h.seq for h in store.search('"all good"', MAIN)] == [2]
+
+    # -- branches, forks and the catalog --------------------------------------------------
+
+    def test_forks_are_rows_and_names_are_unique(self, store: Storage) -> None:
+        self.append(store, Chain(), 3)
+        a, b = store.insert_branches([("a", 0, 2, '{"p":1}', None), (None, 0, 3, "{}", None)])
+        row = store.branch_row(a)
+        assert row is not None and (row.name, row.parent, row.fork_seq, row.params) == (
+            "a",
+            0,
+            2,
+            '{"p":1}',
+        )
+        assert store.fork_seq(b) == 3 and store.branch_by_name("a") == row
+        assert {r.id for r in store.branch_rows(parent=0)} == {a, b}
+        with pytest.raises(Conflict):
+            store.insert_branches([("fresh", 0, 1, "{}", None), ("a", 0, 1, "{}", None)])
+        assert store.branch_by_name("fresh") is None  # all or nothing
+        fork = Chain(a, 2, ZERO_HASH)
+        store.append(fork.row('{"on":"a"}'), "plain")
+        history = [(0, 1, 2), (a, 3, None)]
+        assert [(e.branch, e.seq) for e in store.events(history, 1, 10)] == [
+            (0, 1),
+            (0, 2),
+            (a, 3),
+        ]
+
+    def test_sweeps_runs_tags_and_subscriptions(self, store: Storage) -> None:
+        self.append(store, Chain(), 2)
+        sweep = store.insert_sweep(0, 2, '{"grid":{}}')
+        (fork,) = store.insert_branches([(None, 0, 2, "{}", sweep)])
+        assert [(s.id, s.base, s.at) for s in store.sweep_rows()] == [(sweep, 0, 2)]
+        store.put_run(fork, sweep, "running", started=5)
+        store.put_run(fork, sweep, "finished", finished=9, wall_ms=4.0)
+        (run,) = store.runs(sweep)
+        assert (run.status, run.started, run.finished, run.wall_ms) == ("finished", 5, 9, 4.0)
+        with pytest.raises(InvalidValue):
+            store.put_run(fork, sweep, "running", colour="red")
+        store.put_tag("best", 0, 2)
+        store.put_tag("best", 0, 1)  # a tag moves
+        assert store.tag("best") == (0, 1) and store.tag("nothing") is None
+        assert store.subscription("reader") == 0
+        store.ack("reader", 7)
+        assert store.subscription("reader") == 7
+
+    def test_snapshots(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 4)
+        state = '{"total":10}'
+        digest = snapshot_digest(chain.hashes[3], state)
+        store.put_snapshot(0, 3, state, digest, built='{"v":1}')
+        snap = store.nearest_snapshot(MAIN, 4)
+        assert snap is not None and (snap.seq, snap.state, bytes(snap.digest)) == (3, state, digest)
+        assert bytes(snap.event_hash or b"") == chain.hashes[3] and snap.built == '{"v":1}'
+        assert store.nearest_snapshot(MAIN, 2) is None
+        assert store.snapshot_at(0, 3) == snap
+        assert [(r.branch, r.seq) for r in store.snapshots()] == [(0, 3)]
+        assert store.all_snapshot_marks() == [(0, 3, '{"v":1}')]
+
+    # -- the file -------------------------------------------------------------------------
+
+    def test_what_was_committed_is_there_after_reopening(self, tmp_path: Path) -> None:
+        if not self.persistent:
+            pytest.skip("this backend keeps nothing after close")
+        path = tmp_path / "again.db"
+        s = self.open_store(path)
+        chain = Chain()
+        self.append(s, chain, 3)
+        s.close()
+        s = self.open_store(path)
+        try:
+            assert s.head(0).seq == 3  # type: ignore[union-attr]
+            assert bytes(s.head(0).hash) == chain.hashes[3]  # type: ignore[union-attr]
+        finally:
+            s.close()
+
+    def test_a_read_only_store_refuses_writes_before_anything_happens(self, tmp_path: Path) -> None:
+        if not self.persistent:
+            pytest.skip("a read-only view needs something stored")
+        path = tmp_path / "ro.db"
+        s = self.open_store(path)
+        self.append(s, Chain(), 1)
+        s.close()
+        ro = self.open_store(path, readonly=True)
+        try:
+            assert ro.readonly
+            with pytest.raises(ReadOnly):
+                ro.writable()
+            with pytest.raises(ReadOnly):
+                ro.append(Chain(0, 1, bytes(ro.head(0).hash)).row("{}"), "plain")  # type: ignore[union-attr]
+            assert ro.head(0).seq == 1  # type: ignore[union-attr]
+        finally:
+            ro.close()
+
+    def test_a_closed_store_is_a_clear_error(self, tmp_path: Path) -> None:
+        s = self.open_store(tmp_path / "closed.db")
+        s.close()
+        s.close()  # idempotent
+        with pytest.raises(WorkbenchError, match="closed"):
+            s.append(Chain().row("{}"), "plain")
+
+    def test_threads_appending_to_their_own_branches_lose_nothing(self, store: Storage) -> None:
+        self.append(store, Chain(), 1)
+        ids = store.insert_branches([(None, 0, 1, "{}", None) for _ in range(4)])
+        errors: list[BaseException] = []
+
+        def write(branch: int) -> None:
+            chain = Chain(branch, 1, ZERO_HASH)
+            try:
+                for i in range(50):
+                    store.append(chain.row(f'{{"b":{branch},"i":{i}}}'), "plain")
+            except BaseException as e:  # noqa: BLE001 (reported by the assertion below)
+                errors.append(e)
+
+        threads = [threading.Thread(target=write, args=(b,)) for b in ids]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert {b: store.head(b).seq for b in ids} == {b: 51 for b in ids}  # type: ignore[union-attr]
+
+
+class IntentStoreContract:
+    """Subclass with ``open_intents(tmp_path)`` returning an IntentStore (and ``close_all``)."""
+
+    def open_intents(self, tmp_path: Path) -> IntentStore:
+        raise NotImplementedError
+
+    @pytest.fixture
+    def intents(self, tmp_path: Path) -> Iterator[IntentStore]:
+        s = self.open_intents(tmp_path)
+        yield s
+        s.close()
+
+    def test_a_running_effect_is_announced_once(self, intents: IntentStore) -> None:
+        k = b"a" * 32
+        attempt, ann, live = intents.announce(0, k, "tool:a")
+        assert attempt == 1 and live is None and ann
+        assert intents.pending() == {(0, k): "tool:a"} and intents.pending(1) == {}
+        _, refused, holder = intents.announce(0, k, "tool:a")  # still running: refused
+        assert holder == ann
+        intents.withdraw(0, k, refused)  # what a caller does with a refused announcement
+        intents.finished(0, k, ann)  # committed: the journal shows it, the slot is free
+        again, ann2, live = intents.announce(0, k, "tool:a")
+        assert live is None and again > attempt
+        intents.withdraw(0, k, ann2)
+
+    def test_a_withdrawn_effect_leaves_no_unknown_outcome(self, intents: IntentStore) -> None:
+        k = b"b" * 32
+        _, ann, _ = intents.announce(2, k, "tool:b")
+        intents.withdraw(2, k, ann)
+        assert intents.pending() == {}
+
+    def test_a_second_announcement_counts_attempts(self, intents: IntentStore) -> None:
+        k = b"c" * 32
+        first, ann1, _ = intents.announce(0, k, "tool:c")
+        intents.settle(0, k, ann1)  # ran, but its result was not committed: outcome unknown
+        assert intents.pending() == {(0, k): "tool:c"}
+        second, ann2, live = intents.announce(0, k, "tool:c")
+        assert second == first + 1 and ann2 != ann1 and live is None
+        intents.withdraw(0, k, ann2)  # the retry ran nothing: the first outcome is still unknown
+        assert intents.pending() == {(0, k): "tool:c"}
+
+    def test_compaction_keeps_what_is_still_open(self, intents: IntentStore) -> None:
+        keys = [bytes([i]) * 32 for i in range(1, 6)]
+        for i, k in enumerate(keys):
+            intents.announce(0, k, f"tool:{i}")
+        intents.compact(
+            lambda announced: {kk: v for kk, v in announced.items() if kk[1] in keys[:2]}
+        )
+        assert set(intents.pending()) == {(0, keys[0]), (0, keys[1])}
+        assert intents.size() >= 0
