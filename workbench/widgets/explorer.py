@@ -116,7 +116,7 @@ class JournalExplorer(w.VBox):
         self.refresh_button.on_click(lambda _: self.refresh())
         self.find_button.on_click(lambda _: self.find(self.hash_box.value))
         self.search_button.on_click(lambda _: self.search(self.search_box.value))
-        self.search_box.observe(lambda c: c["new"].strip() and self.search(c["new"]), "value")
+        self.search_box.observe(self._on_search_text, "value")
         self.search_results.observe(self._on_hit, "value")
         self.compare_mode.observe(lambda _: self._show_state(), "value")
         self.compare_seq.observe(lambda _: self._show_state(), "value")
@@ -236,6 +236,10 @@ class JournalExplorer(w.VBox):
             f"{len(records)} event(s) in {where} match {text.strip()!r}"
             + (f" (the best {limit})" if len(records) == limit else "")
         )
+
+    def _on_search_text(self, change: dict[str, Any]) -> None:
+        if change["new"].strip():
+            self.search(change["new"])
 
     def _on_hit(self, change: dict[str, Any]) -> None:
         if change["new"] is not None and change["new"] < len(self._hits):
