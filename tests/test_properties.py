@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from workbench import Journal
-from workbench import branch as branch_module
+from workbench import effects as effects_module
 
 ops = st.lists(
     st.one_of(
@@ -159,17 +159,17 @@ def run_history(backend: str, snapshot_every: int, history) -> None:
 @given(
     snapshot_every=st.sampled_from([1, 2, 3, 128]),
     history=ops,
-    fx_map_max=st.sampled_from([branch_module.FX_MAP_MAX, 0, 1, 2]),
+    fx_map_max=st.sampled_from([effects_module.FX_MAP_MAX, 0, 1, 2]),
 )
 def test_at_every_seq_equals_the_live_state(backend, snapshot_every, history, fx_map_max):
     # fx_map_max: how many effects a handle maps in memory before leaving older ones to the
     # effect_index table; small values send lookups through the index, reopen and forks.
-    default = branch_module.FX_MAP_MAX
-    branch_module.FX_MAP_MAX = fx_map_max
+    default = effects_module.FX_MAP_MAX
+    effects_module.FX_MAP_MAX = fx_map_max
     try:
         run_history(backend, snapshot_every, history)
     finally:
-        branch_module.FX_MAP_MAX = default
+        effects_module.FX_MAP_MAX = default
 
 
 # -- write errors at random points ------------------------------------------------------------

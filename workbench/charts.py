@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidValue
+from .matrix import aggregate, last_per_branch
 
 if TYPE_CHECKING:
     import altair as alt
@@ -45,8 +46,6 @@ def metric_vs_param(
     the individual branches as faint points (``points=False`` hides them); n in the tooltip."""
     import altair as alt
     import polars as pl
-
-    from .matrix import aggregate, last_per_branch
 
     data = last_per_branch(df, y)
     for col in (x, color, facet):

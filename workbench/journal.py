@@ -8,22 +8,29 @@ may be shared between threads; a ``Branch`` handle belongs to one.
 
 from __future__ import annotations
 
-import atexit
 import os
-import sys
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import plugins, refs
+from . import refs
 from .branch import Branch
+from .buffer import LazyBuffer
 from .diff import diff as diff_states
-from .errors import BranchConflict, Conflict, InvalidValue, NotFound, StateMismatch, WorkbenchError
+from .errors import InvalidValue, NotFound, WorkbenchError
 from .history import History, built_from
 from .matrix import build_matrix
+from .opening import (
+    DURABILITY,
+    PLAIN_STATE,
+    Clock,
+    check_options,
+    new_journal_schema,
+    state_for,
+    state_name_of,
+)
 from .provenance import provenance as trace_provenance
 from .storage import BranchRow, EventRow, SearchHit, Storage, now_ms, open_storage
 from .subscriptions import Subscription
@@ -43,33 +50,7 @@ __all__ = [
     "state_name_of",
 ]
 
-DURABILITY = ("process", "fsync", "lazy")
-# Lazy journals still open: at a normal interpreter exit their buffers are written, not dropped.
-_LAZY: weakref.WeakSet[Journal] = weakref.WeakSet()
-
-
-@atexit.register
-def _flush_at_exit() -> None:
-    for j in list(_LAZY):
-        if j._npending and not j._closed:
-            try:
-                j.flush()
-            except BaseException as e:  # noqa: BLE001 (exiting: say it, do not raise)
-                sys.stderr.write(
-                    f"lithify: buffered events of {j.path} could not be written at exit: {e}\n"
-                )
-
-
-LAZY_BUFFER = 512  # buffered events of one branch written together
 ANCHOR_HEX = 32  # hex characters of an expected hash, at least: 128 bits nobody can grind
-PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
-Clock = Callable[[], "int | float | datetime"]
-
-
-def state_name_of(cls: type) -> str:
-    """The name a journal records for a State class: its ``state_name``, else its qualname."""
-    name = getattr(cls, "state_name", None)
-    return name if isinstance(name, str) and name else cls.__qualname__
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,22 +89,10 @@ class Journal:
         self.snapshot_every = snapshot_every
         self.durability = durability
         self._clock = clock
-        # One lock for the connection and for everything here that threads share: the lazy
-        # buffer and the refusal counters.
-        self._lock = storage.lock
-        self._pending: dict[int, list[tuple[EventRow, str]]] = {}
-        self._tips: dict[
-            int, tuple[int, bytes]
-        ] = {}  # branch -> (seq, hash) of its last buffered event
-        self._refused: dict[int, int] = {}  # branch id -> how many buffered batches were refused
-        self._lost: dict[
-            int, tuple[int, str]
-        ] = {}  # branch id -> (events lost, why) not yet reported
-        self._npending = 0
+        self._lock = storage.lock  # the connection's: shared with the buffer
         self._closed = False
         self._lazy = durability == "lazy"
-        if self._lazy:
-            _LAZY.add(self)
+        self._buffer = LazyBuffer(storage, self.durable_head)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -213,39 +182,7 @@ class Journal:
         timeout: float = 30.0,
         clock: Clock | None = None,
     ) -> Journal:
-        if durability not in DURABILITY:
-            raise InvalidValue(
-                f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
-                durability=durability,
-            )
-        if (
-            isinstance(snapshot_every, bool)
-            or not isinstance(snapshot_every, int)
-            or snapshot_every < 1
-        ):
-            raise InvalidValue(f"snapshot_every must be a positive int, not {snapshot_every!r}")
-        if create not in (None, True, False):
-            raise InvalidValue(f"create is None, True or False, not {create!r}")
-        if clock is not None and not callable(clock):
-            raise InvalidValue(
-                f"clock is a function returning unix ms or a datetime, not {clock!r}"
-            )
-        if state is not None and raw:
-            raise InvalidValue("raw=True reads states as plain JSON; pass no State class with it")
-        if state is not None and (
-            not isinstance(state, type) or not callable(getattr(state, "apply", None))
-        ):
-            raise InvalidValue(
-                f"{getattr(state, '__name__', state)!r} has no apply(self, delta) method; a "
-                "State class must define how a delta changes it",
-            )
-        initial_text = None
-        digest = b""
-        name = PLAIN_STATE
-        if state is not None:
-            name = state_name_of(state)
-            initial_text = ev.canonical(ev.encode_state(state()), "state")
-            digest = ev.snapshot_digest(ev.ZERO_HASH, initial_text)
+        check_options(durability, snapshot_every, create, clock, state, raw)
         storage = open_storage(
             path,
             durability,
@@ -254,53 +191,14 @@ class Journal:
             key=key,
             readonly=readonly,
             create=create,
-            schema=(name, initial_text, digest, built_from(state)),
+            schema=new_journal_schema(state),
         )
         try:
-            state, known = cls._state_for(storage, state, raw)
+            state, known = state_for(storage, state, raw)
         except BaseException:
             storage.close()
             raise
         return cls(storage, state, snapshot_every, durability, known, clock)
-
-    @staticmethod
-    def _state_for(storage: Storage, state: type | None, raw: bool) -> tuple[type | None, bool]:
-        """(the State class to use, whether states can be built) for what the journal recorded."""
-        stored = storage.meta.get("state_name", "")
-        if raw:
-            return None, True
-        if state is not None:
-            given = state_name_of(state)
-            if stored == "":  # written before names were recorded: take the caller's word for it
-                if not storage.readonly:
-                    storage.set_meta("state_name", given)
-                return state, True
-            if stored != given:
-                what = (
-                    "plain JSON states (no State class)"
-                    if stored == PLAIN_STATE
-                    else f"the State {stored!r}"
-                )
-                raise StateMismatch(
-                    f"{storage.path} was written with {what}, not {given!r}: open it with that "
-                    f"class"
-                    + (
-                        ""
-                        if stored == PLAIN_STATE
-                        else f", or, if {state.__qualname__} is a compatible successor, set "
-                        f"`state_name = {stored!r}` on it to declare so"
-                    ),
-                    path=storage.path,
-                    stored=stored,
-                    given=given,
-                )
-            return state, True
-        if stored in ("", PLAIN_STATE):
-            return ev.registered_state(stored) if stored else None, True
-        # the class this process defined under that name, else the one of the agent that
-        # writes such journals (an installed plugin, imported now)
-        found = ev.registered_state(stored) or plugins.state_class(stored)
-        return found, found is not None
 
     @property
     def path(self) -> str:
@@ -341,7 +239,7 @@ class Journal:
                 if not self.readonly:
                     self._compact_intents()
             finally:
-                self._closed = True
+                self._closed = self._buffer.closed = True
                 self._storage.close()
 
     def __enter__(self) -> Journal:
@@ -376,37 +274,17 @@ class Journal:
     def refusals(self, branch: int) -> int:
         """How many times buffered events of a branch were refused (a handle that saw fewer is
         stale: what it buffered is gone)."""
-        return self._refused.get(branch, 0)
+        return self._buffer.refused.get(branch, 0)
 
     def write(self, row: EventRow, shape: str, buffered: bool) -> None:
-        """Append one event: buffered in lazy mode for deltas and observations. A buffered
-        event must follow the branch's last buffered (else durable) event, or it is refused
-        here, before it can spoil the buffer of an up-to-date handle."""
+        """Append one event: buffered in lazy mode for deltas and observations (see
+        ``workbench.buffer``); anything else is written now, after the branch's buffer."""
+        buf = self._buffer
         if buffered and self._lazy:
-            with self._lock:
-                branch, seq = row[0], row[1]
-                tip = self._tips.get(branch)
-                if tip is None:
-                    tip = self.durable_head(branch)
-                if seq != tip[0] + 1 or row[4] != tip[1]:
-                    raise BranchConflict(
-                        f"branch {branch} moved: this handle expected head {seq - 1} but the "
-                        f"journal's "
-                        f"head is {tip[0]} (another handle appended); take a fresh handle with "
-                        f"journal.branch({branch}) and decide again",
-                        branch=branch,
-                        expected=seq - 1,
-                        actual=tip[0],
-                    )
-                buffer = self._pending.setdefault(branch, [])
-                buffer.append((row, shape))
-                self._tips[branch] = (seq, row[3])
-                self._npending += 1
-                if len(buffer) >= LAZY_BUFFER:
-                    self.flush(branch)
+            buf.add(row, shape)
             return
-        if self._npending:
-            self.flush(row[0])
+        if buf.count:
+            buf.flush(row[0], report=True)  # the row's branch
         self.storage.append(row, shape)
 
     def durable_head(self, branch: int) -> tuple[int, bytes]:
@@ -423,80 +301,17 @@ class Journal:
         (``BranchConflict``): a fresh handle starts at the branch's durable head, and nothing is
         ever written past a gap. Reads that write buffers first keep a failure for the branch's
         own handles to report, rather than raising it at whoever read."""
-        failed = self._flush(branch)
-        if failed:
-            self._raise_lost(failed)
+        self._buffer.flush(branch, report=True)
 
     def _settle(self) -> None:
         """Before a read: write every buffer; a failure is kept for its branch's handles."""
-        if self._npending:
-            self._flush(None)
-
-    def _flush(self, branch: int | None) -> dict[int, tuple[int, BaseException]]:
-        """Write buffers (one branch's, or all); {branch: (events lost, error)} of failed ones."""
-        if not self._npending:
-            return {}
-        with self._lock:
-            todo = (
-                list(self._pending)
-                if branch is None
-                else [branch]
-                if branch in self._pending
-                else []
-            )
-            if not todo:
-                return {}
-            if self._storage.in_transaction:
-                raise WorkbenchError(
-                    "buffered events cannot be written inside another write transaction; "
-                    "flush the journal before opening one"
-                )
-            failed: dict[int, tuple[int, BaseException]] = {}
-            interrupted: BaseException | None = None
-            for b in todo:
-                rows = self._pending.pop(b)
-                self._npending -= len(rows)
-                self._tips.pop(b, None)
-                if interrupted is None:
-                    try:
-                        self.storage.append_many(rows)
-                        continue
-                    except Exception as e:
-                        failed[b] = (len(rows), e)
-                    except BaseException as e:  # KeyboardInterrupt: what is left is not tried
-                        interrupted = e
-                        failed[b] = (len(rows), e)
-                else:
-                    failed[b] = (len(rows), interrupted)
-            # handles that buffered these events are stale for good
-            for b, (n, err) in failed.items():
-                self._refused[b] = self._refused.get(b, 0) + 1
-                self._lost[b] = (self._lost.get(b, (0, ""))[0] + n, str(err))
-        if interrupted is not None:
-            raise interrupted
-        return failed
-
-    def _raise_lost(self, failed: dict[int, tuple[int, BaseException]]) -> None:
-        for b in failed:
-            self._lost.pop(b, None)  # reported here
-        n = sum(k for k, _ in failed.values())
-        where = ", ".join(f"branch {b}: {k}" for b, (k, _) in sorted(failed.items()))
-        first = next(iter(failed.values()))[1]
-        message = (
-            f"{n} buffered event(s) were not written ({where}): {first} Handles of these "
-            f"branches are "
-            "stale: take a fresh one with journal.branch(id) (it starts at the last durable event) "
-            "and redo what was lost"
-        )
-        lost = {b: k for b, (k, _) in failed.items()}
-        if isinstance(first, WorkbenchError):
-            raise type(first)(message, **{**first.fields, "lost": n, "lost_by_branch": lost})
-        raise WorkbenchError(message, lost=n, lost_by_branch=lost) from first
+        if self._buffer.count:
+            self._buffer.flush(None, report=False)
 
     def lost(self, branch: int) -> tuple[int, str] | None:
         """(events, why) a branch lost from its buffer in a flush nobody reported yet; reported
         (and forgotten) by the branch's stale handles."""
-        return self._lost.pop(branch, None)
+        return self._buffer.lost(branch)
 
     # -- branches -------------------------------------------------------------------------
 
@@ -748,38 +563,17 @@ class Journal:
 
     def lookup_hash(self, prefix: str) -> tuple[int, int]:
         """(branch, seq) of the one event whose hash starts with a hex prefix (8+ characters)."""
-        p = prefix.lower() if isinstance(prefix, str) else ""
-        if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
-            raise InvalidValue(
-                f"{prefix!r} is not a hash prefix: give 8 to 64 hex characters", prefix=prefix
-            )
         self._settle()
-        lo = bytes.fromhex((p + "0" * 64)[:64])
-        top = int(p, 16) + 1
-        hi = None if top >= 16 ** len(p) else bytes.fromhex((f"{top:0{len(p)}x}" + "0" * 64)[:64])
-        hits = self.storage.by_hash_prefix(lo, hi)
-        hashes = list(dict.fromkeys(h.hash for h in hits))
-        if not hashes:
-            raise NotFound(f"no event hash starts with {p}", prefix=p)
-        if len(hashes) > 1:
-            raise Conflict(
-                f"the prefix {p} is ambiguous; it matches "
-                f"{', '.join(h.hex()[:16] for h in hashes[:8])}; give more characters",
-                prefix=p,
-                candidates=[h.hex() for h in hashes],
-            )
-        events = list(dict.fromkeys((h.branch, h.seq) for h in hits))
-        if len(events) > 1:
-            # Identical histories have identical hashes: two forks that appended the same event
-            # share its hash, and a hash alone cannot say which one is meant.
-            where = ", ".join(f"{b}@{q}" for b, q in events[:8])
-            raise Conflict(
-                f"the hash {p} names {len(events)} events ({where}): forks that appended the "
-                "same event share its hash; write BRANCH@SEQ",
-                prefix=p,
-                candidates=[f"{b}@{q}" for b, q in events],
-            )
-        return events[0]
+        return refs.lookup_hash(self.storage, prefix)
+
+    def head_of(self, ref: int | str) -> tuple[int, int]:
+        """(branch id, head seq) of a branch by id or name (what resolving a ref asks)."""
+        bid = self._resolve(ref)
+        return bid, self.durable_head(bid)[0]
+
+    def labelled(self, label: str) -> tuple[int, int] | None:
+        """(branch, seq) a label set with ``branch.tag`` points at, if any."""
+        return self.storage.tag(label)
 
     def tail(self, cursor: int = 0, limit: int | None = None) -> tuple[list[ev.Record], int]:
         """Events committed after a global position, and the cursor to pass next time."""

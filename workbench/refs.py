@@ -17,17 +17,15 @@ ambiguous and refused with the candidates; a malformed one is refused with this 
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .errors import Conflict, InvalidValue, NotFound
-
-if TYPE_CHECKING:
-    from .journal import Journal
+from .storage import Storage
 
 GRAMMAR = "head | head~N | BRANCH | BRANCH@SEQ | BRANCH~N | LABEL | HASH (8-64 hex chars)"
 _TILDE = re.compile(r"^(?P<base>[^@~\s]+)~(?P<n>\d+)$")
 _AT = re.compile(r"^(?P<base>[^@~\s]+)@(?P<seq>\d+)$")
-_HEX = re.compile(r"^[0-9a-fA-F]{8,64}$")
+HEX_REF = re.compile(r"^[0-9a-fA-F]{8,64}$")
 _NAME = re.compile(r"^[^@~\s]+$")
 
 
@@ -35,7 +33,23 @@ def _bad(ref: str, why: str) -> InvalidValue:
     return InvalidValue(f"{ref!r} is not a ref ({why}); refs are: {GRAMMAR}", ref=ref)
 
 
-def resolve(journal: Journal, ref: str, default_branch: int | str = 0) -> tuple[int, int]:
+class Points(Protocol):
+    """What resolving a ref needs to ask (a Journal is one)."""
+
+    def head_of(self, branch: int | str) -> tuple[int, int]:
+        """(branch id, head seq) of a branch by id or name; NotFound if there is none."""
+        ...
+
+    def labelled(self, label: str) -> tuple[int, int] | None:
+        """(branch, seq) a label points at."""
+        ...
+
+    def lookup_hash(self, prefix: str) -> tuple[int, int]:
+        """(branch, seq) of the one event whose hash starts with ``prefix``."""
+        ...
+
+
+def resolve(journal: Points, ref: str, default_branch: int | str = 0) -> tuple[int, int]:
     """(branch id, seq) that ``ref`` names."""
     if not isinstance(ref, str) or not ref.strip():
         raise _bad(str(ref), "empty")
@@ -43,42 +57,38 @@ def resolve(journal: Journal, ref: str, default_branch: int | str = 0) -> tuple[
     if r in ("HEAD",) or r.startswith("HEAD~"):
         raise _bad(r, "write head in lower case")
     if r == "head":
-        b = journal.branch(default_branch)
-        return b.id, b.head
+        return journal.head_of(default_branch)
     m = _TILDE.match(r)
     if m:
         base = m["base"]
-        if base == "head":
-            b = journal.branch(default_branch)
-        else:
-            b = journal.branch(_branch_ref(journal, base, r))
+        bid, head = journal.head_of(default_branch if base == "head" else _branch_ref(base))
         n = int(m["n"])
-        if n > b.head:
-            raise NotFound(f"{r}: branch {b.id} has only {b.head} events", ref=r)
-        return b.id, b.head - n
+        if n > head:
+            raise NotFound(f"{r}: branch {bid} has only {head} events", ref=r)
+        return bid, head - n
     if "~" in r:
         raise _bad(r, "~ takes a whole number of events, like head~3")
     m = _AT.match(r)
     if m:
-        b = journal.branch(_branch_ref(journal, m["base"], r))
+        bid, head = journal.head_of(_branch_ref(m["base"]))
         seq = int(m["seq"])
-        if seq > b.head:
-            raise NotFound(f"{r}: branch {b.id} has seqs 0..{b.head}", ref=r)
-        return b.id, seq
+        if seq > head:
+            raise NotFound(f"{r}: branch {bid} has seqs 0..{head}", ref=r)
+        return bid, seq
     if "@" in r:
         raise _bad(r, "@ takes a seq, like main@40")
     if not _NAME.match(r):
         raise _bad(r, "unexpected characters")
     candidates: list[tuple[str, tuple[int, int]]] = []
-    label = journal.storage.tag(r)
+    label = journal.labelled(r)
     if label is not None:
         candidates.append((f"label {r}", label))
     try:
-        b = journal.branch(r)
-        candidates.append((f"branch {b.id}", (b.id, b.head)))
+        bid, head = journal.head_of(r)
+        candidates.append((f"branch {bid}", (bid, head)))
     except NotFound:
         pass
-    if _HEX.match(r):
+    if HEX_REF.match(r):
         try:
             candidates.append((f"event {r}", journal.lookup_hash(r)))
         except NotFound:
@@ -96,5 +106,40 @@ def resolve(journal: Journal, ref: str, default_branch: int | str = 0) -> tuple[
     return candidates[0][1]
 
 
-def _branch_ref(journal: Journal, base: str, ref: str) -> int | str:
+def _branch_ref(base: str) -> int | str:
     return int(base) if base.isdigit() else base
+
+
+def lookup_hash(storage: Storage, prefix: str) -> tuple[int, int]:
+    """(branch, seq) of the one event whose hash starts with a hex prefix (8+ characters)."""
+    p = prefix.lower() if isinstance(prefix, str) else ""
+    if not (8 <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
+        raise InvalidValue(
+            f"{prefix!r} is not a hash prefix: give 8 to 64 hex characters", prefix=prefix
+        )
+    lo = bytes.fromhex((p + "0" * 64)[:64])
+    top = int(p, 16) + 1
+    hi = None if top >= 16 ** len(p) else bytes.fromhex((f"{top:0{len(p)}x}" + "0" * 64)[:64])
+    hits = storage.by_hash_prefix(lo, hi)
+    hashes = list(dict.fromkeys(h.hash for h in hits))
+    if not hashes:
+        raise NotFound(f"no event hash starts with {p}", prefix=p)
+    if len(hashes) > 1:
+        raise Conflict(
+            f"the prefix {p} is ambiguous; it matches "
+            f"{', '.join(h.hex()[:16] for h in hashes[:8])}; give more characters",
+            prefix=p,
+            candidates=[h.hex() for h in hashes],
+        )
+    events = list(dict.fromkeys((h.branch, h.seq) for h in hits))
+    if len(events) > 1:
+        # Identical histories have identical hashes: two forks that appended the same event
+        # share its hash, and a hash alone cannot say which one is meant.
+        where = ", ".join(f"{b}@{q}" for b, q in events[:8])
+        raise Conflict(
+            f"the hash {p} names {len(events)} events ({where}): forks that appended the "
+            "same event share its hash; write BRANCH@SEQ",
+            prefix=p,
+            candidates=[f"{b}@{q}" for b, q in events],
+        )
+    return events[0]

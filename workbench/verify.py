@@ -134,7 +134,8 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
                 )
             )
         else:
-            anchored.append((bid, hit[1], hit[2]))
+            _, seq, event_hash = hit
+            anchored.append((bid, seq, event_hash))
     problems.sort()
     return VerifyReport(not problems, problems, n_events, len(rows), len(snaps), heads, anchored)
 

@@ -189,23 +189,25 @@ def rollback(
     opts = options(ctx)
     with open_journal(opts, write=True) as j:
         target = j.resolve(to) if not to.isdigit() else (j.branch(branch or 0).id, int(to))
-        b = j.branch(branch) if branch is not None else j.branch(target[0])
+        target_branch, target_seq = target
+        b = j.branch(branch) if branch is not None else j.branch(target_branch)
         if not yes and not typer.confirm(
-            f"Append an event to branch {b.id} that restores the state at {target[0]}@{target[1]}?",
+            f"Append an event to branch {b.id} that restores the state at "
+            f"{target_branch}@{target_seq}?",
             default=False,
         ):
             raise typer.Abort()
-        seq = b.rollback(target, from_other_branch=target[0] != b.id)
+        seq = b.rollback(target, from_other_branch=target_branch != b.id)
         doc = {
             "branch": b.id,
             "seq": seq,
-            "restored": {"branch": target[0], "seq": target[1]},
+            "restored": {"branch": target_branch, "seq": target_seq},
             "head_hash": b.head_hash,
         }
     emit(
         opts,
         doc,
-        lambda: console().print(f"branch {b.id}: seq {seq} restores {target[0]}@{target[1]}"),
+        lambda: console().print(f"branch {b.id}: seq {seq} restores {target_branch}@{target_seq}"),
     )
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 from .base import (
     EVENT_SHAPES,
     BranchRow,
+    EffectHit,
     EventRow,
     HashHit,
     Head,
@@ -42,6 +43,7 @@ __all__ = [
     "TRIGGERLESS_BATCH",
     "WAL_AUTOCHECKPOINT_BYTES",
     "BranchRow",
+    "EffectHit",
     "EventRow",
     "HashHit",
     "Head",

@@ -130,6 +130,14 @@ class Provenance(NamedTuple):
     event_id: str | None
 
 
+class EffectHit(NamedTuple):
+    """A stored effect found by its key."""
+
+    branch: int
+    seq: int
+    payload: str
+
+
 class HashHit(NamedTuple):
     """An event whose hash matched a looked-up prefix."""
 
@@ -352,14 +360,14 @@ class Storage(Protocol):
         """The payload of a stored effect."""
         ...
 
-    def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> tuple[int, str] | None:
-        """(seq, payload) of an effect with this key a branch stored after a seq."""
+    def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> EffectHit | None:
+        """The newest effect with this key a branch stored after a seq."""
         ...
 
     def find_effect_indexed(
         self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
-    ) -> tuple[int, int, str] | None:
-        """(branch, seq, payload) of the newest indexed effect with this key in a history."""
+    ) -> EffectHit | None:
+        """The newest indexed effect with this key in a history."""
         ...
 
     def catch_up_effect_index(self) -> int:

@@ -115,8 +115,8 @@ class SweepHandle:
         """Per fork: (status, steps done, steps total) as reported by the template."""
         out = {}
         for b, ctx in self._contexts.items():
-            p = read_progress(ctx.progress_file)
-            out[b] = (self.status[b], p[0] if p else None, p[1] if p else None)
+            done, total = read_progress(ctx.progress_file) or (None, None)
+            out[b] = (self.status[b], done, total)
         return out
 
     def cancel(self) -> None:

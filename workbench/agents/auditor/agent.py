@@ -17,9 +17,11 @@ from typing import Any
 from ...branch import Branch
 from ...context import Part
 from ...errors import InvalidValue
+from ...journal import Journal
 from ...params import Param, takes
+from ...sweep.worker import report_progress
 from . import logic
-from .models import Calls
+from .models import Calls, make_model
 
 METRICS = (
     "recall",
@@ -204,10 +206,6 @@ def _observed_since_report(branch: Branch) -> set[str]:
 def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, Any]:
     """A sweep fork of the auditor (the process runner's ``fn``): apply the fork's budget and
     run it to its report. ``params`` may set budget and model; AUDITOR_TRACE names a trace."""
-    from ...journal import Journal
-    from ...sweep import report_progress
-    from .models import make_model
-
     calls = Calls(make_model(str(params.get("model", "mock"))))
     try:
         with Journal.open(journal_path, logic.AuditState) as j:

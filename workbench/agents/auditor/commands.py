@@ -12,6 +12,7 @@ import typer
 
 from ...cli.app import console, emit, open_journal, options
 from ...errors import InvalidValue, NotFound
+from ...params import check_points, of_function
 from . import agent, logic
 from .crash import crash_demo_run
 from .demo import run_demo
@@ -170,8 +171,6 @@ def at(
 
 
 def _run_fork(base: Any, seq: int, budget: int, calls: Calls) -> agent.RunResult:
-    from ...params import check_points, of_function
-
     check_points([{"budget": budget}], of_function(agent.run_fork), "the auditor's fork")
     f = base.fork_at(seq, params={"budget": budget})
     agent.start(f, budget=budget)

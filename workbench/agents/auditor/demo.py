@@ -103,7 +103,7 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
         )
 
         con.rule("[bold]5. results for the paper")
-        from ... import charts
+        from ... import charts  # altair: imported only when the demo draws
 
         df = j.matrix()
         csv = out / "matrix.csv"

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ...context import Part
+from ...errors import NotFound
 from ...events import State
 
 # name -> (needle, severity), in plan order
@@ -51,8 +52,6 @@ def select_files(root: str | os.PathLike[str], max_files: int = DEFAULT_MAX_FILE
     """Relative posix paths of the files to audit, sorted, the first ``max_files``."""
     base = Path(root)
     if not base.is_dir():
-        from ...errors import NotFound
-
         raise NotFound(f"{root} is not a directory; pass --repo with the source tree to audit")
     found: list[str] = []
     for dirpath, dirnames, filenames in os.walk(base):

@@ -1,0 +1,113 @@
+"""What ``Journal.open`` checks and decides before a journal is used: its options, the
+first schema of a new file (the State's recorded name, its initial state and what snapshots
+are built from), and which State class states are rebuilt with for what a file recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import datetime
+
+from . import events as ev
+from . import plugins
+from .errors import InvalidValue, StateMismatch
+from .history import built_from
+from .storage import Storage
+
+DURABILITY = ("process", "fsync", "lazy")
+PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
+Clock = Callable[[], "int | float | datetime"]
+
+
+def state_name_of(cls: type) -> str:
+    """The name a journal records for a State class: its ``state_name``, else its qualname."""
+    name = getattr(cls, "state_name", None)
+    return name if isinstance(name, str) and name else cls.__qualname__
+
+
+def check_options(
+    durability: str,
+    snapshot_every: int,
+    create: bool | None,
+    clock: Clock | None,
+    state: type | None,
+    raw: bool,
+) -> None:
+    """Raise InvalidValue, before anything is opened, for an option that cannot work."""
+    if durability not in DURABILITY:
+        raise InvalidValue(
+            f"durability={durability!r} is not one of {', '.join(DURABILITY)}",
+            durability=durability,
+        )
+    if (
+        isinstance(snapshot_every, bool)
+        or not isinstance(snapshot_every, int)
+        or snapshot_every < 1
+    ):
+        raise InvalidValue(f"snapshot_every must be a positive int, not {snapshot_every!r}")
+    if create not in (None, True, False):
+        raise InvalidValue(f"create is None, True or False, not {create!r}")
+    if clock is not None and not callable(clock):
+        raise InvalidValue(f"clock is a function returning unix ms or a datetime, not {clock!r}")
+    if state is not None and raw:
+        raise InvalidValue("raw=True reads states as plain JSON; pass no State class with it")
+    if state is not None and (
+        not isinstance(state, type) or not callable(getattr(state, "apply", None))
+    ):
+        raise InvalidValue(
+            f"{getattr(state, '__name__', state)!r} has no apply(self, delta) method; a "
+            "State class must define how a delta changes it",
+        )
+
+
+def new_journal_schema(state: type | None) -> tuple[str, str | None, bytes, str]:
+    """(state name, initial state as canonical JSON, its seal, what it is built from): what a
+    new file records first."""
+    if state is None:
+        return PLAIN_STATE, None, b"", built_from(None)
+    initial_text = ev.canonical(ev.encode_state(state()), "state")
+    return (
+        state_name_of(state),
+        initial_text,
+        ev.snapshot_digest(ev.ZERO_HASH, initial_text),
+        built_from(state),
+    )
+
+
+def state_for(storage: Storage, state: type | None, raw: bool) -> tuple[type | None, bool]:
+    """(the State class to use, whether states can be built) for what the journal recorded."""
+    stored = storage.meta.get("state_name", "")
+    if raw:
+        return None, True
+    if state is not None:
+        given = state_name_of(state)
+        if stored == "":  # written before names were recorded: take the caller's word for it
+            if not storage.readonly:
+                storage.set_meta("state_name", given)
+            return state, True
+        if stored != given:
+            what = (
+                "plain JSON states (no State class)"
+                if stored == PLAIN_STATE
+                else f"the State {stored!r}"
+            )
+            raise StateMismatch(
+                f"{storage.path} was written with {what}, not {given!r}: open it with that "
+                f"class"
+                + (
+                    ""
+                    if stored == PLAIN_STATE
+                    else f", or, if {state.__qualname__} is a compatible successor, set "
+                    f"`state_name = {stored!r}` on it to declare so"
+                ),
+                path=storage.path,
+                stored=stored,
+                given=given,
+            )
+        return state, True
+    if stored in ("", PLAIN_STATE):
+        return ev.registered_state(stored) if stored else None, True
+    # the class this process defined under that name, else the one of the agent that
+    # writes such journals (an installed plugin, imported now)
+    found = ev.registered_state(stored) or plugins.state_class(stored)
+    return found, found is not None
