@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidValue, NotFound
-from .storage import BranchRow, Observation
+from .storage import BranchRow, Observation, observation_schema
 
 if TYPE_CHECKING:
     import polars as pl
@@ -95,18 +95,7 @@ def param_columns(df: pl.DataFrame) -> list[str]:
 def _observations(rows: list[Observation]) -> pl.DataFrame:
     import polars as pl
 
-    return pl.DataFrame(
-        rows,
-        schema={
-            "position": pl.Int64,
-            "branch": pl.Int64,
-            "seq": pl.Int64,
-            "metric": pl.Utf8,
-            "value": pl.Float64,
-            "ts": pl.Int64,
-        },
-        orient="row",
-    )
+    return pl.DataFrame(rows, schema=observation_schema(), orient="row")
 
 
 def _select_branches(

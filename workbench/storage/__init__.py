@@ -30,6 +30,7 @@ from .base import (
     StoredEvent,
     SweepRow,
     VerifyEvent,
+    observation_schema,
 )
 from .connection import is_journal_file, now_ms
 from .faults import is_driver_error, translate
@@ -67,6 +68,7 @@ __all__ = [
     "is_driver_error",
     "is_journal_file",
     "now_ms",
+    "observation_schema",
     "open_storage",
     "translate",
 ]

@@ -166,6 +166,20 @@ class Observation(NamedTuple):
     ts: int
 
 
+def observation_schema() -> dict[str, Any]:
+    """The polars schema of observations as frames (``Observation``'s fields, typed)."""
+    import polars as pl
+
+    return {
+        "position": pl.Int64,
+        "branch": pl.Int64,
+        "seq": pl.Int64,
+        "metric": pl.Utf8,
+        "value": pl.Float64,
+        "ts": pl.Int64,
+    }
+
+
 class SearchHit(NamedTuple):
     """An event whose payload matched a full-text search."""
 

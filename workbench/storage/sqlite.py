@@ -28,6 +28,7 @@ from .base import (
     StateEvent,
     StoredEvent,
     VerifyEvent,
+    observation_schema,
 )
 from .catalog import Catalog
 from .connection import Connection, _ro_uri
@@ -378,14 +379,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         connection's locks on the file."""
         import polars as pl
 
-        schema = {
-            "position": pl.Int64,
-            "branch": pl.Int64,
-            "seq": pl.Int64,
-            "metric": pl.Utf8,
-            "value": pl.Float64,
-            "ts": pl.Int64,
-        }
+        schema = observation_schema()
         with self._guard:
             cur = self.conn.execute(_OBSERVATIONS)
             rows = cur.fetchmany(OBS_ROWS_DIRECT)
