@@ -10,8 +10,8 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
+from .. import charts, plugins
 from .. import matrix as mx
-from .. import plugins
 from ..errors import InvalidValue
 from ..journal import Journal
 
@@ -114,8 +114,6 @@ class LiveResults(w.VBox):
 
     def _redraw(self) -> None:
         import polars as pl
-
-        from .. import charts
 
         df = self.frame()
         branches = df["branch"].n_unique() if len(df) else 0

@@ -1,0 +1,61 @@
+"""What a wheel built from this tree carries: the typing marker, the JupyterLab extension (as
+package data and as the data files Jupyter finds), the console script and the agent entry
+point. Built the way pip builds it (isolated, with the declared setuptools)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow  # builds a wheel in a fresh build environment
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    out = tmp_path_factory.mktemp("wheel")
+    r = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    (built,) = out.glob("lithify_workbench-*.whl")
+    with zipfile.ZipFile(built) as z:
+        yield z
+
+
+def test_the_wheel_carries_package_data_and_the_lab_extension(wheel):
+    names = set(wheel.namelist())
+    assert "workbench/py.typed" in names
+    assert "workbench/labextensions/lithify-workbench/package.json" in names
+    static = [n for n in names if n.startswith("workbench/labextensions/lithify-workbench/static/")]
+    assert any("/remoteEntry." in n for n in static)
+    shipped = {n.rsplit("/", 1)[-1] for n in static}
+    on_disk = {
+        p.name for p in (ROOT / "workbench/labextensions/lithify-workbench/static").iterdir()
+    }
+    assert shipped == on_disk
+    data = [n for n in names if ".data/data/share/jupyter/labextensions/lithify-workbench/" in n]
+    assert any(n.endswith("/package.json") for n in data) and len(data) == 1 + len(on_disk)
+    assert any(
+        n.endswith("etc/jupyter/jupyter_server_config.d/lithify-workbench.json") for n in names
+    )
+    # nothing from outside the package sneaks in (tests, benchmarks, the corpus)
+    assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "data/corpus"))]
+
+
+def test_the_wheel_declares_its_script_agent_and_license(wheel):
+    dist = next(n.split("/")[0] for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
+    entry = wheel.read(f"{dist}/entry_points.txt").decode()
+    assert "lithify = workbench.cli:main" in entry
+    assert "[lithify.agents]" in entry and "auditor = workbench.agents.auditor:AGENT" in entry
+    meta = wheel.read(f"{dist}/METADATA").decode()
+    assert "License-Expression: MIT" in meta
+    assert "anywidget" not in meta
