@@ -23,7 +23,7 @@ class Catalog:
 
     conn: Any
     _guard: Any
-    db: Any
+    driver: Any  # the DB-API module: sqlite3, or SQLCipher's
     source: str | None
     _writer: int | None
     atomic: Callable[[], AbstractContextManager[None]]
@@ -73,7 +73,7 @@ class Catalog:
                             (name, parent, fork_seq, params, created, sweep),
                         )
                         ids.append(int(cur.lastrowid))
-            except self.db.IntegrityError:
+            except self.driver.IntegrityError:
                 taken = [name for name, *_ in rows if name is not None]
                 raise Conflict(
                     f"a branch named {taken[0]!r} already exists; choose another name or open it "

@@ -154,7 +154,7 @@ class Connection:
         self._where_cache: dict[tuple[str, tuple[bool, ...]], str] = {}
         self._segment_cache: dict[tuple[str, tuple[Segment, ...]], tuple[str, list[Any]]] = {}
         self.encrypted = key is not None
-        self.db = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
+        self.driver = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
         self.timeout_s = busy_timeout_ms / 1000
         self._fid: tuple[int, int] | None = None
         self.conn: Any = None
@@ -197,7 +197,7 @@ class Connection:
         holds through the other driver. Returns whether no one here held it before."""
         with _OPEN_LOCK:
             held = _OPEN_FILES.get(fid)
-            if held is not None and held[0] != self.db.__name__:
+            if held is not None and held[0] != self.driver.__name__:
                 raise NotAJournal(
                     f"{self.path} is open in this process as "
                     + (
@@ -207,7 +207,7 @@ class Connection:
                     ),
                     path=self.path,
                 )
-            entry = _OPEN_FILES.setdefault(fid, [self.db.__name__, 0])
+            entry = _OPEN_FILES.setdefault(fid, [self.driver.__name__, 0])
             entry[1] += 1
             self._fid = fid
             return held is None
@@ -224,7 +224,7 @@ class Connection:
 
     def _connect(self, target: str, uri: bool = False) -> Any:
         try:
-            return self.db.connect(
+            return self.driver.connect(
                 target,
                 isolation_level=None,
                 check_same_thread=False,
@@ -298,7 +298,7 @@ class Connection:
         # The same driver (SQLCipher) without a key reads a plain file; no other driver holds
         # this file in this process (checked by the caller).
         try:
-            con = self.db.connect(_ro_uri(self.path), uri=True, timeout=self.timeout_s)
+            con = self.driver.connect(_ro_uri(self.path), uri=True, timeout=self.timeout_s)
         except Exception:  # noqa: BLE001 (cannot tell: report the key as wrong)
             return False
         try:
@@ -418,7 +418,7 @@ class Connection:
                 mode = self.conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
                 if mode.lower() == "wal":
                     return
-            except self.db.OperationalError as e:
+            except self.driver.OperationalError as e:
                 if "locked" not in str(e) and "busy" not in str(e):
                     raise
             time.sleep(0.005 * (1 + attempt % 10))

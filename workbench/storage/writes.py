@@ -102,7 +102,7 @@ class EventWrites:
     """Appends, for a class that owns the connection (``Connection``)."""
 
     conn: Any
-    db: Any
+    driver: Any  # the DB-API module: sqlite3, or SQLCipher's
     path: str
     lock: threading.RLock
     _guard: Any
@@ -261,7 +261,7 @@ class EventWrites:
             try:
                 self.conn.execute("SELECT count(*) FROM json_each('[]')").fetchone()
                 self._has_json_each = True
-            except self.db.OperationalError:  # an SQLite built without JSON functions
+            except self.driver.OperationalError:  # an SQLite built without JSON functions
                 self._has_json_each = False
         return self._has_json_each
 
@@ -300,7 +300,7 @@ class EventWrites:
         if follows is None and c.execute(
             "SELECT fork_seq FROM branches WHERE id = ?", (branch,)
         ).fetchone() != (before,):
-            raise self.db.IntegrityError(APPEND_REFUSED)
+            raise self.driver.IntegrityError(APPEND_REFUSED)
         if c.execute(
             "SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = 'events_follow_head'"
         ).fetchone():
@@ -318,13 +318,13 @@ class EventWrites:
                 self.writable()
             except ReadOnly as ro:
                 return ro
-        if isinstance(err, self.db.IntegrityError) and "event_id" in str(err):
+        if isinstance(err, self.driver.IntegrityError) and "event_id" in str(err):
             return Conflict(
                 "that event id was taken by another writer a moment ago; apply again: the same "
                 "delta returns the existing seq, another one is refused",
                 branch=branch,
             )
-        if isinstance(err, self.db.IntegrityError) and (
+        if isinstance(err, self.driver.IntegrityError) and (
             "UNIQUE" in str(err) or APPEND_REFUSED in str(err)
         ):
             try:
