@@ -1,26 +1,24 @@
-"""Every user notebook runs top to bottom, unattended, with papermill (as a user would)."""
+"""Every bundled notebook runs top to bottom, unattended, with papermill, from an empty
+working directory elsewhere (as a user of the installed package would)."""
 
 from __future__ import annotations
-
-import shutil
-from pathlib import Path
 
 import nbformat
 import papermill
 import pytest
 
-pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
+from workbench import bundled
 
-NOTEBOOKS = Path(__file__).resolve().parents[1] / "notebooks"
+pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
 
 
 @pytest.mark.parametrize("name", ["01-quickstart", "02-fork-and-sweep", "03-crash-and-time-travel"])
 def test_notebook_runs_top_to_bottom(tmp_path, name):
-    work = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS, work)
-    out = work / f"out-{name}.ipynb"
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    out = tmp_path / f"out-{name}.ipynb"
     papermill.execute_notebook(
-        str(work / f"{name}.ipynb"),
+        str(bundled.notebooks() / f"{name}.ipynb"),
         str(out),
         kernel_name="python3",
         cwd=str(work),

@@ -25,7 +25,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from . import charts, plugins
+from . import bundled, charts, plugins
 from . import sweep as sweeps
 from .diff import diff
 from .errors import Conflict, InvalidValue, NotAJournal, NotFound, WorkbenchError
@@ -55,6 +55,12 @@ class _Hub:
         if not p.is_file():
             raise NotFound(f"no file {rel} under the server root")
         return p
+
+    def notebook(self, rel: str) -> Path:
+        """A template: a notebook under the server root, else a bundled template by name."""
+        if "/" not in rel and not (self.root / rel).is_file():
+            return bundled.template(rel)
+        return self.path(rel)
 
     def journal(self, rel: str | None) -> Any:
         p = self.path(rel)
@@ -322,7 +328,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                         "agent names no default grid"
                     )
                 notebook = body.get("notebook") or None
-                nb_path = str(self.hub.path(notebook)) if notebook else None
+                nb_path = str(self.hub.notebook(notebook)) if notebook else None
                 runner = body.get("runner") or ("papermill" if nb_path else "process")
                 fn = body.get("fn") or (agent.fork if agent else None)
                 if nb_path is None and not fn:

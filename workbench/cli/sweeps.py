@@ -82,8 +82,8 @@ def sweep(
     with open_journal(opts, write=True) as j:
         agent = agent_of(j)
         grid = _grid(param, budgets, dict(agent.grid) if agent else {})
-        template = notebook or (
-            Path(agent.template) if chosen != "process" and agent and agent.template else None
+        template: str | Path | None = notebook or (
+            agent.template if chosen != "process" and agent and agent.template else None
         )
         if chosen != "process" and template is None:
             raise InvalidValue(f"--runner {chosen} runs a template notebook: pass --notebook")

@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, load, status
 from .runners import _Context, make_runner
@@ -220,7 +221,7 @@ def start(
     """Start running a sweep's forks in background threads; returns at once. Every argument is
     checked before a kernel or worker starts."""
     check_options(runner, workers, timeout)
-    nb = str(Path(notebook).resolve()) if notebook is not None else plan.notebook
+    nb = str(resolve_notebook(notebook)) if notebook is not None else plan.notebook
     ref = fn_ref(fn) or plan.fn
     recorded = {r.branch: r.status for r in plan.journal.storage.runs(plan.id)}
     if only is None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import params as declared_params
+from ..bundled import resolve_notebook
 from ..errors import InvalidValue, NotFound
 from ..events import canonical
 from ..plugins import import_ref
@@ -250,9 +251,7 @@ def plan(
             "sweeps run in other processes: open the journal from a file, not in memory"
         )
     points = _grid_points(grid, seeds)
-    nb = str(Path(notebook).resolve()) if notebook is not None else None
-    if nb is not None and not Path(nb).is_file():
-        raise NotFound(f"no notebook at {notebook}")
+    nb = str(resolve_notebook(notebook)) if notebook is not None else None
     ref = fn_ref(fn)
     declared, source = _declared(nb, ref)
     declared_params.check_points(points, declared, source)

@@ -14,6 +14,7 @@ import traitlets
 
 from .. import plugins
 from .. import sweep as sweeps
+from ..bundled import resolve_notebook
 from ..errors import InvalidValue, WorkbenchError
 from ..journal import Journal
 from ..sweep import parse_grid
@@ -38,7 +39,7 @@ class SweepLauncher(w.VBox):
     ) -> None:
         self.journal = journal
         agent = plugins.agent_for(journal.state_name)  # defaults: the journal's agent's
-        self.notebook = str(Path(notebook).resolve()) if notebook is not None else None
+        self.notebook = str(resolve_notebook(notebook)) if notebook is not None else None
         self.fn = fn or (agent.fork if agent else None)
         self.metrics = list(agent.metrics) if agent else []
         if grid is None:

@@ -6,8 +6,6 @@ It registers itself as a plugin (``AGENT``, under the ``lithify.agents`` entry p
 third-party agent would: its State, fork function, template, commands and defaults.
 """
 
-from pathlib import Path
-
 from ...plugins import Agent
 from .agent import (
     METRICS,
@@ -23,14 +21,12 @@ from .agent import (
 from .logic import CATEGORIES, AuditState, select_files, tokens
 from .models import Calls, MockModel, Model, OpenAIModel, make_model
 
-_TEMPLATE = Path(__file__).resolve().parents[3] / "notebooks" / "templates" / "auditor_fork.ipynb"
-
 AGENT = Agent(
     name="auditor",
     state="workbench.agents.auditor.logic:AuditState",
     state_name=AuditState.state_name or "",
     fork="workbench.agents.auditor:run_fork",
-    template=str(_TEMPLATE) if _TEMPLATE.is_file() else None,
+    template="auditor_fork",  # a bundled template, by name
     commands="workbench.agents.auditor.commands:register",
     grid={"budget": [300, 600, 1200, 2400, 4800]},
     x="budget",

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ... import bundled
 from ...branch import Branch
 from ...context import Part
 from ...errors import InvalidValue
@@ -38,13 +39,8 @@ TOOL_KEYS = ("read:", "count:")
 
 
 def bundled_corpus() -> Path:
-    """The demo source tree shipped in the repository (data/corpus)."""
-    here = Path(__file__).resolve()
-    for base in (here.parents[3], Path.cwd()):
-        candidate = base / "data" / "corpus"
-        if candidate.is_dir():
-            return candidate
-    raise InvalidValue("the bundled corpus (data/corpus) is not here; pass --repo DIR")
+    """The demo source tree shipped in the package (its source: data/corpus)."""
+    return bundled.corpus()
 
 
 def start(

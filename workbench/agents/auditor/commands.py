@@ -52,7 +52,7 @@ def _print_run(result: agent.RunResult, title: str) -> None:
 def run(
     ctx: typer.Context,
     repo: Path = typer.Option(
-        None, "--repo", help="Source tree to audit (default: the bundled data/corpus)."
+        None, "--repo", help="Source tree to audit (default: the bundled demo corpus)."
     ),
     branch: str = _branch_opt(),
     budget: int = typer.Option(
@@ -214,7 +214,7 @@ def report(ctx: typer.Context, branch: str = _branch_opt()) -> None:
 def crash_demo(
     ctx: typer.Context,
     repo: Path = typer.Option(
-        None, "--repo", help="Source tree (default: the bundled data/corpus)."
+        None, "--repo", help="Source tree (default: the bundled demo corpus)."
     ),
     kills: int = typer.Option(8, "--kills", help="How many times to SIGKILL the agent."),
     budget: int = typer.Option(logic.DEFAULT_BUDGET, "--budget", help="Context budget in tokens."),
@@ -257,11 +257,18 @@ def demo(
     out: Path = typer.Option(
         None, "--out", help="Directory to create (default: lithify-demo-TIMESTAMP)."
     ),
+    repo: Path = typer.Option(
+        None, "--repo", help="Source tree to audit (default: the bundled demo corpus)."
+    ),
+    model: str = typer.Option(
+        "mock", "--model", help="mock, openai or openai:MODEL (LITHIFY_OPENAI_BASE_URL)."
+    ),
     seed: int = typer.Option(7, "--seed", help="Seed the kill times."),
 ) -> None:
-    """The pitch in one minute on the bundled data: crash, time travel, fork a sweep, chart it."""
+    """The pitch in one minute on the bundled data: crash, time travel, fork a sweep, chart it.
+    Works from any folder; a demo that fails leaves nothing behind."""
     opts = options(ctx)
-    doc = run_demo(out, seed, quiet=opts.json)
+    doc = run_demo(out, seed, quiet=opts.json, repo=repo, model=model)
     if opts.json:
         emit(opts, doc, lambda: None)
 

@@ -29,6 +29,7 @@ def crash_demo_run(
     trace: Path,
     seed: int | None = None,
     slow_ms: int = 20,
+    model: str = "mock",
 ) -> dict[str, Any]:
     """Run the auditor as a child process, SIGKILL it ``kills`` times mid-work, then finish."""
     rng = random.Random(seed)
@@ -52,6 +53,8 @@ def crash_demo_run(
         "--trace",
         str(trace),
     ]
+    backend, _, model_name = model.partition(":")
+    cmd += ["--model", backend] + (["--model-name", model_name] if model_name else [])
     landed = []
     for _ in range(kills):
         before = trace.stat().st_size if trace.exists() else 0
@@ -81,7 +84,7 @@ def crash_demo_run(
         with Journal.open(db, logic.AuditState) as j:
             root = j.root()
             landed.append({"seq": root.head, "in_flight": root.unknown_outcomes()})
-    calls = Calls(make_model("mock"), trace, slow_ms=0)
+    calls = Calls(make_model(backend, model_name or None), trace, slow_ms=0)
     try:
         with Journal.open(db, logic.AuditState) as j:
             root = j.root()

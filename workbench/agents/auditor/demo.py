@@ -9,6 +9,11 @@
 
 from __future__ import annotations
 
+import os
+import shlex
+import shutil
+import sys
+import tempfile
 import time
 from datetime import datetime
 from pathlib import Path
@@ -18,13 +23,14 @@ from ...errors import InvalidValue
 from ...journal import Journal
 from . import agent, logic
 from .crash import crash_demo_run
-from .models import Calls, MockModel
+from .models import Calls, make_model
 
 BUDGETS = [300, 600, 1200, 2400, 4800]
 FILES_IN = 19
 
 
-def _fresh_dir(out: Path | None) -> Path:
+def _target(out: Path | None) -> Path:
+    """Where the demo's results go: a fresh directory (checked before anything runs)."""
     if out is None:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
         out = Path(f"lithify-demo-{stamp}")
@@ -32,24 +38,86 @@ def _fresh_dir(out: Path | None) -> Path:
         while out.exists():
             n += 1
             out = Path(f"lithify-demo-{stamp}-{n}")
+    if out.exists() and not out.is_dir():
+        raise InvalidValue(f"--out {out} is a file; give a directory to create")
     if out.exists() and any(out.iterdir()):
         raise InvalidValue(f"{out} exists and is not empty; the demo writes into a fresh directory")
-    out.mkdir(parents=True, exist_ok=True)
+    parent = out.resolve().parent
+    if not parent.is_dir():
+        raise InvalidValue(f"the folder {parent} does not exist; create it or pick another --out")
+    if not os.access(parent, os.W_OK):
+        raise InvalidValue(f"cannot write in {parent}; pick another --out")
     return out
 
 
-def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dict[str, Any]:
-    """Run the demo; returns what it made (paths and numbers) as a JSON-ready dict."""
+def shell_command() -> str:
+    """How to call lithify in the user's shell: ``lithify`` when that is this installation,
+    else the path of this environment's script (a venv that was never activated)."""
+    script = Path(sys.executable).parent / "lithify"
+    found = shutil.which("lithify")
+    if found and script.exists() and Path(found).resolve() == script.resolve():
+        return "lithify"
+    if script.exists():
+        return shlex.quote(str(script))
+    return f"{shlex.quote(sys.executable)} -m workbench"
+
+
+def run_demo(
+    out: Path | None = None,
+    seed: int = 7,
+    quiet: bool = False,
+    repo: Path | None = None,
+    model: str = "mock",
+) -> dict[str, Any]:
+    """Run the demo; returns what it made (paths and numbers) as a JSON-ready dict. Everything
+    is built in a scratch directory beside ``out`` and moved into place at the end: a demo
+    that fails (or is interrupted) leaves nothing behind."""
+    target = _target(out)
+    source = Path(repo) if repo is not None else agent.bundled_corpus()
+    if not source.is_dir():
+        raise InvalidValue(f"--repo {source} is not a directory")
+    make_model(*_model_spec(model))  # a bad --model is an error before anything is written
+    parent = target.resolve().parent
+    scratch = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    scratch.chmod(0o777 & ~umask)  # mkdtemp makes it private; the result is an ordinary folder
+    try:
+        doc = _run(scratch, target, seed, quiet, source, model)
+        if target.exists():
+            target.rmdir()  # it was empty (checked above)
+        scratch.rename(target)
+    except BaseException:
+        shutil.rmtree(scratch, ignore_errors=True)
+        raise
+    return doc
+
+
+def _model_spec(model: str) -> tuple[str, str | None]:
+    """``mock``, ``openai`` or ``openai:MODEL`` -> (backend, model name)."""
+    name, _, model_name = model.partition(":")
+    return name, model_name or None
+
+
+def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str) -> dict[str, Any]:
     from rich.console import Console
 
-    con = Console(quiet=quiet, highlight=False)
+    # Not a terminal: no colour, and lines are never wrapped mid-word.
+    con = Console(quiet=quiet, highlight=False, soft_wrap=not sys.stdout.isatty())
     t0 = time.perf_counter()
-    out = _fresh_dir(out)
-    db, trace = out / "demo.db", out / "trace.txt"
-    repo = agent.bundled_corpus()
+    db, trace = work / "demo.db", work / "trace.txt"
+    backend, model_name = _model_spec(model)
     con.rule("[bold]1. crash: SIGKILL the agent four times mid-work, then finish")
     crash = crash_demo_run(
-        str(db), repo, 4, logic.DEFAULT_BUDGET, logic.DEFAULT_MAX_FILES, 150, trace, seed
+        str(db),
+        repo,
+        4,
+        logic.DEFAULT_BUDGET,
+        logic.DEFAULT_MAX_FILES,
+        150,
+        trace,
+        seed,
+        model=model,
     )
     for k in crash["killed_at"]:
         con.print(
@@ -82,15 +150,31 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
         con.rule(f"[bold]4. fork a sweep {FILES_IN} files in: five budgets")
         at = agent.fork_seq_after_files(root, FILES_IN)
         forks = j.sweep(
-            root, at, [{"budget": b} for b in BUDGETS], spec={"grid": {"budget": BUDGETS}}
+            root,
+            at,
+            [{"budget": b} for b in BUDGETS],
+            spec={"grid": {"budget": BUDGETS}, "runner": "in-process", "fn": None},
         )
-        calls = Calls(MockModel(), trace)
+        sweep_id = forks[0].info.sweep
+        assert sweep_id is not None
+        calls = Calls(make_model(backend, model_name), trace)
         recall: dict[int, float] = {}
         try:
             for f in forks:
                 budget = f.params["budget"]
+                started = time.time()
+                j.storage.put_run(
+                    f.id, sweep_id, "running", runner="in-process", started=int(started * 1000)
+                )
                 agent.start(f, budget=budget)
                 res = agent.run(f, calls)
+                j.storage.put_run(
+                    f.id,
+                    sweep_id,
+                    "finished",
+                    finished=int(time.time() * 1000),
+                    wall_ms=(time.time() - started) * 1000,
+                )
                 recall[budget] = res.metrics["recall"]
                 con.print(
                     f"  budget {budget:>5}  branch {f.id}  recall {res.metrics['recall']:.3f}  "
@@ -105,11 +189,11 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
         con.rule("[bold]5. results for the paper")
         from ... import charts  # altair: imported only when the demo draws
 
-        df = j.matrix()
-        csv = out / "matrix.csv"
+        df = _with_main_budget(j.matrix())
+        csv = work / "matrix.csv"
         df.write_csv(csv)
         sweep_rows = df.filter(df["branch"].is_in([f.id for f in forks]))
-        png = out / "recall_vs_budget.png"
+        png = work / "recall_vs_budget.png"
         charts.save(
             charts.metric_vs_param(
                 sweep_rows,
@@ -120,16 +204,19 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
             ),
             png,
         )
+        # the paths the user will find (the files move there when the demo is done)
+        csv, png, db, trace = (final / p.name for p in (csv, png, db, trace))
         con.print(f"  matrix: {csv} ({len(df)} rows)")
         con.print(f"  chart:  {png}")
         con.print(f"  journal: {db}   trace: {trace}")
-        con.print(
-            f"  try: lithify --db {db} history --to 12   |   lithify --db {db} at --seq 40 --notes"
-        )
+        cmd = f"{shell_command()} --db {shlex.quote(str(db))}"
+        con.print(f"  try: {cmd} history --to 12", markup=False)
+        con.print(f"       {cmd} at --seq 40 --notes", markup=False)
+        con.print(f"       {shell_command()} lab", markup=False)
     wall = time.perf_counter() - t0
-    con.print(f"[bold green]done in {wall:.1f} s[/bold green] — everything is in {out}/")
+    con.print(f"[bold green]done in {wall:.1f} s[/bold green] — everything is in {final}/")
     return {
-        "dir": str(out),
+        "dir": str(final),
         "journal": str(db),
         "trace": str(trace),
         "matrix_csv": str(csv),
@@ -141,3 +228,22 @@ def run_demo(out: Path | None = None, seed: int = 7, quiet: bool = False) -> dic
         "first_events": [{"seq": r.seq, "kind": r.kind, "hash": r.hash} for r in first],
         "wall_s": round(wall, 2),
     }
+
+
+def _with_main_budget(df: Any) -> Any:
+    """The matrix with every branch's budget: forks carry it as a parameter, main (started
+    with ``lithify run --budget``) as its observed ``budget`` metric."""
+    import polars as pl
+
+    if "budget" not in df.columns:
+        df = df.with_columns(pl.lit(None, dtype=pl.Int64).alias("budget"))
+    observed = (
+        df.filter(pl.col("metric") == "budget")
+        .group_by("branch")
+        .agg(pl.col("value").last().cast(pl.Int64).alias("_observed_budget"))
+    )
+    return (
+        df.join(observed, on="branch", how="left")
+        .with_columns(pl.coalesce("budget", "_observed_budget").alias("budget"))
+        .drop("_observed_budget")
+    )

@@ -1,0 +1,123 @@
+"""What a new user meets first: the bundled corpus, templates and notebooks, the demo from any
+folder (nothing left behind when it fails), templates by name."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from cli import lithify
+
+from workbench import InvalidValue, Journal, NotFound, bundled
+from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_the_bundled_files_are_the_repositorys():
+    corpus = bundled.corpus()
+    mine = sorted(p.relative_to(corpus).as_posix() for p in corpus.rglob("*") if p.is_file())
+    source = REPO / "data" / "corpus"
+    theirs = sorted(p.relative_to(source).as_posix() for p in source.rglob("*") if p.is_file())
+    assert mine == theirs and "scripts/.sh" in mine
+    assert {p.name for p in bundled.notebooks().glob("*.ipynb")} == {
+        "01-quickstart.ipynb",
+        "02-fork-and-sweep.ipynb",
+        "03-crash-and-time-travel.ipynb",
+    }
+    assert bundled.templates() == ["auditor_fork", "generic_fork"]
+
+
+def test_templates_by_name_and_paths_by_path(tmp_path, monkeypatch):
+    assert bundled.resolve_notebook("auditor_fork") == bundled.template("auditor_fork")
+    assert bundled.resolve_notebook("auditor_fork.ipynb") == bundled.template("auditor_fork")
+    mine = tmp_path / "auditor_fork"  # a local file of that name wins over the template
+    mine.write_text("{}")
+    monkeypatch.chdir(tmp_path)
+    assert bundled.resolve_notebook("auditor_fork") == mine.resolve()
+    with pytest.raises(NotFound, match="auditor_fork, generic_fork"):
+        bundled.resolve_notebook("nope")
+    with pytest.raises(NotFound, match="no notebook at sub/nope.ipynb"):
+        bundled.resolve_notebook("sub/nope.ipynb")
+
+
+def test_a_sweep_plan_takes_a_template_by_name(tmp_path):
+    from workbench import sweep
+
+    with Journal.open(tmp_path / "a.db", AuditState) as j:
+        start(j.root(), None, 3000, 4)
+        run(j.root(), Calls(MockModel()))
+        p = sweep.plan(j, 0, 11, {"budget": [300]}, notebook="auditor_fork")
+        assert p.notebook == str(bundled.template("auditor_fork"))
+        with pytest.raises(InvalidValue, match="not_a_param"):
+            sweep.plan(j, 0, 11, {"not_a_param": [1]}, notebook="auditor_fork")
+
+
+def test_demo_refuses_a_file_a_missing_folder_and_a_bad_model_before_writing(tmp_path):
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    for args, said in (
+        (["--out", str(a_file)], "is a file"),
+        (["--out", str(tmp_path / "no" / "such" / "dir")], "does not exist"),
+        (["--out", str(tmp_path / "d"), "--model", "gpt"], "unknown model"),
+        (["--out", str(tmp_path / "d"), "--repo", str(tmp_path / "none")], "not a directory"),
+    ):
+        r = lithify("demo", *args)
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.splitlines()) == 1, r
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["f"]
+
+
+@pytest.mark.slow  # runs the demo: child processes it kills
+def test_a_failed_demo_leaves_nothing_behind(tmp_path, monkeypatch):
+    from workbench import charts
+
+    def broken(*a, **k):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(charts, "save", broken)
+    monkeypatch.chdir(tmp_path)
+    r = lithify("demo")
+    assert r.returncode == 1 and "No space left" in r.stderr
+    assert list(tmp_path.iterdir()) == []  # no lithify-demo-* folder, no scratch folder
+
+
+@pytest.mark.slow  # runs the demo: child processes it kills
+def test_demo_from_another_folder_with_its_own_repo(tmp_path, monkeypatch):
+    tree = tmp_path / "tree"
+    (tree / "src").mkdir(parents=True)
+    for i in range(24):  # the demo forks nineteen files in
+        (tree / "src" / f"f{i:02}.rs").write_text("fn main() { x.unwrap(); } // TODO\n" * (i + 1))
+    monkeypatch.chdir(tmp_path)
+    r = lithify("--json", "demo", "--repo", str(tree), "--out", "out")
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    out = tmp_path / "out"
+    assert doc["dir"] == "out" and out.is_dir() and oct(out.stat().st_mode & 0o777) != "0o700"
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".out.partial")]
+    with Journal.open(out / "demo.db", AuditState, readonly=True) as j:
+        assert j.root().state().root == str(tree)
+        assert j.verify().ok
+        statuses = [f["status"] for s in [j.sweeps()[0]] for f in _runs(j, s.id)]
+    assert statuses == ["finished"] * 5  # the demo's sweep says how its forks ran
+    with (out / "matrix.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    main = [r for r in rows if r["branch_name"] == "main"]
+    assert main and {r["budget"] for r in main} == {"3000"}  # main carries its budget too
+
+
+def _runs(j, sweep_id):
+    return [{"status": r.status} for r in j.storage.runs(sweep_id)]
+
+
+def test_shell_command_names_the_script_of_this_environment(monkeypatch):
+    from workbench.agents.auditor.demo import shell_command
+
+    script = Path(sys.executable).parent / "lithify"
+    assert script.exists()  # the test environment has the console script
+    monkeypatch.setenv("PATH", "/nonexistent")  # a venv that was never activated
+    assert shell_command() == str(script)
+    monkeypatch.setenv("PATH", str(script.parent))
+    assert shell_command() == "lithify"
