@@ -121,3 +121,50 @@ def test_shell_command_names_the_script_of_this_environment(monkeypatch):
     assert shell_command() == str(script)
     monkeypatch.setenv("PATH", str(script.parent))
     assert shell_command() == "lithify"
+
+
+def test_lithify_notebooks_copies_the_workspace_and_never_overwrites(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = lithify("--json", "notebooks")
+    assert r.returncode == 0, r.stderr
+    ws = tmp_path / "lithify-notebooks"
+    assert sorted(p.relative_to(ws).as_posix() for p in ws.rglob("*.ipynb")) == [
+        "01-quickstart.ipynb",
+        "02-fork-and-sweep.ipynb",
+        "03-crash-and-time-travel.ipynb",
+        "templates/auditor_fork.ipynb",
+        "templates/generic_fork.ipynb",
+    ]
+    (ws / "01-quickstart.ipynb").write_text("my edits")
+    r = lithify("notebooks")
+    assert r.returncode == 2 and "not empty" in r.stderr
+    assert (ws / "01-quickstart.ipynb").read_text() == "my edits"
+    r = lithify("notebooks", "elsewhere")
+    assert r.returncode == 0 and (tmp_path / "elsewhere" / "02-fork-and-sweep.ipynb").is_file()
+
+
+def test_lithify_lab_splits_its_folder_from_jupyterlabs_options(tmp_path, monkeypatch):
+    from workbench.cli.lab import lab_command, split_lab_args
+
+    assert split_lab_args(["--no-browser", "--port", "8938"]) == (
+        None,
+        ["--no-browser", "--port", "8938"],
+    )
+    assert split_lab_args(["--port", "8938", "work", "--ServerApp.token=x"]) == (
+        "work",
+        ["--port", "8938", "--ServerApp.token=x"],
+    )
+    assert split_lab_args(["work", "--no-browser"]) == ("work", ["--no-browser"])
+    with pytest.raises(InvalidValue, match="one folder"):
+        split_lab_args(["a", "b"])
+    monkeypatch.chdir(tmp_path)
+    args = lab_command(None, ["--no-browser"])  # no folder: the workspace, made on first use
+    ws = tmp_path / "lithify-notebooks"
+    assert (ws / "02-fork-and-sweep.ipynb").is_file()
+    assert f"--ServerApp.root_dir={ws}" in args and args[-1] == "--no-browser"
+    assert "--ServerApp.jpserver_extensions=workbench.server=True" in args
+    (ws / "mine.ipynb").write_text("{}")
+    lab_command(None, [])  # an existing workspace is opened as it is
+    assert (ws / "mine.ipynb").exists()
+    with pytest.raises(NotFound, match="not a folder"):
+        lab_command("missing", [])
