@@ -60,3 +60,39 @@ def test_the_wheel_declares_its_script_agent_and_license(wheel):
     assert "License-Expression: MIT" in meta
     # the live chart is altair's JupyterChart, an anywidget: a dependency we never import
     assert "Requires-Dist: anywidget" in meta
+
+
+def test_the_installed_wheel_runs_its_demo_from_anywhere(wheel, tmp_path):
+    """A new user's path: the wheel in a fresh venv, `lithify demo` from an unrelated folder."""
+    built = Path(wheel.filename)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
+    py = venv / "bin" / "python"
+    r = subprocess.run(
+        [str(py), "-m", "pip", "install", "-q", str(built)],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    somewhere = tmp_path / "somewhere"
+    somewhere.mkdir()
+    r = subprocess.run(
+        [str(venv / "bin" / "lithify"), "demo", "--out", "d"],
+        capture_output=True,
+        text=True,
+        cwd=somewhere,
+        timeout=600,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},  # the venv never activated
+    )
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert {p.name for p in (somewhere / "d").iterdir()} >= {
+        "demo.db",
+        "matrix.csv",
+        "recall_vs_budget.png",
+    }
+    assert f"{venv}/bin/lithify --db d/demo.db history --to 12" in r.stdout
+    r = subprocess.run(
+        [str(venv / "bin" / "lithify"), "notebooks"], capture_output=True, text=True, cwd=somewhere
+    )
+    assert r.returncode == 0 and (somewhere / "lithify-notebooks" / "templates").is_dir()
