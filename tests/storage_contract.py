@@ -203,7 +203,10 @@ class StorageContract:
         self.append(store, Chain(), 2)
         sweep = store.insert_sweep(0, 2, '{"grid":{}}')
         (fork,) = store.insert_branches([(None, 0, 2, "{}", sweep)])
-        assert [(s.id, s.base, s.at) for s in store.sweep_rows()] == [(sweep, 0, 2)]
+        assert [(s.id, s.base, s.at, s.how) for s in store.sweep_rows()] == [(sweep, 0, 2, None)]
+        store.set_sweep_how(sweep, '{"runner":"process"}')
+        assert store.sweep_rows()[0].how == '{"runner":"process"}'  # spec unchanged, how recorded
+        assert store.sweep_rows()[0].spec == '{"grid":{}}'
         store.put_run(fork, sweep, "running", started=5)
         store.put_run(fork, sweep, "finished", finished=9, wall_ms=4.0)
         (run,) = store.runs(sweep)

@@ -102,6 +102,10 @@ def test_demo_from_another_folder_with_its_own_repo(tmp_path, monkeypatch):
         assert j.verify().ok
         statuses = [f["status"] for s in [j.sweeps()[0]] for f in _runs(j, s.id)]
     assert statuses == ["finished"] * 5  # the demo's sweep says how its forks ran
+    (listed,) = json.loads(lithify("--db", str(out / "demo.db"), "--json", "sweeps").stdout)
+    assert (listed["finished"], listed["pending"], listed["runner"]) == (5, 0, "process")
+    r = lithify("--db", str(out / "demo.db"), "--json", "sweep-resume", "1")
+    assert r.returncode == 0, r.stderr  # nothing left to run, and no "needs notebook=" error
     with (out / "matrix.csv").open() as f:
         rows = list(csv.DictReader(f))
     main = [r for r in rows if r["branch_name"] == "main"]

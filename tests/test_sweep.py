@@ -14,6 +14,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from cli import lithify
 
 from workbench import InvalidValue, Journal, sweep
 from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
@@ -130,6 +131,29 @@ def test_worker_and_import_workbench_stay_light(base, tmp_path):
         subprocess.run([sys.executable, "-c", code], capture_output=True, text=True).stdout.strip()
         == "[]"
     )
+
+
+def test_a_sweep_remembers_how_it_ran_for_reruns_and_resumes(base, tmp_path):
+    j, at, _ = base
+    fix = tmp_path / "fixed"
+    p = sweep.plan(j, 0, at, {"budget": [300, 600], "fix_file": [str(fix)]})  # no template yet
+    r = sweep.run(p, notebook=FLAKY, workers=2, timeout=120, progress=False)  # given to run()
+    assert [f.status for f in r.forks] == ["finished", "failed"]
+    (info,) = [s for s in j.sweeps() if s.id == p.id]
+    assert info.how == {
+        "runner": "papermill",
+        "notebook": str(Path(FLAKY).resolve()),
+        "fn": None,
+        "workers": 2,
+        "timeout": 120,
+    }
+    fix.touch()
+    again = sweep.run(sweep.load(j, p.id), only="failed", progress=False)  # nothing repeated
+    assert again.ok and again.forks[0].wall_s == r.forks[0].wall_s  # the finished one: not rerun
+    assert Path(again.forks[1].notebook).exists()  # papermill ran it, with the same template
+    r = lithify("--db", j.path, "--json", "sweeps")
+    (doc,) = [s for s in json.loads(r.stdout) if s["id"] == p.id]
+    assert doc["finished"] == 2 and doc["pending"] == 0 and doc["runner"] == "papermill"
 
 
 def test_papermill_runner_keeps_executed_notebooks(base):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
@@ -63,6 +63,7 @@ class SweepInfo:
     spec: dict[str, Any]
     created: int
     branches: list[int]
+    how: dict[str, Any] = field(default_factory=dict)  # how it was last run (runner, ...)
 
 
 record_of = ev.record_of
@@ -447,7 +448,15 @@ class Journal:
             if r.sweep is not None:
                 by_sweep.setdefault(r.sweep, []).append(r.id)
         return [
-            SweepInfo(s.id, s.base, s.at, ev.loads(s.spec), s.created, by_sweep.get(s.id, []))
+            SweepInfo(
+                s.id,
+                s.base,
+                s.at,
+                ev.loads(s.spec),
+                s.created,
+                by_sweep.get(s.id, []),
+                ev.loads(s.how) if s.how else {},
+            )
             for s in self.storage.sweep_rows()
         ]
 

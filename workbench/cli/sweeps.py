@@ -121,7 +121,11 @@ def sweeps_cmd(ctx: typer.Context) -> None:
                     "at": s.at,
                     "grid": s.spec.get("grid"),
                     "seeds": s.spec.get("seeds"),
-                    "notebook": s.spec.get("notebook"),
+                    "notebook": s.spec.get("notebook") or s.how.get("notebook"),
+                    "fn": s.spec.get("fn") or s.how.get("fn"),
+                    "runner": s.how.get("runner"),
+                    "workers": s.how.get("workers"),
+                    "timeout": s.how.get("timeout"),
                     "forks": len(s.branches),
                     "branches": s.branches,
                     **counts,
@@ -152,23 +156,25 @@ def sweeps_cmd(ctx: typer.Context) -> None:
 def sweep_resume(
     ctx: typer.Context,
     sweep_id: int = typer.Argument(..., help="The sweep to finish (see `lithify sweeps`)."),
-    workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
-    runner: str = typer.Option(
-        None, "--runner", help="papermill, warm or process (default: as planned)."
+    workers: int | None = typer.Option(
+        None, "--workers", help="Forks run in parallel (default: as the sweep last ran)."
+    ),
+    runner: str | None = typer.Option(
+        None, "--runner", help="papermill, warm or process (default: as the sweep last ran)."
     ),
     only_failed: bool = typer.Option(False, "--failed", help="Rerun only the failed forks."),
 ) -> None:
-    """Run the forks of a sweep that have not finished (after a crash, a cancel or a fix)."""
+    """Run the forks of a sweep that have not finished (after a crash, a cancel or a fix), the
+    way the sweep last ran unless told otherwise."""
     opts = options(ctx)
-    if runner is not None:
-        sweeps.check_options(runner, workers, None)
+    if runner is not None or workers is not None:
+        sweeps.check_options(runner or "process", workers or 1, None)
     with open_journal(opts, write=True) as j:
         plan = sweeps.load(j, sweep_id)
-        chosen = runner or ("process" if plan.fn else "papermill")
         result = sweeps.run(
             plan,
             workers=workers,
-            runner=chosen,
+            runner=runner,
             only="failed" if only_failed else None,
             progress=not opts.json,
         )

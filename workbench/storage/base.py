@@ -107,13 +107,14 @@ class RunRow(NamedTuple):
 
 
 class SweepRow(NamedTuple):
-    """A recorded sweep (its spec as canonical JSON)."""
+    """A recorded sweep (its spec as canonical JSON; ``how``: how it was last run, as JSON)."""
 
     id: int
     base: int
     at: int
     spec: str
     created: int
+    how: str | None
 
 
 class Provenance(NamedTuple):
@@ -461,6 +462,10 @@ class Storage(Protocol):
 
     def sweep_rows(self) -> list[SweepRow]:
         """Every sweep."""
+        ...
+
+    def set_sweep_how(self, sweep: int, how: str) -> None:
+        """Record how a sweep was run (runner, template or function, workers, timeout; JSON)."""
         ...
 
     def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:

@@ -126,9 +126,14 @@ class Catalog:
         """Every recorded sweep, by id."""
         with self._guard:
             rows = self.conn.execute(
-                "SELECT id, base, at, spec, created FROM sweeps ORDER BY id"
+                "SELECT id, base, at, spec, created, how FROM sweeps ORDER BY id"
             ).fetchall()
         return [SweepRow(*r) for r in rows]
+
+    def set_sweep_how(self, sweep: int, how: str) -> None:
+        """Record how a sweep was run, so a rerun or resume can run it the same way."""
+        with self._guard:
+            self.conn.execute("UPDATE sweeps SET how = ? WHERE id = ?", (how, sweep))
 
     def put_tag(self, label: str, branch: int, seq: int) -> None:
         """Point a label at an event (moving it if it exists)."""

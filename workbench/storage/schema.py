@@ -82,7 +82,8 @@ CREATE TABLE IF NOT EXISTS sweeps (
     base INTEGER NOT NULL,
     at INTEGER NOT NULL,
     spec TEXT NOT NULL,
-    created INTEGER NOT NULL
+    created INTEGER NOT NULL,
+    how TEXT
 );
 CREATE TABLE IF NOT EXISTS subscriptions (
     name TEXT PRIMARY KEY,
@@ -155,6 +156,7 @@ ADDED_COLUMNS = {
         "render_ms": "REAL",
     },
     "snapshots": {"built": "TEXT"},
+    "sweeps": {"how": "TEXT"},
     "intents": {"pid": "TEXT"},
 }
 

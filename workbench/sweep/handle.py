@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
+from ..events import canonical
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, load, status
 from .runners import _Context, make_runner
 from .worker import read_progress
@@ -211,18 +212,31 @@ def start(
     plan: SweepPlan,
     notebook: str | os.PathLike[str] | None = None,
     fn: str | Callable[..., Any] | None = None,
-    workers: int = 4,
-    runner: str = "papermill",
+    workers: int | None = None,
+    runner: str | None = None,
     only: str | Iterable[int] | None = None,
     timeout: float | None = None,
     start_timeout: float = 60.0,
     out_dir: str | os.PathLike[str] | None = None,
 ) -> SweepHandle:
     """Start running a sweep's forks in background threads; returns at once. Every argument is
-    checked before a kernel or worker starts."""
+    checked before a kernel or worker starts.
+
+    What is not given is taken from how the sweep was last run (recorded with the sweep, so a
+    rerun of the failed forks or a resume after a crash runs them the same way), else from its
+    plan: the template or function, the runner (papermill with a template, else process), the
+    workers (4) and the timeout (none)."""
+    how = plan.how
+    if notebook is not None:
+        nb: str | None = str(resolve_notebook(notebook))
+    else:
+        nb = plan.notebook or how.get("notebook")
+    ref = fn_ref(fn) or plan.fn or how.get("fn")
+    runner = runner or how.get("runner") or ("papermill" if nb else "process")
+    workers = workers if workers is not None else int(how.get("workers", 4))
+    if timeout is None:
+        timeout = how.get("timeout")
     check_options(runner, workers, timeout)
-    nb = str(resolve_notebook(notebook)) if notebook is not None else plan.notebook
-    ref = fn_ref(fn) or plan.fn
     recorded = {r.branch: r.status for r in plan.journal.storage.runs(plan.id)}
     if only is None:
         forks = [f for f in plan.forks if recorded.get(f.branch) != "finished"]
@@ -244,7 +258,17 @@ def start(
     target = base_dir / str(plan.id)
     target.mkdir(parents=True, exist_ok=True)
     r = make_runner(plan, runner, nb, ref, start_timeout, workers)
+    recorded_how = {
+        "runner": runner,
+        "notebook": nb if runner != "process" else None,
+        "fn": ref,
+        "workers": workers,
+        "timeout": timeout,
+    }
     try:
+        plan.journal.storage.set_sweep_how(plan.id, canonical(recorded_how, "how"))
+        plan.how.clear()
+        plan.how.update(recorded_how)
         return SweepHandle(
             plan, r, forks, workers, target, timeout, ref if runner != "process" else None
         )
@@ -257,8 +281,8 @@ def run(
     plan: SweepPlan,
     notebook: str | os.PathLike[str] | None = None,
     fn: str | Callable[..., Any] | None = None,
-    workers: int = 4,
-    runner: str = "papermill",
+    workers: int | None = None,
+    runner: str | None = None,
     only: str | Iterable[int] | None = None,
     timeout: float | None = None,
     start_timeout: float = 60.0,
@@ -266,15 +290,19 @@ def run(
     progress: bool | None = None,
 ) -> SweepResult:
     """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
-    ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False."""
+    ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False.
+    Options not given are the ones the sweep last ran with (see ``start``)."""
     h = start(plan, notebook, fn, workers, runner, only, timeout, start_timeout, out_dir)
     return h.wait(show=progress)
 
 
 def resume(
-    journal: Journal, sweep_id: int, workers: int = 4, runner: str | None = None, **kw: Any
+    journal: Journal,
+    sweep_id: int,
+    workers: int | None = None,
+    runner: str | None = None,
+    **kw: Any,
 ) -> SweepResult:
-    """Finish a sweep whose parent died: runs only the forks that have not finished."""
-    p = load(journal, sweep_id)
-    chosen = runner or ("process" if p.fn else "papermill")
-    return run(p, workers=workers, runner=chosen, **kw)
+    """Finish a sweep whose parent died: runs only the forks that have not finished, the way
+    the sweep last ran (runner, template or function, workers, timeout) unless told otherwise."""
+    return run(load(journal, sweep_id), workers=workers, runner=runner, **kw)

@@ -53,6 +53,7 @@ class SweepPlan:
     forks: tuple[Fork, ...]
     notebook: str | None = None
     fn: str | None = None
+    how: dict[str, Any] = field(default_factory=dict)  # how it was last run (see start)
 
 
 @dataclass(frozen=True)
@@ -298,6 +299,7 @@ def load(journal: Journal, sweep_id: int) -> SweepPlan:
                 forks,
                 s.spec.get("notebook"),
                 s.spec.get("fn"),
+                dict(s.how),
             )
     raise NotFound(
         f"there is no sweep {sweep_id} in {journal.path}; list them with `lithify sweeps`"

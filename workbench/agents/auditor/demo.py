@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidValue
+from ...events import canonical
 from ...journal import Journal
 from . import agent, logic
 from .crash import crash_demo_run
@@ -153,10 +154,13 @@ def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str
             root,
             at,
             [{"budget": b} for b in BUDGETS],
-            spec={"grid": {"budget": BUDGETS}, "runner": "in-process", "fn": None},
+            spec={"grid": {"budget": BUDGETS}},
         )
         sweep_id = forks[0].info.sweep
         assert sweep_id is not None
+        # run here, one fork after another; recorded as what resumes it: the process runner
+        how = {"runner": "process", "fn": "workbench.agents.auditor:run_fork", "workers": 1}
+        j.storage.set_sweep_how(sweep_id, canonical(how, "how"))
         calls = Calls(make_model(backend, model_name), trace)
         recall: dict[int, float] = {}
         try:
