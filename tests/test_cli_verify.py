@@ -69,3 +69,24 @@ def test_every_command_has_help():
     register_agent_commands()
     for cmd in app.registered_commands:
         assert cmd.help or (cmd.callback and cmd.callback.__doc__), cmd.name
+
+
+def test_global_options_work_after_the_command_too(db_path):
+    with Journal.open(db_path, Ctx) as j:
+        j.root().apply({"x": 1})
+    before = lithify("--db", str(db_path), "--json", "verify")
+    after = lithify("verify", "--db", str(db_path), "--json")
+    assert after.returncode == 0 and json.loads(after.stdout) == json.loads(before.stdout)
+    mixed = lithify("--json", "history", f"--db={db_path}", "--to", "1")
+    assert mixed.returncode == 0 and json.loads(mixed.stdout)[0]["seq"] == 1
+
+
+def test_under_json_every_mistake_is_one_json_document(db_path):
+    for args in (["nosuch"], ["history", "--bogus"], ["show"], ["verify", "--expect"]):
+        r = lithify("--json", "--db", str(db_path), *args)
+        doc = json.loads(r.stdout)  # exactly one document, nothing else on stdout
+        assert r.returncode == 2 and doc["exit"] == 2 and doc["kind"] == "UsageError", args
+        assert doc["error"] and "\n" not in r.stdout.strip()
+    r = lithify("--db", str(db_path), "--json", "history")  # no journal there: not found
+    doc = json.loads(r.stdout)
+    assert r.returncode == 1 and doc == {"error": doc["error"], "kind": "NotFound", "exit": 1}

@@ -202,7 +202,8 @@ def test_every_command_fails_cleanly_or_works_under(fault, pristine, tmp_path):
         elif r["code"] != 0:
             if r["json"]:
                 doc = json.loads(r["stdout"])
-                assert set(doc) == {"error", "kind"} and doc["error"], what
+                assert set(doc) == {"error", "kind", "exit"} and doc["error"], what
+                assert doc["exit"] == r["code"], what
             else:
                 lines = [line for line in r["stderr"].splitlines() if line.strip()]
                 assert len(lines) == 1 and lines[0].startswith("error: "), what

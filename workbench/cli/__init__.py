@@ -13,7 +13,19 @@ import typer
 
 from .. import plugins
 from . import journal, lab, sweeps  # noqa: F401 (they add their commands to the app)
-from .app import Ctx, app, console, emit, fail, matrix_rows, open_journal, options, wants_json
+from .app import (
+    Ctx,
+    UsageError,
+    app,
+    console,
+    emit,
+    fail,
+    hoist_globals,
+    matrix_rows,
+    open_journal,
+    options,
+    wants_json,
+)
 
 __all__ = ["Ctx", "app", "console", "emit", "main", "matrix_rows", "open_journal", "options"]
 
@@ -29,17 +41,28 @@ def register_agent_commands() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Entry point of the ``lithify`` console script."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the ``lithify`` console script. Exit codes: 0 ok; 1 not found, damaged
+    or failed; 2 the command line is wrong. Under ``--json`` every outcome, errors and usage
+    mistakes included, is one JSON document on stdout."""
+    args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
     as_json = wants_json(args)
     try:
         register_agent_commands()
-        # Standalone mode handles usage errors (exit 2) and --help; ours arrive here.
-        app(args=args, prog_name="lithify")
+        code = app(args=args, prog_name="lithify", standalone_mode=False)
     except KeyboardInterrupt:
         typer.echo("error: interrupted", err=True)
         sys.exit(130)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    except typer.TyperException as e:  # a usage mistake: unknown option, missing argument...
+        if not as_json and hasattr(e, "show"):
+            e.show()
+            sys.exit(2)
+        fail(UsageError(e.format_message()), as_json)
     except Exception as e:
         if os.environ.get("LITHIFY_DEBUG"):
             raise
         fail(e, as_json)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -175,6 +175,10 @@ def brief(v: Any, n: int = 70) -> str:
     return text if len(text) <= n else text[: n - 1] + "…"
 
 
+class UsageError(InvalidValue):
+    """The command line does not parse: an unknown command or option, a missing argument."""
+
+
 def exit_code(err: WorkbenchError) -> int:
     """2 when the command line itself is wrong (bad value, malformed or ambiguous ref), else 1."""
     ambiguous = isinstance(err, Conflict) and hasattr(err, "candidates")
@@ -196,17 +200,40 @@ def fail(err: BaseException, as_json: bool) -> None:
         kind, code = "InternalError", 1
     message = " ".join(message.split())
     if as_json:
-        sys.stdout.write(json.dumps({"error": message, "kind": kind}, ensure_ascii=False) + "\n")
+        doc = {"error": message, "kind": kind, "exit": code}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False) + "\n")
     else:
         typer.echo(f"error: {message}", err=True)
     sys.exit(code)
 
 
-def wants_json(args: list[str]) -> bool:
-    """Whether the global options (before the command) include --json."""
+GLOBAL_WITH_VALUE = ("--db", "--state")
+GLOBAL_FLAGS = ("--json", "--raw")
+
+
+def hoist_globals(args: list[str]) -> list[str]:
+    """The command line with the global options moved before the command, so they work
+    anywhere: ``lithify verify --db x.db`` is ``lithify --db x.db verify``. Words after
+    ``--`` are left alone."""
+    front: list[str] = []
+    rest: list[str] = []
     i = 0
-    while i < len(args) and args[i].startswith("-"):
-        if args[i] == "--json":
-            return True
-        i += 2 if args[i] in ("--db", "--state") else 1
-    return False
+    while i < len(args):
+        tok = args[i]
+        if tok == "--":
+            rest += args[i:]
+            break
+        if tok in GLOBAL_FLAGS or tok.startswith(tuple(f"{o}=" for o in GLOBAL_WITH_VALUE)):
+            front.append(tok)
+        elif tok in GLOBAL_WITH_VALUE and i + 1 < len(args):
+            front += [tok, args[i + 1]]
+            i += 1
+        else:
+            rest.append(tok)
+        i += 1
+    return front + rest
+
+
+def wants_json(args: list[str]) -> bool:
+    """Whether the command line asks for JSON (anywhere before ``--``)."""
+    return "--json" in (args[: args.index("--")] if "--" in args else args)

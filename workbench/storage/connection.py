@@ -530,7 +530,7 @@ class Connection:
                 self._check_meta()
                 missing = sch.missing(c, names)
                 if self.readonly:
-                    missing -= sch.TRIGGERS  # reads need no triggers
+                    missing -= sch.TRIGGERS | sch.READER_OPTIONAL  # reads need none of these
                 if missing:
                     if self.readonly:
                         raise NotAJournal(

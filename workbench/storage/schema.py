@@ -145,6 +145,8 @@ TABLES = {
     "intents",
 }
 TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
+# Added columns a read-only open can do without (readers treat them as NULL).
+READER_OPTIONAL = {"sweeps.how"}
 # Columns later versions added to tables of older files: table -> {column: declaration}.
 ADDED_COLUMNS = {
     "events": {
