@@ -92,13 +92,35 @@ def test_run_history_at_fork_sweep_matrix_report_verify(tmp_path):
     assert ok_json("--db", db, "verify")["ok"] is True
 
 
+def test_refs_wherever_a_point_is_taken_and_empty_ranges(tmp_path):
+    db = str(tmp_path / "r.db")
+    tree = make_tree(tmp_path / "tree")
+    assert lithify("--db", db, "run", "--repo", str(tree), "--max-files", "2").returncode == 0
+    by_seq = ok_json("--db", db, "at", "--seq", "11")
+    assert ok_json("--db", db, "at", "--seq", "main@11") == by_seq
+    head = ok_json("--db", db, "history")[-1]["seq"]
+    assert ok_json("--db", db, "at", "--seq", f"head~{head - 11}") == by_seq
+    ok_json("--db", db, "tag", "main@11", "first-file")
+    assert ok_json("--db", db, "at", "--seq", "first-file") == by_seq
+    hist = ok_json("--db", db, "history", "--from", "first-file", "--to", "head~1")
+    assert [e["seq"] for e in hist] == list(range(11, head))
+    assert ok_json("--db", db, "history", "--from", "5", "--to", "2") == []  # empty: exit 0
+    assert ok_json("--db", db, "log", "-n", "0") == []
+    fork = ok_json("--db", db, "fork", "--at", f"head~{head - 11}", "--budget", "500")
+    assert fork["fork_seq"] == 11 and fork["parent"] == 0
+    r = lithify("--db", db, "show", "abcdef1")
+    assert r.returncode == 1 and "hash prefixes need 8+ characters" in r.stderr
+
+
 def test_usage_and_not_found_exit_codes(tmp_path):
     db = str(tmp_path / "x.db")
     assert lithify("--db", db, "at", "--seq", "1").returncode == 1  # no journal
     tree = make_tree(tmp_path / "tree")
     assert lithify("--db", db, "run", "--repo", str(tree), "--max-files", "1").returncode == 0
     r = lithify("--db", db, "at", "--seq", "999")
-    assert r.returncode == 2 and "0..21" in r.stderr  # start, 10 per file, report x2, 8 metrics
+    assert r.returncode == 1 and "0..21" in r.stderr  # start, 10 per file, report x2, 8 metrics
+    r = lithify("--db", db, "show", "main@999")  # the same mistake written as a ref: the same
+    assert r.returncode == 1 and "0..21" in r.stderr
     assert lithify("--db", db, "report", "--branch", "7").returncode == 1
     assert lithify("--db", db, "sweep", "--at", "1", "--budgets", "a,b").returncode == 2
     assert lithify("--db", db, "at").returncode == 2  # missing --seq

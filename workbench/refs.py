@@ -94,6 +94,12 @@ def resolve(journal: Points, ref: str, default_branch: int | str = 0) -> tuple[i
         except NotFound:
             pass
     if not candidates:
+        if re.fullmatch(r"[0-9a-fA-F]{1,7}", r):
+            raise NotFound(
+                f"{r!r} names no label or branch, and hash prefixes need 8+ characters; give "
+                "more of the hash",
+                ref=r,
+            )
         raise NotFound(f"{r!r} names no label, branch or event hash; refs are: {GRAMMAR}", ref=r)
     points = {c[1] for c in candidates}
     if len(points) > 1:

@@ -169,6 +169,17 @@ def matrix_rows(df: Any) -> list[dict[str, Any]]:
     return [dict(r) for r in df.iter_rows(named=True)]
 
 
+def point(j: Journal, ref: str, branch: str | None = None) -> tuple[int, int]:
+    """A point given on the command line: a bare seq on ``--branch`` (default main), or any
+    ref (main@40, head~3, a label, a hash prefix). A seq past a branch's head is NotFound, the
+    same answer whichever way it was written."""
+    text = ref.strip()
+    if text.isdigit():
+        bid = j.branch(branch).id if branch is not None else 0
+        return j.resolve(f"{bid}@{text}")
+    return j.resolve(text, default_branch=branch if branch is not None else 0)
+
+
 def brief(v: Any, n: int = 70) -> str:
     """A value as short JSON text for one line of output."""
     text = json.dumps(v, ensure_ascii=False, default=str)

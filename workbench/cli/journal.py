@@ -17,7 +17,7 @@ from ..errors import Corrupt, InvalidValue, NotFound
 from ..events import encode_state
 from ..matrix import export
 from ..verify import VerifyReport
-from .app import agent_of, app, brief, console, emit, matrix_rows, open_journal, options
+from .app import agent_of, app, brief, console, emit, matrix_rows, open_journal, options, point
 
 
 @app.command()
@@ -209,6 +209,16 @@ def rollback(
         doc,
         lambda: console().print(f"branch {b.id}: seq {seq} restores {target_branch}@{target_seq}"),
     )
+
+
+def _seq_in(j: Any, b: Any, ref: str, option: str) -> int:
+    """The seq of a point that must lie in branch ``b``'s history (its own or inherited)."""
+    bid, seq = point(j, ref, str(b.id))
+    if bid != b.id and j.history.owner(b.id, seq) != (bid, seq):
+        raise InvalidValue(
+            f"{option} {ref} is event {bid}@{seq}, which is not in branch {b.id}'s history"
+        )
+    return seq
 
 
 @app.command()
@@ -441,14 +451,17 @@ def receipt(
 def history(
     ctx: typer.Context,
     branch: str = typer.Option(None, "--branch", help="Branch id or name (default: main)."),
-    lo: int = typer.Option(1, "--from", help="First seq (inclusive)."),
-    hi: int = typer.Option(None, "--to", help="Last seq (inclusive; default the head)."),
+    lo: str = typer.Option("1", "--from", help="First event (a seq or a ref; inclusive)."),
+    hi: str = typer.Option(None, "--to", help="Last event (a seq or a ref; default the head)."),
 ) -> None:
-    """The events of a branch through its ancestors: seq, branch, kind, hash, description."""
+    """The events of a branch through its ancestors: seq, branch, kind, hash, description.
+    An empty range (--from after --to) prints nothing."""
     opts = options(ctx)
     with open_journal(opts) as j:
         b = j.branch(branch) if branch is not None else j.root()
-        recs = b.history(lo, hi)
+        first = _seq_in(j, b, lo, "--from")
+        last = _seq_in(j, b, hi, "--to") if hi is not None else b.head
+        recs = b.history(first, last) if first <= last else []
     docs = [{**r.to_json(), "summary": r.summary()} for r in recs]
 
     def human() -> None:

@@ -11,7 +11,7 @@ import typer
 
 from .. import sweep as sweeps
 from ..errors import InvalidValue
-from .app import agent_of, app, console, emit, matrix_rows, open_journal, options
+from .app import agent_of, app, console, emit, matrix_rows, open_journal, options, point
 
 
 def _ints(text: str, what: str) -> list[int]:
@@ -52,7 +52,9 @@ def _emit(opts: Any, result: Any, df: Any) -> None:
 @app.command()
 def sweep(
     ctx: typer.Context,
-    seq: int = typer.Option(..., "--at", help="Fork every run at this event seq."),
+    at: str = typer.Option(
+        ..., "--at", help="Fork every run at this event: a seq or a ref (main@191, a label)."
+    ),
     param: list[str] = typer.Option([], "--param", help="NAME=V1,V2,... (repeat for a grid)."),
     budgets: str = typer.Option(None, "--budgets", help="Shorthand for --param budget=V1,V2,..."),
     seeds: int = typer.Option(
@@ -92,8 +94,8 @@ def sweep(
             raise InvalidValue(
                 "which fork function? pass --fn module:function (the journal's agent names none)"
             )
-        base = j.branch(branch) if branch is not None else j.root()
-        plan = sweeps.plan(j, base.id, seq, grid, seeds=seeds, notebook=template, fn=function)
+        base_id, seq = point(j, at, branch)
+        plan = sweeps.plan(j, base_id, seq, grid, seeds=seeds, notebook=template, fn=function)
         result = sweeps.run(
             plan, workers=workers, runner=chosen, timeout=timeout, progress=not opts.json
         )

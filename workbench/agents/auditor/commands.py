@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from ...cli.app import console, emit, open_journal, options
+from ...cli.app import console, emit, open_journal, options, point
 from ...errors import InvalidValue, NotFound
 from ...params import check_points, of_function
 from . import agent, logic
@@ -141,14 +141,17 @@ def status(ctx: typer.Context) -> None:
 
 def at(
     ctx: typer.Context,
-    seq: int = typer.Option(..., "--seq", help="Event seq (0 is the initial state)."),
+    ref: str = typer.Option(
+        ..., "--seq", help="Event: a seq (0 is the initial state) or a ref (main@40, head~3)."
+    ),
     branch: str = _branch_opt(),
     notes: bool = typer.Option(False, "--notes", help="Print the notes (the agent's context) too."),
 ) -> None:
-    """What the agent knew as of event SEQ."""
+    """What the agent knew as of an event."""
     opts = options(ctx)
     with _journal(ctx) as j:
-        b = j.branch(branch) if branch is not None else j.root()
+        bid, seq = point(j, ref, branch)
+        b = j.branch(bid)
         s = b.at(seq)
         h = j.hash_at(b.id, seq).hex()
     doc = {"branch": b.id, "seq": seq, "hash": h, "context_tokens": s.size(), **s.to_json()}
@@ -179,7 +182,7 @@ def _run_fork(base: Any, seq: int, budget: int, calls: Calls) -> agent.RunResult
 
 def fork(
     ctx: typer.Context,
-    seq: int = typer.Option(..., "--at", help="Fork at this event seq."),
+    at: str = typer.Option(..., "--at", help="Fork at this event: a seq or a ref (head~3)."),
     budget: int = typer.Option(..., "--budget", help="The fork's context budget in tokens."),
     branch: str = _branch_opt(),
     model: str = typer.Option("mock", "--model", help="mock or openai."),
@@ -190,7 +193,8 @@ def fork(
     calls = Calls(make_model(model), trace)
     try:
         with _journal(ctx, write=True) as j:
-            base = j.branch(branch) if branch is not None else j.root()
+            bid, seq = point(j, at, branch)
+            base = j.branch(bid)
             result = _run_fork(base, seq, budget, calls)
     finally:
         calls.close()
