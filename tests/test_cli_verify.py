@@ -90,3 +90,29 @@ def test_under_json_every_mistake_is_one_json_document(db_path):
     r = lithify("--db", str(db_path), "--json", "history")  # no journal there: not found
     doc = json.loads(r.stdout)
     assert r.returncode == 1 and doc == {"error": doc["error"], "kind": "NotFound", "exit": 1}
+
+
+def test_help_groups_commands_and_explains_globals_and_exit_codes():
+    top = lithify("--help").stdout
+    for panel in ("Journal", "Sweeps", "JupyterLab", "Auditor (the bundled agent)"):
+        assert panel in top, panel
+    assert "Exit codes: 0 ok; 1 not found, damaged or failed; 2" in " ".join(top.split())
+    for cmd in ("history", "sweep", "at", "lab"):
+        text = " ".join(lithify(cmd, "--help").stdout.split())
+        assert "before or after the command: --db PATH" in text, cmd
+        assert "<bool>" not in text, cmd  # flags take no value, and say none
+
+
+def test_chart_and_rekey_check_their_arguments_before_working(db_path, tmp_path):
+    with Journal.open(db_path, Ctx) as j:
+        j.root().observe("m", 1.0)
+    (tmp_path / "d.png").mkdir()
+    for out, said in (
+        (tmp_path / "missing" / "c.png", "does not exist"),
+        (tmp_path / "c.gif", ".png, .svg"),
+        (tmp_path / "d.png", "is a folder"),
+    ):
+        r = lithify("--db", str(db_path), "chart", "--x", "p", "--y", "m", "-o", str(out))
+        assert r.returncode == 2 and said in r.stderr and len(r.stderr.splitlines()) == 1
+    r = lithify("--db", str(db_path), "rekey")  # no prompt: a plain journal has no key
+    assert r.returncode == 2 and "not encrypted" in r.stderr

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import typer
+from typer.core import TyperOption
 
 from .. import __version__, plugins
 from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
@@ -23,7 +24,10 @@ from ..storage import is_driver_error, translate
 
 app = typer.Typer(
     name="lithify",
-    help="lithify workbench: journaled, forkable, crash-safe agent runs.",
+    help="lithify workbench: journaled, forkable, crash-safe agent runs.\n\n"
+    "Exit codes: 0 ok; 1 not found, damaged or failed; 2 the command line is wrong. Global "
+    "options work before or after the command; with --json every outcome is one JSON "
+    "document on stdout.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -83,13 +87,37 @@ def _global(
         False, "--version", callback=_version, is_eager=True, help="Print the version and exit."
     ),
 ) -> None:
-    """lithify workbench: journaled, forkable, crash-safe agent runs."""
+    """The global options (see the app's help)."""
     ctx.obj = Ctx(
         db=db or os.environ.get("LITHIFY_DB") or None,
         json=as_json,
         state=state or os.environ.get("LITHIFY_STATE") or None,
         raw=raw,
     )
+
+
+GLOBAL_HELP = (
+    "Global options, before or after the command: --db PATH (the journal; $LITHIFY_DB), "
+    "--json (one JSON document on stdout, errors too), --state module:Class, --raw. "
+    "Exit codes: 0 ok, 1 not found / damaged / failed, 2 the command line is wrong."
+)
+
+
+def command(panel: str, name: str | None = None, **kw: Any) -> Any:
+    """``app.command`` for lithify: grouped under ``panel`` in ``lithify --help``, with the
+    global options and exit codes in the command's own help."""
+    return app.command(name, rich_help_panel=panel, epilog=GLOBAL_HELP, **kw)
+
+
+# typer prints a value label (<bool>) beside flags, which take no value: show none.
+_display_type_rich = TyperOption.display_type_rich
+
+
+def _flag_without_label(self: TyperOption, ctx: Any) -> str | None:
+    return None if self.is_flag else _display_type_rich(self, ctx)
+
+
+TyperOption.display_type_rich = _flag_without_label  # type: ignore[method-assign]
 
 
 def options(ctx: typer.Context) -> Ctx:

@@ -17,10 +17,21 @@ from ..errors import Corrupt, InvalidValue, NotFound
 from ..events import encode_state
 from ..matrix import export
 from ..verify import VerifyReport
-from .app import agent_of, app, brief, console, emit, matrix_rows, open_journal, options, point
+from .app import (
+    agent_of,
+    app,
+    brief,
+    command,
+    console,
+    emit,
+    matrix_rows,
+    open_journal,
+    options,
+    point,
+)
 
 
-@app.command()
+@command("Journal")
 def verify(
     ctx: typer.Context,
     expect: list[str] = typer.Option(
@@ -71,7 +82,7 @@ def verify(
         raise typer.Exit(1)
 
 
-@app.command()
+@command("Journal")
 def matrix(
     ctx: typer.Context,
     fmt: str = typer.Option("csv", "--format", help="csv, parquet or json."),
@@ -102,7 +113,7 @@ def matrix(
         sys.stdout.write(df.write_csv())
 
 
-@app.command()
+@command("Journal")
 def chart(
     ctx: typer.Context,
     x: str | None = typer.Option(
@@ -123,6 +134,12 @@ def chart(
 ) -> None:
     """Plot a metric against a parameter (mean and 95% CI across seeds) to an image file."""
     opts = options(ctx)
+    if output.suffix.lower() not in (".png", ".svg", ".html", ".json"):
+        raise InvalidValue(f"-o {output}: write a .png, .svg, .html or .json file")
+    if not output.resolve().parent.is_dir():
+        raise InvalidValue(f"-o {output}: the folder {output.parent} does not exist; create it")
+    if output.is_dir():
+        raise InvalidValue(f"-o {output} is a folder; give a file name")
     with open_journal(opts) as j:
         agent = agent_of(j)
         x = x or (agent.x if agent else None)
@@ -142,7 +159,7 @@ def chart(
     )
 
 
-@app.command()
+@command("Journal")
 def diff(
     ctx: typer.Context,
     ref_a: str = typer.Argument(..., help="From (e.g. main@40, head~3, a label)."),
@@ -174,7 +191,7 @@ def diff(
     emit(opts, doc, human)
 
 
-@app.command()
+@command("Journal")
 def rollback(
     ctx: typer.Context,
     to: str = typer.Option(
@@ -221,7 +238,7 @@ def _seq_in(j: Any, b: Any, ref: str, option: str) -> int:
     return seq
 
 
-@app.command()
+@command("Journal")
 def log(
     ctx: typer.Context,
     ref: str = typer.Argument(None, help="Where to start (default: main's head)."),
@@ -245,7 +262,7 @@ def log(
     emit(opts, docs, human)
 
 
-@app.command()
+@command("Journal")
 def show(
     ctx: typer.Context,
     ref: str = typer.Argument(..., help="The event (main@40, a hash prefix, head...)."),
@@ -277,7 +294,7 @@ def show(
     emit(opts, doc, human)
 
 
-@app.command()
+@command("Journal")
 def tag(
     ctx: typer.Context,
     ref: str = typer.Argument(..., help="The event to label."),
@@ -295,7 +312,7 @@ def tag(
     )
 
 
-@app.command()
+@command("Journal")
 def branches(ctx: typer.Context) -> None:
     """Every branch: parent, fork point, head, params."""
     opts = options(ctx)
@@ -321,7 +338,7 @@ def branches(ctx: typer.Context) -> None:
     emit(opts, infos, human)
 
 
-@app.command()
+@command("Journal")
 def vacuum(ctx: typer.Context) -> None:
     """Checkpoint and rebuild the journal file compactly (history is unchanged)."""
     opts = options(ctx)
@@ -335,7 +352,7 @@ def vacuum(ctx: typer.Context) -> None:
     )
 
 
-@app.command()
+@command("Journal")
 def provenance(
     ctx: typer.Context,
     ref: str = typer.Argument(..., help="The point (main@40, head...)."),
@@ -375,7 +392,7 @@ def provenance(
 snapshots_app = typer.Typer(
     help="Snapshots: rebuild the ones built from older delta versions.", no_args_is_help=True
 )
-app.add_typer(snapshots_app, name="snapshots")
+app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
 
 
 @snapshots_app.command("rebuild")
@@ -393,15 +410,19 @@ def snapshots_rebuild(ctx: typer.Context) -> None:
     )
 
 
-@app.command()
+@command("Journal")
 def rekey(ctx: typer.Context) -> None:
     """Re-encrypt an encrypted journal: the current key from $LITHIFY_KEY, the new one from
     $LITHIFY_NEW_KEY or a prompt."""
     opts = options(ctx)
-    new = os.environ.get("LITHIFY_NEW_KEY") or typer.prompt(
-        "new key", hide_input=True, confirmation_prompt=True
-    )
-    with open_journal(opts, write=True) as j:
+    with open_journal(opts, write=True) as j:  # the journal is checked before a key is asked
+        if not j.storage.encrypted:
+            raise InvalidValue(
+                f"{opts.path} is not encrypted; rekey changes the key of an encrypted journal"
+            )
+        new = os.environ.get("LITHIFY_NEW_KEY") or typer.prompt(
+            "new key", hide_input=True, confirmation_prompt=True
+        )
         j.rekey(new)
         ok = j.verify().ok
     emit(
@@ -411,7 +432,7 @@ def rekey(ctx: typer.Context) -> None:
     )
 
 
-@app.command()
+@command("Journal")
 def receipt(
     ctx: typer.Context,
     ref: str = typer.Argument(..., help="The effect: BRANCH@SEQ, a hash prefix, head~N..."),
@@ -447,7 +468,7 @@ def receipt(
     emit(opts, doc, human)
 
 
-@app.command()
+@command("Journal")
 def history(
     ctx: typer.Context,
     branch: str = typer.Option(None, "--branch", help="Branch id or name (default: main)."),
@@ -475,7 +496,7 @@ def history(
     emit(opts, docs, human)
 
 
-@app.command()
+@command("Journal")
 def search(
     ctx: typer.Context,
     text: str = typer.Argument(

@@ -12,7 +12,7 @@ import typer
 
 from .. import bundled
 from ..errors import InvalidValue, NotFound
-from .app import app, emit, options
+from .app import command, emit, options
 
 PACKAGE = Path(__file__).resolve().parents[1]  # workbench/
 WORKSPACE = "lithify-notebooks"  # what `lithify notebooks` and `lithify lab` use by default
@@ -37,7 +37,7 @@ def copy_notebooks(target: Path) -> list[Path]:
     return copied
 
 
-@app.command()
+@command("JupyterLab")
 def notebooks(
     ctx: typer.Context,
     directory: Path = typer.Argument(
@@ -86,12 +86,13 @@ def lab_command(directory: str | None, extra: list[str]) -> list[str]:
     return args + extra
 
 
-@app.command(
+@command(
+    "JupyterLab",
     context_settings={
         "allow_extra_args": True,
         "ignore_unknown_options": True,
         "help_option_names": ["--help"],
-    }
+    },
 )
 def lab(
     ctx: typer.Context,

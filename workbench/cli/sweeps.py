@@ -11,7 +11,7 @@ import typer
 
 from .. import sweep as sweeps
 from ..errors import InvalidValue
-from .app import agent_of, app, console, emit, matrix_rows, open_journal, options, point
+from .app import agent_of, command, console, emit, matrix_rows, open_journal, options, point
 
 
 def _ints(text: str, what: str) -> list[int]:
@@ -49,7 +49,7 @@ def _emit(opts: Any, result: Any, df: Any) -> None:
         raise typer.Exit(1)
 
 
-@app.command()
+@command("Sweeps")
 def sweep(
     ctx: typer.Context,
     at: str = typer.Option(
@@ -103,7 +103,7 @@ def sweep(
     _emit(opts, result, df)
 
 
-@app.command("sweeps")
+@command("Sweeps", "sweeps")
 def sweeps_cmd(ctx: typer.Context) -> None:
     """Every recorded sweep: base, fork point, grid and how many forks finished."""
     opts = options(ctx)
@@ -154,7 +154,7 @@ def sweeps_cmd(ctx: typer.Context) -> None:
     emit(opts, rows, human)
 
 
-@app.command("sweep-resume")
+@command("Sweeps", "sweep-resume")
 def sweep_resume(
     ctx: typer.Context,
     sweep_id: int = typer.Argument(..., help="The sweep to finish (see `lithify sweeps`)."),

@@ -10,7 +10,7 @@ from typing import Any
 
 import typer
 
-from ...cli.app import console, emit, open_journal, options, point
+from ...cli.app import GLOBAL_HELP, console, emit, open_journal, options, point
 from ...errors import InvalidValue, NotFound
 from ...params import check_points, of_function
 from . import agent, logic
@@ -280,5 +280,7 @@ def demo(
 def register(app: typer.Typer) -> None:
     """Add the auditor's commands to the ``lithify`` app (the plugin's ``commands`` hook)."""
     for command in (run, status, at, fork, report, demo):
-        app.command()(command)
-    app.command("crash-demo")(crash_demo)
+        app.command(rich_help_panel="Auditor (the bundled agent)", epilog=GLOBAL_HELP)(command)
+    app.command("crash-demo", rich_help_panel="Auditor (the bundled agent)", epilog=GLOBAL_HELP)(
+        crash_demo
+    )
