@@ -237,3 +237,43 @@ def test_crash_demo_counts_reruns(tmp_path):
     assert doc["metrics"]["files"] == 12
     r = lithify("--db", db, "crash-demo", "--kills", "1")
     assert r.returncode == 2 and "fresh" in r.stderr
+
+
+def test_every_command_under_json_prints_exactly_one_document(tmp_path):
+    db = str(tmp_path / "j.db")
+    tree = make_tree(tmp_path / "tree")
+    commands = [
+        ["run", "--repo", str(tree), "--max-files", "2"],
+        ["status"],
+        ["at", "--seq", "11"],
+        ["report"],
+        ["fork", "--at", "11", "--budget", "400"],
+        ["verify"],
+        ["matrix"],
+        ["history", "--to", "3"],
+        ["log", "-n", "2"],
+        ["show", "main@3"],
+        ["diff", "main@2", "main@11"],
+        ["branches"],
+        ["provenance", "main@3"],
+        ["receipt", "main@3"],  # no receipt there: an error, as one document too
+        ["search", "unwrap"],
+        ["tag", "main@11", "after-first"],
+        ["rollback", "--to", "after-first", "--yes"],
+        ["snapshots", "rebuild"],
+        ["sweeps"],
+        ["vacuum"],
+        ["report", "--branch", "99"],  # not found
+        ["rekey"],  # not encrypted: refused before any prompt
+    ]
+    for args in commands:
+        r = lithify("--db", db, "--json", *args)
+        try:
+            doc = json.loads(r.stdout)
+        except ValueError:
+            raise AssertionError(
+                f"{args}: not one JSON document: {r.stdout!r} {r.stderr!r}"
+            ) from None
+        if r.returncode:
+            assert doc["exit"] == r.returncode and doc["error"], args
+        assert r.stderr == "", (args, r.stderr)  # nothing else, anywhere

@@ -186,10 +186,12 @@ def emit(opts: Ctx, data: Any, human: Callable[[], object]) -> None:
 
 
 def console() -> Any:
-    """A rich console that prints plainly (no guessing at highlights)."""
+    """A rich console that prints plainly (no guessing at highlights). Piped (not a terminal),
+    it has no width limit, so tables print whole values instead of cutting them."""
     from rich.console import Console
 
-    return Console(highlight=False, soft_wrap=True)
+    width = None if sys.stdout.isatty() else 100_000
+    return Console(highlight=False, soft_wrap=True, width=width)
 
 
 def matrix_rows(df: Any) -> list[dict[str, Any]]:
