@@ -90,3 +90,23 @@ def test_recall_vs_budget_one_liner(tmp_path):
         sweep_matrix(j)
         spec = charts.recall_vs_budget(j).to_dict()
     assert layers(spec)[1]["encoding"]["x"]["field"] == "budget"
+
+
+def test_a_log_axis_labels_the_swept_values_without_overlap():
+    import polars as pl
+
+    from workbench import charts
+
+    budgets = [300, 600, 1200, 2400, 4800]
+    df = pl.DataFrame(
+        {
+            "branch": list(range(5)),
+            "seq": [1] * 5,
+            "metric": ["recall"] * 5,
+            "value": [0.15, 0.23, 0.53, 1.0, 1.0],
+            "budget": budgets,
+        }
+    )
+    spec = charts.metric_vs_param(df, x="budget", y="recall", log_x=True).to_dict()
+    axes = [lay["encoding"]["x"]["axis"] for lay in spec["layer"]]
+    assert all(a["values"] == budgets and a["labelOverlap"] == "greedy" for a in axes)

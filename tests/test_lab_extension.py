@@ -1,14 +1,22 @@
 """The JupyterLab extension in a real browser: the journal in the sidebar, select an event,
 "Fork sweep from here..." from its context menu, watch the results panel. Screenshots go to
-tests/artifacts/ (light and dark theme)."""
+tests/artifacts/ (light and dark theme); with LITHIFY_UPDATE_DOCS=1 the README's screenshots
+in docs/img/ are regenerated from the same run (do it when the UI changes, and commit them)."""
 
 from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
 
 import pytest
 from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
 
-from workbench import Journal
+from workbench import Journal, bundled
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
+
+DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 
 pytestmark = [
     pytest.mark.slow,
@@ -24,8 +32,13 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
 
     base, work = lab
     (work / "audits").mkdir()
+    repo = None  # the bundled corpus
+    if os.environ.get("LITHIFY_UPDATE_DOCS"):  # a neutral path in the picture, not this checkout's
+        repo = Path(tempfile.gettempdir()) / "lithify-docs" / "corpus"
+        shutil.rmtree(repo, ignore_errors=True)
+        shutil.copytree(bundled.corpus(), repo)
     with Journal.open(work / "audits" / "demo.db", AuditState) as j:
-        start(j.root(), None, 3000, 8)
+        start(j.root(), repo, 3000, 8)
         run(j.root(), Calls(MockModel()))
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
@@ -67,7 +80,18 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
             timeout=60_000,
         )
         page.wait_for_timeout(300)
+        launcher = page.locator(".lm-TabBar-tab", has_text="Launcher")
+        if launcher.count():  # a restored layout may keep a launcher beside the results
+            launcher.first.locator(".lm-TabBar-tabCloseIcon").click()
+            page.wait_for_timeout(300)
+        news = page.get_by_role("button", name="No")  # JupyterLab's "notify me of news?" toast
+        if news.count():
+            news.first.click()
+            page.wait_for_timeout(1500)  # the toast slides out
         page.screenshot(path=str(ARTIFACTS / "ext-03-results.png"))
+        if os.environ.get("LITHIFY_UPDATE_DOCS"):
+            DOCS_IMG.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(DOCS_IMG / "workbench-lab.png"))
         page.evaluate(
             "window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab "
             "Dark'})"

@@ -61,7 +61,11 @@ def metric_vs_param(
         if log_x
         else alt.Scale(zero=False, padding=24)
     )
-    x_enc = alt.X(f"{x}:Q", scale=xs, title=x)
+    # Ticks at the swept values (a sweep has few), never overlapping: a log axis otherwise
+    # labels 700 and 800 side by side ("700800").
+    values = sorted({v for v in stats[x].to_list() if v is not None})
+    axis = alt.Axis(labelOverlap="greedy", values=values) if len(values) <= 12 else None
+    x_enc = alt.X(f"{x}:Q", scale=xs, title=x, axis=axis or alt.Axis(labelOverlap="greedy"))
     tooltip = [alt.Tooltip(f"{c}") for c in groups] + [
         alt.Tooltip("mean:Q", format=".3f"),
         alt.Tooltip("n:Q"),
