@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+from pg_server import PgServer, find_bin_dir
 
 from workbench import Journal, State
 
@@ -37,3 +38,24 @@ def journal(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Journal]
 @pytest.fixture
 def db_path(tmp_path: Path) -> Path:
     return tmp_path / "run.db"
+
+
+@pytest.fixture(scope="session")
+def pg() -> Iterator[PgServer]:
+    """A real PostgreSQL server for the whole test session (skipped, with the reason, only when
+    no server binaries are installed)."""
+    bin_dir = find_bin_dir()
+    if bin_dir is None:
+        pytest.skip("no PostgreSQL server binaries (apt-get install postgresql)")
+    pytest.importorskip("psycopg")
+    server = PgServer(bin_dir)
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+@pytest.fixture(scope="session")
+def pg_db(pg: PgServer) -> str:
+    """A database of the session's server that tests share (each uses its own journal names)."""
+    return pg.create_database("lithify_tests")

@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
+import uuid
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,9 @@ class Model:
 
 def run_history(backend: str, snapshot_every: int, history) -> None:
     tmp = Path(tempfile.mkdtemp())
-    path = tmp / "p.db"
+    path: str | Path = tmp / "p.db"
+    if backend.startswith("postgresql://"):  # a fresh journal of that database per history
+        path, backend = f"{backend}?journal=p_{uuid.uuid4().hex[:12]}", "file"
 
     def open_journal():
         if backend == "memory":
@@ -170,6 +173,19 @@ def test_at_every_seq_equals_the_live_state(backend, snapshot_every, history, fx
         run_history(backend, snapshot_every, history)
     finally:
         effects_module.FX_MAP_MAX = default
+
+
+@pytest.mark.slow
+def test_the_same_contract_holds_on_postgresql(pg, pg_db) -> None:
+    """The random-history contract above, unchanged, on a PostgreSQL journal."""
+    url = pg.url(pg_db)
+
+    @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @given(snapshot_every=st.sampled_from([1, 3, 128]), history=ops)
+    def check(snapshot_every, history):
+        run_history(url, snapshot_every, history)
+
+    check()
 
 
 # -- write errors at random points ------------------------------------------------------------

@@ -32,7 +32,7 @@ from .opening import (
     state_name_of,
 )
 from .provenance import provenance as trace_provenance
-from .storage import BranchRow, EventRow, SearchHit, Storage, now_ms, open_storage
+from .storage import BranchRow, EventRow, SearchHit, Storage, is_url, now_ms, open_storage
 from .subscriptions import Subscription
 from .verify import VerifyReport, verify
 
@@ -113,7 +113,9 @@ class Journal:
         timeout: float = 30.0,
         clock: Clock | None = None,
     ) -> Journal:
-        """Open (or create) the journal at ``path``.
+        """Open (or create) the journal at ``path``: a file, or a PostgreSQL URL
+        ``postgresql://user@host:port/dbname?journal=NAME`` (one schema per journal, "main"
+        by default; ``pip install 'lithify-workbench[postgres]'``).
 
         ``state`` is the State class deltas are applied to. The journal records its name
         (``state_name``, else the class's qualname) and refuses another class
@@ -133,10 +135,11 @@ class Journal:
         path = os.fspath(path)
         if path == ":memory:":
             return cls.in_memory(state, snapshot_every=snapshot_every, clock=clock)
-        if os.path.isdir(path):
+        if is_url(path):
+            pass  # a PostgreSQL journal: the server says what exists
+        elif os.path.isdir(path):
             raise InvalidValue(f"{path} is a directory; pass the path of a journal file", path=path)
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
+        elif not os.path.isdir(parent := os.path.dirname(os.path.abspath(path))):
             raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
         if (
             isinstance(timeout, bool)
@@ -554,16 +557,10 @@ class Journal:
         self.flush()
         self.storage.writable()
 
-        def size() -> int:
-            if self.path == ":memory:":
-                return 0
-            wal = self.path + "-wal"
-            return os.path.getsize(self.path) + (os.path.getsize(wal) if os.path.exists(wal) else 0)
-
-        before = size()
+        before = self.storage.size_bytes()
         self._compact_intents(force=True)  # first: it writes (the effect index catches up)
         self.storage.vacuum()
-        return before, size()
+        return before, self.storage.size_bytes()
 
     def subscribe(self, name: str) -> Subscription:
         """A durable, named consumer of every event, resuming at its acknowledged position."""

@@ -20,7 +20,7 @@ from typer.core import TyperOption
 from .. import __version__, plugins
 from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
 from ..journal import Journal
-from ..storage import is_driver_error, translate
+from ..storage import is_driver_error, is_url, translate
 
 app = typer.Typer(
     name="lithify",
@@ -66,8 +66,8 @@ def _global(
     db: str = typer.Option(
         None,
         "--db",
-        help="Journal file (default: $LITHIFY_DB, else the installed agent's "
-        "own, e.g. auditor.db).",
+        help="Journal file or PostgreSQL URL (postgresql://user@host/db?journal=NAME; default: "
+        "$LITHIFY_DB, else the installed agent's own, e.g. auditor.db).",
         show_default=False,
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead of text."),
@@ -148,7 +148,7 @@ def open_journal(
                 f"--state {opts.state}: cannot import it ({e}); give module:Class"
             ) from None
     path = opts.path
-    if must_exist and not os.path.exists(path):
+    if must_exist and not is_url(path) and not os.path.exists(path):
         raise NotFound(
             f"no journal at {path}; pass --db PATH (or set LITHIFY_DB), or create one with your "
             "agent (for the bundled auditor: `lithify run`)",

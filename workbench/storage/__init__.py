@@ -4,7 +4,8 @@
 opens one. The SQLite backend is ``SQLiteStorage`` (``sqlite.py``, built on ``connection.py``
 and ``catalog.py``, its schema in ``schema.py``, its faults translated in ``faults.py``);
 effect intents live in an ``IntentStore`` (``intents.py``: a sidecar log, or a table inside an
-encrypted file).
+encrypted file). The PostgreSQL backend is ``postgres.PostgresStorage`` (its schema and faults in
+``pgschema.py``), imported only when a URL is opened.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .base import (
 from .connection import is_journal_file, now_ms
 from .faults import is_driver_error, translate
 from .intents import IntentLog, TableIntents
+from .pgschema import is_url, redacted
 from .schema import PAGE_SIZE, TRIGGERLESS_BATCH, WAL_AUTOCHECKPOINT_BYTES
 from .sqlite import SQLiteStorage
 
@@ -67,9 +69,11 @@ __all__ = [
     "VerifyEvent",
     "is_driver_error",
     "is_journal_file",
+    "is_url",
     "now_ms",
     "observation_schema",
     "open_storage",
+    "redacted",
     "translate",
 ]
 
@@ -85,7 +89,21 @@ def open_storage(
     create: bool | None = None,
     schema: tuple[str, str | None, bytes, str] | None = None,
 ) -> Storage:
-    """Open (or create) the journal backend at ``path`` (a file, or ":memory:")."""
+    """Open (or create) the journal backend at ``path``: a file, ":memory:", or a PostgreSQL
+    URL (``postgresql://user@host:port/db?journal=NAME``)."""
+    if is_url(path):
+        from .postgres import PostgresStorage
+
+        return PostgresStorage(
+            path,
+            durability,
+            busy_timeout_ms,
+            source,
+            key,
+            readonly=readonly,
+            create=create,
+            schema=schema,
+        )
     return SQLiteStorage(
         path,
         durability,

@@ -280,6 +280,10 @@ class Storage(Protocol):
         """What the database finds wrong with its pages (empty when sound)."""
         ...
 
+    def size_bytes(self) -> int:
+        """Bytes the journal takes (a file and its WAL; a server's tables and indexes)."""
+        ...
+
     # -- events -----------------------------------------------------------------------------
     def append(self, row: EventRow, shape: str) -> None:
         """Insert one event; BranchConflict unless it follows the branch's stored head."""

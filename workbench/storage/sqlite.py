@@ -437,6 +437,12 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 except OSError:
                     pass
 
+    def size_bytes(self) -> int:
+        """Bytes the journal takes on disk: the file and its WAL (0 in memory)."""
+        if self.path == ":memory:":
+            return 0
+        return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
+
     def vacuum(self) -> None:
         """Checkpoint the WAL into the file and rebuild it compactly."""
         with self._guard:

@@ -1,0 +1,244 @@
+"""The PostgreSQL backend against a real server (Debian's binaries, started per test session):
+the Storage contract unchanged, cross-backend hash identity, concurrency across processes,
+durability under a killed client and an immediate server stop."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+from pg_server import PgServer
+from storage_contract import IntentStoreContract, StorageContract
+
+from workbench.storage import IntentStore, Storage, open_storage
+
+
+def journal_url(pg: PgServer, db: str, path: Path) -> str:
+    """A journal per test path: the same path opens the same journal again."""
+    name = "j_" + hashlib.blake2b(str(path).encode(), digest_size=8).hexdigest()
+    return pg.url(db, journal=name)
+
+
+class TestPostgres(StorageContract):
+    @pytest.fixture(autouse=True)
+    def _server(self, pg: PgServer, pg_db: str) -> None:
+        self.pg, self.db = pg, pg_db
+
+    def open_store(self, path: Path, readonly: bool = False) -> Storage:
+        return open_storage(journal_url(self.pg, self.db, path), "process", readonly=readonly)
+
+
+class TestPostgresFsync(TestPostgres):
+    def open_store(self, path: Path, readonly: bool = False) -> Storage:
+        return open_storage(journal_url(self.pg, self.db, path), "fsync", readonly=readonly)
+
+
+class TestPgIntents(IntentStoreContract):
+    @pytest.fixture(autouse=True)
+    def _server(self, pg: PgServer, pg_db: str) -> None:
+        self.pg, self.db = pg, pg_db
+
+    def open_intents(self, tmp_path: Path) -> IntentStore:
+        store = open_storage(journal_url(self.pg, self.db, tmp_path / "i"), "process")
+        intents = store.intents
+        intents.close = store.close  # type: ignore[method-assign]
+        return intents
+
+
+# -- the journal on PostgreSQL ----------------------------------------------------------------
+
+import signal  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import time  # noqa: E402
+import uuid  # noqa: E402
+
+from conftest import Ctx  # noqa: E402
+
+from workbench import BranchConflict, Journal  # noqa: E402
+from workbench.errors import InvalidValue, NotFound, StorageError  # noqa: E402
+
+WORKER = str(Path(__file__).parent / "workers" / "pg_worker.py")
+
+
+def fresh(pg: PgServer, db: str) -> str:
+    return pg.url(db, journal=f"t_{uuid.uuid4().hex[:12]}")
+
+
+def write_history(j: Journal) -> list[str]:
+    """The same history on any backend: deltas, an effect, an observation, a fork, a compaction."""
+    b = j.root()
+    for x in (3, 4, 5):
+        b.apply({"x": x})
+    b.effect("tool:a", lambda: 42)
+    b.observe("recall", 0.75)
+    fork = b.fork_at(2, params={"budget": 100})
+    fork.apply({"x": 10})
+    b.compact(lambda br, s: Ctx(items=[s.total], total=s.total))
+    b.apply({"x": 1})
+    return [e.hash for br in (b, fork) for e in br.history()]
+
+
+def test_a_history_has_the_same_hashes_on_sqlite_and_postgresql(
+    pg: PgServer, pg_db: str, tmp_path: Path
+) -> None:
+    with Journal.open(tmp_path / "same.db", Ctx) as a, Journal.open(fresh(pg, pg_db), Ctx) as b:
+        assert write_history(a) == write_history(b)
+        assert a.root().state() == b.root().state()
+        assert b.verify().ok
+
+
+def test_the_journal_on_postgresql_reopens_forks_and_reads_like_a_file(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    with Journal.open(url, Ctx) as j:
+        write_history(j)
+        j.root().tag("start", 1)
+    with Journal.open(url, Ctx, readonly=True) as j:
+        assert j.root().state().total == 13 and j.branch(1).state().total == 17
+        assert j.root().effect("tool:a", lambda: 0) == 42  # read back, never re-run
+        assert [o.metric for o in j.storage.observations()] == ["recall"]
+        assert j.matrix().height == 1 and j.resolve("start") == (0, 1)
+
+
+def test_two_writers_on_one_branch_the_second_gets_branch_conflict(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    with Journal.open(url, Ctx) as a, Journal.open(url, Ctx) as b:
+        a.root().apply({"x": 1})
+        first, second = a.root(), b.root()
+        first.apply({"x": 2})
+        with pytest.raises(BranchConflict) as caught:
+            second.apply({"x": 3})
+        assert (caught.value.expected, caught.value.actual) == (1, 2)
+        assert [e.seq for e in b.root().history()] == [1, 2]
+
+
+def test_a_journal_url_is_checked_before_anything_is_written(pg: PgServer, pg_db: str) -> None:
+    with pytest.raises(InvalidValue, match="journal name"):
+        Journal.open(pg.url(pg_db, journal="Bad-Name"), Ctx)
+    with pytest.raises(NotFound, match="no journal"):
+        Journal.open(fresh(pg, pg_db), Ctx, readonly=True)
+    with pytest.raises(NotFound, match="does not exist"):
+        Journal.open(pg.url("no_such_db"), Ctx)
+    with pytest.raises(InvalidValue, match="key="):
+        Journal.open(fresh(pg, pg_db), Ctx, key="secret")
+    closed = f"postgresql://nobody@127.0.0.1:{pg.port + 1}/x"
+    with pytest.raises(StorageError, match="cannot reach"):
+        Journal.open(closed, Ctx)
+
+
+def test_without_psycopg_the_error_says_what_to_install(
+    pg: PgServer, pg_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    with pytest.raises(InvalidValue, match=r"lithify-workbench\[postgres\]"):
+        Journal.open(fresh(pg, pg_db), Ctx)
+
+
+@pytest.mark.slow
+def test_four_processes_append_to_their_own_branches_and_lose_nothing(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    with Journal.open(url) as j:
+        j.root().apply({"start": 1})
+        ids = [j.root().fork_at(1).id for _ in range(4)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, WORKER, "append", url, str(b), "2000"],
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        for b in ids
+    ]
+    outs = [p.communicate(timeout=300)[0] for p in procs]
+    assert all(p.returncode == 0 for p in procs)
+    assert [o.count("acked") for o in outs] == [2000] * 4
+    with Journal.open(url, readonly=True) as j:
+        assert [j.branch(b).head for b in ids] == [2001] * 4
+        positions = [e.position for e in j.storage.tail(0, None)]
+        assert positions == sorted(positions) and len(positions) == 8001
+        assert j.verify().ok
+
+
+def test_an_effect_running_in_another_process_is_in_flight_not_run_twice(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    Journal.open(url).close()
+    runner = subprocess.Popen(
+        [sys.executable, WORKER, "effect", url, "tool:slow", "3"], stdout=subprocess.PIPE, text=True
+    )
+    assert runner.stdout is not None and runner.stdout.readline().strip() == "running"
+    second = subprocess.run(
+        [sys.executable, WORKER, "effect", url, "tool:slow", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert second.stdout.startswith("in-flight"), second.stdout + second.stderr
+    assert runner.communicate(timeout=60)[0].strip() == "done result of tool:slow"
+
+
+@pytest.mark.slow
+def test_a_killed_client_leaves_an_unknown_outcome_and_every_acknowledged_event(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    Journal.open(url).close()
+    runner = subprocess.Popen(
+        [sys.executable, WORKER, "effect", url, "tool:charge", "30"],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert runner.stdout is not None and runner.stdout.readline().strip() == "running"
+    runner.send_signal(signal.SIGKILL)
+    runner.communicate()
+    with Journal.open(url) as j:
+        deadline = time.monotonic() + 10  # the server notices the dropped connection
+        while j.root().unknown_outcomes() != ["tool:charge"] and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert j.root().unknown_outcomes() == ["tool:charge"]
+
+    appender = subprocess.Popen(
+        [sys.executable, WORKER, "append", url, "0", "100000"], stdout=subprocess.PIPE, text=True
+    )
+    assert appender.stdout is not None
+    acked = [appender.stdout.readline() for _ in range(300)]
+    appender.send_signal(signal.SIGKILL)
+    appender.communicate()
+    last = int(acked[-1].split()[1])
+    with Journal.open(url, readonly=True) as j:
+        assert j.root().head >= last and j.verify().ok
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("durability", ["process", "fsync", "lazy"])
+def test_an_immediate_server_stop_loses_what_the_durability_mode_says(
+    pg: PgServer, pg_db: str, durability: str
+) -> None:
+    url = fresh(pg, pg_db)
+    Journal.open(url).close()
+    appender = subprocess.Popen(
+        [sys.executable, WORKER, "append", url, "0", "100000", durability],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+    )
+    assert appender.stdout is not None
+    acked = [appender.stdout.readline() for _ in range(200)]
+    pg.stop("immediate")  # a server crash: no shutdown checkpoint, shared buffers gone
+    appender.communicate(timeout=60)
+    last = int(acked[-1].split()[1])
+    pg.start()
+    with Journal.open(url, readonly=True) as j:
+        head = j.root().head
+        assert j.verify().ok  # whatever survived is a whole, correctly chained prefix
+        if durability in ("process", "fsync"):
+            assert head >= last  # every acknowledged event survived the crash
+        else:
+            assert head <= last + 1  # lazy: the last acknowledged flushes may be gone
