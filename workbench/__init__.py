@@ -23,6 +23,7 @@ from .events import BranchInfo, Record, State, canonical
 from .journal import Journal, SweepInfo, VerifyReport
 from .params import Param, takes
 from .plugins import Agent
+from .replication import Diverged, ReplicationReport, replicate
 
 __version__ = "0.1.0"
 
@@ -32,6 +33,7 @@ __all__ = [
     "BranchConflict",
     "BranchInfo",
     "Conflict",
+    "Diverged",
     "IntegrityError",
     "InvalidValue",
     "Journal",
@@ -39,11 +41,13 @@ __all__ = [
     "NotFound",
     "Param",
     "Record",
+    "ReplicationReport",
     "State",
     "SweepInfo",
     "VerifyReport",
     "WorkbenchError",
     "canonical",
+    "replicate",
     "takes",
     "__version__",
 ]

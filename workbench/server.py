@@ -31,7 +31,7 @@ from .diff import diff
 from .errors import Conflict, InvalidValue, NotAJournal, NotFound, WorkbenchError
 from .events import encode_state
 from .journal import Journal
-from .storage import is_journal_file
+from .storage import is_journal_file, is_url
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".ipynb_checkpoints", "runs"}
 MAX_DEPTH = 4
@@ -63,6 +63,12 @@ class _Hub:
         return self.path(rel)
 
     def journal(self, rel: str | None) -> Any:
+        if rel and is_url(rel):  # a PostgreSQL journal: the server is its own root
+            with self.lock:
+                j = self.journals.get(rel)
+                if j is None:
+                    j = self.journals[rel] = Journal.open(rel, create=False)
+                return j
         p = self.path(rel)
         key = str(p)
         with self.lock:

@@ -222,7 +222,7 @@ class UsageError(InvalidValue):
 
 def exit_code(err: WorkbenchError) -> int:
     """2 when the command line itself is wrong (bad value, malformed or ambiguous ref), else 1."""
-    ambiguous = isinstance(err, Conflict) and hasattr(err, "candidates")
+    ambiguous = isinstance(err, Conflict) and bool(getattr(err, "candidates", None))
     return 2 if isinstance(err, InvalidValue) or ambiguous else 1
 
 

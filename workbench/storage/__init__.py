@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from .base import (
     EVENT_SHAPES,
+    FULL_EVENT_COLS,
     BranchRow,
     EffectHit,
     EventRow,
+    FullEvent,
     HashHit,
     Head,
     IdentifiedEvent,
@@ -46,8 +48,10 @@ __all__ = [
     "TRIGGERLESS_BATCH",
     "WAL_AUTOCHECKPOINT_BYTES",
     "BranchRow",
+    "FULL_EVENT_COLS",
     "EffectHit",
     "EventRow",
+    "FullEvent",
     "HashHit",
     "Head",
     "IdentifiedEvent",

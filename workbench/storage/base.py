@@ -131,6 +131,32 @@ class Provenance(NamedTuple):
     event_id: str | None
 
 
+class FullEvent(NamedTuple):
+    """Every stored column of an event but its position and writer (what replication copies)."""
+
+    branch: int
+    seq: int
+    kind: str
+    hash: bytes
+    parent_hash: bytes
+    ts: int
+    payload: str
+    key_hash: bytes | None
+    metric: str | None
+    value: float | None
+    occurred_at: int | None
+    fx_ms: float | None
+    attempts: int | None
+    event_id: str | None
+    render_ms: float | None
+
+
+FULL_EVENT_COLS = (
+    "branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric, value, occurred_at, "
+    "fx_ms, attempts, event_id, render_ms"
+)
+
+
 class EffectHit(NamedTuple):
     """A stored effect found by its key."""
 
@@ -338,6 +364,10 @@ class Storage(Protocol):
         """Deltas and compactions of a resolved history with lo <= seq <= hi, in seq order."""
         ...
 
+    def events_after(self, branch: int, after_seq: int, limit: int) -> list[FullEvent]:
+        """Up to ``limit`` of a branch's own events after a seq, every column, in seq order."""
+        ...
+
     def own_events(self, branch: int) -> Iterator[VerifyEvent]:
         """A branch's own events with their derived columns, streamed in seq order."""
         ...
@@ -460,8 +490,8 @@ class Storage(Protocol):
         """Insert forks (name, parent, fork_seq, params, sweep); their ids."""
         ...
 
-    def insert_sweep(self, base: int, at: int, spec: str) -> int:
-        """Record a sweep; its id."""
+    def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
+        """Record a sweep (created now, or at unix-ms ``created``: a copied one); its id."""
         ...
 
     def sweep_rows(self) -> list[SweepRow]:
@@ -486,6 +516,10 @@ class Storage(Protocol):
 
     def tag(self, label: str) -> tuple[int, int] | None:
         """(branch, seq) a label points at."""
+        ...
+
+    def tags(self) -> list[tuple[str, int, int]]:
+        """Every label: (label, branch, seq), by label."""
         ...
 
     def subscription(self, name: str) -> int:

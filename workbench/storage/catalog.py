@@ -82,12 +82,12 @@ class Catalog:
                 ) from None
         return ids
 
-    def insert_sweep(self, base: int, at: int, spec: str) -> int:
+    def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
         """Record a sweep of forks of ``base`` at ``at``; returns its id."""
         with self._guard:
             cur = self.conn.execute(
                 "INSERT INTO sweeps (base, at, spec, created) VALUES (?, ?, ?, ?)",
-                (base, at, spec, now_ms()),
+                (base, at, spec, now_ms() if created is None else created),
             )
             return int(cur.lastrowid)
 
@@ -151,6 +151,14 @@ class Catalog:
                 "SELECT branch, seq FROM tags WHERE label = ?", (label,)
             ).fetchone()
         return None if row is None else (int(row[0]), int(row[1]))
+
+    def tags(self) -> list[tuple[str, int, int]]:
+        """Every label: (label, branch, seq), by label."""
+        with self._guard:
+            rows = self.conn.execute(
+                "SELECT label, branch, seq FROM tags ORDER BY label"
+            ).fetchall()
+        return [(str(a), int(b), int(c)) for a, b, c in rows]
 
     def subscription(self, name: str) -> int:
         """A subscriber's acknowledged position, created at 0 on first use."""

@@ -24,9 +24,11 @@ from typing import Any
 from ..errors import BranchConflict, Conflict, InvalidValue, NotFound, ReadOnly, WorkbenchError
 from .base import (
     EVENT_SHAPES,
+    FULL_EVENT_COLS,
     BranchRow,
     EffectHit,
     EventRow,
+    FullEvent,
     HashHit,
     Head,
     IdentifiedEvent,
@@ -589,6 +591,15 @@ class PostgresStorage:
             hi,
         )
 
+    def events_after(self, branch: int, after_seq: int, limit: int) -> list[FullEvent]:
+        """Up to ``limit`` of a branch's own events after a seq, every column, in seq order."""
+        rows = self._all(
+            f"SELECT {FULL_EVENT_COLS} FROM events WHERE branch = %s AND seq > %s ORDER BY seq "
+            f"LIMIT {int(limit)}",
+            (branch, after_seq),
+        )
+        return [FullEvent(*r) for r in rows]
+
     def own_events(self, branch: int) -> Iterator[VerifyEvent]:
         """A branch's own events with their derived columns, in seq order, a page at a time."""
         after = -1
@@ -932,11 +943,11 @@ class PostgresStorage:
             raise
         return ids
 
-    def insert_sweep(self, base: int, at: int, spec: str) -> int:
+    def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
         """Record a sweep; its id."""
         row = self._one(
             "INSERT INTO sweeps (base, at, spec, created) VALUES (%s, %s, %s, %s) RETURNING id",
-            (base, at, spec, now_ms()),
+            (base, at, spec, now_ms() if created is None else created),
         )
         return int(row[0])
 
@@ -990,6 +1001,11 @@ class PostgresStorage:
         """(branch, seq) a label points at."""
         row = self._one("SELECT branch, seq FROM tags WHERE label = %s", (label,))
         return None if row is None else (int(row[0]), int(row[1]))
+
+    def tags(self) -> list[tuple[str, int, int]]:
+        """Every label: (label, branch, seq), by label."""
+        rows = self._all("SELECT label, branch, seq FROM tags ORDER BY label")
+        return [(str(a), int(b), int(c)) for a, b, c in rows]
 
     def subscription(self, name: str) -> int:
         """A subscriber's acknowledged position (0 on first use)."""

@@ -17,7 +17,9 @@ from typing import Any
 from urllib.parse import quote
 
 from .base import (
+    FULL_EVENT_COLS,
     EffectHit,
+    FullEvent,
     HashHit,
     Head,
     IdentifiedEvent,
@@ -190,6 +192,16 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 "SELECT branch, seq, kind, payload FROM events WHERE event_id = ?", (event_id,)
             ).fetchone()
         return None if row is None else IdentifiedEvent(*row)
+
+    def events_after(self, branch: int, after_seq: int, limit: int) -> list[FullEvent]:
+        """Up to ``limit`` of a branch's own events after a seq, every column, in seq order."""
+        with self._guard:
+            rows = self.conn.execute(
+                f"SELECT {FULL_EVENT_COLS} FROM events WHERE branch = ? AND seq > ? ORDER BY seq "
+                f"LIMIT {int(limit)}",
+                (branch, after_seq),
+            ).fetchall()
+        return [FullEvent(*r) for r in rows]
 
     def own_events(self, branch: int) -> Iterator[VerifyEvent]:
         """(seq, kind, hash, parent_hash, payload, key_hash, metric, value) of a branch's own

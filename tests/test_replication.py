@@ -1,0 +1,197 @@
+"""Moving histories between journals (``workbench.replicate``, ``lithify clone/push/pull``):
+same hashes on both sides, only missing events travel, divergence refused before anything is
+written, a killed copy finishes on rerun with nothing duplicated; file to file, file to
+PostgreSQL and back."""
+
+from __future__ import annotations
+
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from cli import lithify
+from conftest import Ctx
+
+from workbench import Diverged, Journal, replicate
+from workbench.errors import IntegrityError, NotFound
+
+WORKER = str(Path(__file__).parent / "workers" / "replicator.py")
+
+
+def build(path: str | Path) -> None:
+    """A journal with deltas, effects, observations, a compaction, named and unnamed forks, a
+    sweep with run records, a tag and snapshots."""
+    with Journal.open(path, Ctx, snapshot_every=4) as j:
+        main = j.root()
+        for x in range(10):
+            main.apply({"x": x})
+        main.effect("tool:a", lambda: "A")
+        main.observe("recall", 0.5)
+        main.tag("start", 3)
+        named = main.fork_at(5, name="explore")
+        named.apply({"x": 100})
+        twins = [main.fork_at(8, params={"budget": 300}) for _ in range(2)]  # equal identity
+        for i, t in enumerate(twins):
+            t.apply({"x": i})
+            t.observe("recall", 0.1 * i)
+        sweep_id = j.storage.insert_sweep(0, 10, '{"grid":{"budget":[1,2]}}')
+        forks = j.storage.insert_branches([(None, 0, 10, '{"budget":1}', sweep_id)])
+        j.storage.put_run(forks[0], sweep_id, "finished", runner="process", wall_ms=5.0)
+        j.branch(forks[0]).apply({"x": 7})
+        main.compact(lambda b, s: Ctx(items=[s.total], total=s.total))
+        main.apply({"x": 1})
+
+
+def summary(path: str | Path) -> dict:
+    """What must be equal on both sides: each branch's (name, fork seq, params, head hash),
+    states, observations, tags, sweeps and runs (ids may differ)."""
+    with Journal.open(path, Ctx, readonly=True) as j:
+        assert j.verify().ok
+        s = j.storage
+        rows = s.branch_rows()
+        branches = sorted(
+            (r.name or "", r.fork_seq, r.params, j.branch(r.id).head_hash, j.branch(r.id).head)
+            for r in rows
+        )
+        states = sorted(str(j.branch(r.id).state()) for r in rows)
+        m = j.matrix()
+        obs = sorted(m.select("metric", "value", "seq").rows())
+        return {
+            "branches": branches,
+            "states": states,
+            "obs": obs,
+            "tags": [(label, q) for label, _, q in s.tags()],
+            "sweeps": [(w.at, w.spec, w.created) for w in s.sweep_rows()],
+            "runs": [(r.status, r.runner, r.wall_ms) for r in s.runs()],
+            "snapshots": len(s.snapshots()),
+        }
+
+
+def test_clone_copies_everything_with_the_same_hashes_and_rerunning_copies_nothing(
+    tmp_path: Path,
+) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    report = replicate(src, dst)
+    assert report.events > 0 and report.branches_created == 4 and report.sweeps == 1
+    assert report.runs == 1 and report.tags == 1 and not report.up_to_date
+    assert summary(src) == summary(dst)
+    again = replicate(src, dst)
+    assert again.up_to_date and again.events == 0 and again.to_dict()["per_branch"] == {}
+
+
+def test_only_missing_events_travel(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    replicate(src, dst)
+    with Journal.open(src, Ctx) as j:
+        for x in range(5):
+            j.branch("explore").apply({"x": x})
+        j.root().fork_at(2, name="late").apply({"x": 9})
+    report = replicate(src, dst)
+    assert report.per_branch == {"explore": 5, "late": 1} and report.branches_created == 1
+    assert summary(src) == summary(dst)
+
+
+def test_a_diverged_branch_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    replicate(src, dst)
+    with Journal.open(src, Ctx) as j:
+        j.root().apply({"x": 1000})
+        j.branch("explore").apply({"x": 1})  # would be copied, if main did not diverge
+    with Journal.open(dst, Ctx) as j:
+        j.root().apply({"x": -1000})
+        head = j.root().head
+    before = summary(dst)
+    with pytest.raises(Diverged, match=rf"'main' diverged at seq {head}") as caught:
+        replicate(src, dst)
+    assert caught.value.seq == head and caught.value.name == "main"
+    assert summary(dst) == before
+    out = lithify("--json", "--db", str(src), "push", str(dst))
+    assert out.returncode == 1 and '"kind": "Diverged"' in out.stdout
+
+
+def test_a_destination_ahead_is_fine_and_branches_can_be_chosen(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    report = replicate(src, dst, branches=["explore"])
+    assert set(report.per_branch) == {"main", "explore"}  # a fork comes with its ancestors
+    with Journal.open(dst, Ctx) as j:
+        j.root().apply({"x": 5})  # the destination moves on; the source is a prefix of it
+    assert replicate(src, dst, branches=["explore"]).events == 0
+    with pytest.raises(NotFound, match="no branch 'nope'"):
+        replicate(src, dst, branches=["nope"])
+
+
+def test_a_damaged_source_event_is_refused(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    con = sqlite3.connect(src)
+    con.execute("DROP TRIGGER events_append_only_update")
+    con.execute("UPDATE events SET payload = '{\"x\":666}' WHERE branch = 0 AND seq = 4")
+    con.commit()
+    con.close()
+    with pytest.raises(IntegrityError, match="does not match its chain"):
+        replicate(src, dst)
+    with Journal.open(dst, Ctx, readonly=True) as j:
+        assert j.root().head == 0  # the batch holding the damaged event: none of it
+        assert j.verify().ok
+
+
+def test_the_cli_clones_pushes_and_pulls(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    out = lithify("clone", str(src), str(dst))
+    assert out.returncode == 0 and "clone:" in out.stdout and "4 new branches" in out.stdout
+    again = lithify("clone", str(src), str(dst))
+    assert again.returncode == 1 and "pull" in again.stderr
+    with Journal.open(dst, Ctx) as j:
+        j.branch("explore").apply({"x": 1})
+    pushed = lithify("--db", str(dst), "push", str(src), "--branch", "explore")
+    assert pushed.returncode == 0 and "explore +1" in pushed.stdout
+    pulled = lithify("--json", "--db", str(dst), "pull", str(src))
+    assert pulled.returncode == 0 and '"up_to_date": true' in pulled.stdout
+    assert summary(src) == summary(dst)
+
+
+@pytest.mark.slow
+def test_a_killed_copy_finishes_on_rerun_with_nothing_duplicated(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    with Journal.open(src, Ctx) as j:
+        j.root().apply_many([{"x": i % 7} for i in range(20_000)])
+    proc = subprocess.Popen([sys.executable, WORKER, str(src), str(dst)], stdout=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    seen = 0
+    while seen < 2000 and time.monotonic() < deadline:
+        time.sleep(0.02)
+        if dst.exists():
+            try:
+                with Journal.open(dst, Ctx, readonly=True) as j:
+                    seen = j.root().head
+            except Exception:  # noqa: BLE001 (still being created)
+                pass
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert 0 < seen < 20_000, "the copy was not caught in the middle"
+    with Journal.open(dst, Ctx, readonly=True) as j:
+        copied = j.root().head
+        assert j.verify().ok and copied % 50 == 0  # whole batches only
+    report = replicate(src, dst)
+    assert report.events == 20_000 - copied  # the rest, nothing twice
+    assert summary(src) == summary(dst)
+
+
+def test_file_to_postgresql_and_back_keeps_every_hash(pg, pg_db: str, tmp_path: Path) -> None:
+    src, back = tmp_path / "src.db", tmp_path / "back.db"
+    build(src)
+    url = pg.url(pg_db, journal=f"r_{uuid.uuid4().hex[:10]}")
+    assert replicate(src, url).events > 0
+    assert replicate(url, back).events > 0
+    assert summary(src) == summary(url) == summary(back)
+    assert replicate(src, url).up_to_date and replicate(url, back).up_to_date

@@ -1,0 +1,405 @@
+"""Moving histories between journals, git-style: ``replicate(src, dst)`` copies the events a
+destination lacks, from any backend to any backend (a file, a PostgreSQL URL), keeping every
+hash. ``lithify clone``, ``push`` and ``pull`` are this function.
+
+Branch identity across journals (ids differ from journal to journal):
+
+- a named branch (main included) is its name;
+- an unnamed fork is its parent's identity, its fork seq, the hash of the event it forked at,
+  its params (canonical JSON) and, among forks equal in all of these, its rank by creation.
+
+Every arriving event's hash is recomputed from its parent hash, kind and payload, and must chain
+to the destination's head (or fork point); a branch whose history differs from the destination's
+at some seq is refused like a non-fast-forward (``Diverged``, naming the branch and the first
+differing seq) before anything is written. Events travel in batches, one transaction each, in
+order, so an interrupted copy leaves whole, correctly chained prefixes and a rerun copies the
+rest: running it twice copies nothing the second time. Effects, observations and receipts are
+events and travel with them; snapshots, tags, sweeps and fork run records of the copied
+branches follow. Writer provenance stays with the source (the copies are the replicator's).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from .errors import Conflict, IntegrityError, InvalidValue, NotFound
+from .events import ZERO_HASH, event_hash
+from .storage import BranchRow, FullEvent, Storage, is_url, open_storage
+
+BATCH = 1000  # events per transaction
+
+
+class Diverged(Conflict):
+    """The destination has another event than the source at some seq of a branch (a
+    non-fast-forward): nothing of this replication was written."""
+
+
+@dataclass
+class ReplicationReport:
+    """What one replication did: events, branches, snapshots, sweeps, runs and tags copied, and
+    per branch (by its name in the source, or ``#ID``) how many events."""
+
+    source: str
+    destination: str
+    events: int = 0
+    branches_created: int = 0
+    snapshots: int = 0
+    sweeps: int = 0
+    runs: int = 0
+    tags: int = 0
+    per_branch: dict[str, int] = field(default_factory=dict)
+    up_to_date: bool = True
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as JSON-safe values (the CLI's --json output)."""
+        return asdict(self)
+
+
+Identity = tuple[Any, ...]
+
+
+def _identities(s: Storage) -> dict[int, Identity]:
+    """Each branch's identity (see the module docstring), by id."""
+    rows = s.branch_rows()
+    by_id = {r.id: r for r in rows}
+    out: dict[int, Identity] = {}
+    ranks: dict[Identity, int] = {}
+    for r in rows:  # by id: parents before their forks
+        if r.name is not None:
+            out[r.id] = ("name", r.name)
+            continue
+        parent = out[r.parent] if r.parent is not None else ()
+        base = ("fork", parent, r.fork_seq, _hash_at(s, by_id, r.parent, r.fork_seq), r.params)
+        rank = ranks.get(base, 0)
+        ranks[base] = rank + 1
+        out[r.id] = (*base, rank)
+    return out
+
+
+def _hash_at(s: Storage, by_id: dict[int, BranchRow], branch: int | None, seq: int) -> bytes:
+    """The hash of the event at ``seq`` of a branch's resolved history (zeros at seq 0)."""
+    while branch is not None and seq > 0:
+        row = by_id[branch]
+        if seq > row.fork_seq:
+            e = s.event_at(branch, seq)
+            if e is None:
+                raise IntegrityError(f"branch {branch} has no event at seq {seq}")
+            return bytes(e.hash)
+        branch = row.parent
+    return ZERO_HASH
+
+
+def _label(row: BranchRow) -> str:
+    return row.name if row.name is not None else f"#{row.id}"
+
+
+def _shape(e: FullEvent) -> tuple[str, tuple[Any, ...]]:
+    """The EVENT_SHAPES shape and extra columns that store this event's columns."""
+    if e.key_hash is not None:
+        if e.render_ms is not None:
+            return "effect_rendered", (e.key_hash, e.fx_ms, e.attempts, e.render_ms)
+        return "effect", (e.key_hash, e.fx_ms, e.attempts)
+    if e.metric is not None:
+        if e.event_id is not None:
+            return "observe_identified", (e.metric, e.value, e.event_id)
+        return "observe", (e.metric, e.value)
+    if e.occurred_at is not None and e.event_id is not None:
+        return "dated_identified", (e.occurred_at, e.event_id)
+    if e.occurred_at is not None:
+        return "dated", (e.occurred_at,)
+    if e.event_id is not None:
+        return "identified", (e.event_id,)
+    return "plain", ()
+
+
+def _open(where: Any, writable: bool, like: Storage | None = None) -> Storage:
+    """The storage of a Journal, a Storage as it is, or a path or URL opened here."""
+    if hasattr(where, "storage") and hasattr(where, "flush"):  # a Journal
+        where.flush()
+        return where.storage
+    if hasattr(where, "branch_rows"):  # a Storage already
+        return where
+    path: str = os.fspath(where)
+    if not writable:
+        if not is_url(path) and not os.path.exists(path):
+            raise NotFound(f"no journal at {path}", path=path)
+        return open_storage(path, "process", readonly=True, create=False)
+    schema = None
+    if like is not None:  # a new destination records the source's State and initial state
+        snap = like.snapshot_at(0, 0)
+        schema = (
+            like.meta.get("state_name", ""),
+            snap.state if snap is not None else None,
+            bytes(snap.digest) if snap is not None else b"",
+            (snap.built or "") if snap is not None else "",
+        )
+    return open_storage(path, "process", schema=schema)
+
+
+def _select(src: Storage, names: Sequence[str | int] | None) -> set[int]:
+    """Ids of the source branches to copy: those named (by name or id) and their ancestors."""
+    rows = {r.id: r for r in src.branch_rows()}
+    if names is None:
+        return set(rows)
+    chosen: set[int] = set()
+    for n in names:
+        row = src.branch_by_name(n) if isinstance(n, str) and not n.isdigit() else None
+        if row is None and (isinstance(n, int) or str(n).isdigit()):
+            row = rows.get(int(n))
+        if row is None:
+            raise NotFound(f"no branch {n!r} in the source journal; `lithify branches` lists them")
+        b: int | None = row.id
+        while b is not None and b not in chosen:
+            chosen.add(b)
+            b = rows[b].parent
+    return chosen
+
+
+def _plan(
+    src: Storage, dst: Storage, ids: Iterable[int]
+) -> list[tuple[BranchRow, int | None, int, bytes]]:
+    """For each chosen source branch: (row, destination id or None, seq to copy after, hash it
+    must chain to). Raises Diverged before anything is written."""
+    src_rows = {r.id: r for r in src.branch_rows()}
+    dst_rows = {r.id: r for r in dst.branch_rows()}
+    src_id, dst_id = _identities(src), _identities(dst)
+    by_identity = {ident: b for b, ident in dst_id.items()}
+    plan = []
+    for b in sorted(ids):
+        row = src_rows[b]
+        target = by_identity.get(src_id[b])
+        if target is not None and dst_rows[target].fork_seq != row.fork_seq:
+            raise Diverged(
+                f"branch {_label(row)!r} forked at seq {row.fork_seq} in the source but at "
+                f"{dst_rows[target].fork_seq} in the destination; rename one of them",
+                name=_label(row),
+            )
+        src_head = src.head(b)
+        dst_head = dst.head(target) if target is not None else None
+        start = dst_head.seq if dst_head is not None else row.fork_seq  # the destination's own head
+        chain = (
+            bytes(dst_head.hash)
+            if dst_head is not None
+            else _hash_at(src, src_rows, row.parent, row.fork_seq)
+        )
+        if dst_head is not None:
+            ours = src.event_at(b, dst_head.seq) if dst_head.seq > row.fork_seq else None
+            same = ours is not None and bytes(ours.hash) == bytes(dst_head.hash)
+            if not same:
+                top = src_head.seq if src_head is not None else row.fork_seq
+                if top < dst_head.seq:  # the destination is ahead: is the source a prefix?
+                    there = dst.event_at(target, top) if top > row.fork_seq else None  # type: ignore[arg-type]
+                    if there is None or (
+                        src_head is not None and bytes(there.hash) == bytes(src_head.hash)
+                    ):
+                        plan.append((row, target, dst_head.seq, chain))
+                        continue
+                seq = _first_difference(src, dst, b, target, row.fork_seq)  # type: ignore[arg-type]
+                raise Diverged(
+                    f"branch {_label(row)!r} diverged at seq {seq}: the destination has another "
+                    f"event there (a non-fast-forward); nothing was copied. Fork the branch under "
+                    f"another name on one side, or copy into a fresh journal",
+                    name=_label(row),
+                    seq=seq,
+                )
+        plan.append((row, target, start, chain))
+    return plan
+
+
+def _first_difference(src: Storage, dst: Storage, b: int, target: int, after: int) -> int:
+    """The first seq after ``after`` where the two branches' own events differ."""
+    seq = after
+    while True:
+        a = src.events_after(b, seq, BATCH)
+        c = dst.events_after(target, seq, BATCH)
+        for x, y in zip(a, c, strict=False):
+            if bytes(x.hash) != bytes(y.hash):
+                return x.seq
+        if len(a) != len(c):
+            return (a if len(a) > len(c) else c)[min(len(a), len(c))].seq
+        if not a:
+            return seq + 1
+        seq = a[-1].seq
+
+
+def replicate(
+    src: Any,
+    dst: Any,
+    branches: Sequence[str | int] | None = None,
+    *,
+    batch: int = BATCH,
+) -> ReplicationReport:
+    """Copy what ``dst`` lacks of ``src`` (journals, paths or URLs; all branches, or the named
+    ones with their ancestors): incremental, idempotent, hash-checked. A missing destination is
+    created with the source's State name. Raises ``Diverged`` (nothing written) when a branch
+    differs, ``IntegrityError`` when an arriving event's hash does not match its chain."""
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InvalidValue(f"batch is a positive number of events, not {batch!r}")
+    s = _open(src, writable=False)
+    try:
+        d = _open(dst, writable=True, like=s)
+    except BaseException:
+        if s is not src and not hasattr(src, "storage"):
+            s.close()
+        raise
+    try:
+        if d.meta.get("state_name", "") not in ("", s.meta.get("state_name", "")):
+            raise Conflict(
+                f"{d.path} holds states of {d.meta.get('state_name')!r} and {s.path} of "
+                f"{s.meta.get('state_name')!r}: histories of different State classes do not mix"
+            )
+        report = ReplicationReport(source=_where(s), destination=_where(d))
+        _copy(s, d, _select(s, branches), batch, report)
+        report.up_to_date = not any(
+            (report.events, report.branches_created, report.snapshots, report.sweeps)
+            + (report.runs, report.tags)
+        )
+        return report
+    finally:
+        for opened, given in ((s, src), (d, dst)):
+            if opened is not given and not hasattr(given, "storage"):
+                opened.close()
+
+
+def _where(s: Storage) -> str:
+    from .storage import redacted
+
+    return redacted(s.path) if is_url(s.path) else s.path
+
+
+def _copy(s: Storage, d: Storage, ids: set[int], batch: int, report: ReplicationReport) -> None:
+    plan = _plan(s, d, ids)
+    dst_of: dict[int, int] = {}
+    sweep_of = _sweeps(s, d, {row.sweep for row, *_ in plan if row.sweep is not None}, report)
+    for row, target, after, chain in plan:
+        if target is None:
+            parent = dst_of[row.parent] if row.parent is not None else None
+            if parent is None:
+                raise IntegrityError(f"the source's branch {_label(row)} has no parent to fork")
+            (target,) = d.insert_branches(
+                [
+                    (
+                        row.name,
+                        parent,
+                        row.fork_seq,
+                        row.params,
+                        sweep_of.get(row.sweep) if row.sweep is not None else None,
+                    )
+                ]
+            )
+            report.branches_created += 1
+        dst_of[row.id] = target
+        copied = _events(s, d, row.id, target, after, chain, batch)
+        if copied:
+            report.per_branch[_label(row)] = copied
+            report.events += copied
+        report.snapshots += _snapshots(s, d, row.id, target)
+        report.runs += _run(s, d, row, target, sweep_of)
+    report.tags += _tags(s, d, dst_of)
+
+
+def _events(
+    s: Storage, d: Storage, b: int, target: int, after: int, chain: bytes, batch: int
+) -> int:
+    """Copy a branch's events after ``after`` in checked batches; how many."""
+    copied = 0
+    while True:
+        events = s.events_after(b, after, batch)
+        if not events:
+            return copied
+        rows = []
+        for e in events:
+            h = event_hash(bytes(e.parent_hash), e.kind, e.payload)
+            if bytes(e.parent_hash) != chain or h != bytes(e.hash):
+                raise IntegrityError(
+                    f"the source's event {b}@{e.seq} does not match its chain (its stored hash "
+                    f"or parent differs from the recomputed one); run `lithify verify` on the "
+                    f"source. Nothing of this batch was copied",
+                    branch=b,
+                    seq=e.seq,
+                )
+            shape, extra = _shape(e)
+            rows.append(
+                ((target, e.seq, e.kind, bytes(e.hash), chain, e.ts, e.payload, *extra), shape)
+            )
+            chain = h
+        d.append_many(rows)
+        copied += len(events)
+        after = events[-1].seq
+
+
+def _snapshots(s: Storage, d: Storage, b: int, target: int) -> int:
+    have = {(br, q) for br, q, _ in d.all_snapshot_marks() if br == target}
+    n = 0
+    for br, q, _ in s.all_snapshot_marks():
+        if br != b or (target, q) in have:
+            continue
+        snap = s.snapshot_at(br, q)
+        there = d.event_at(target, q) if q > 0 else None
+        if snap is None or (q > 0 and there is None):
+            continue  # a snapshot of an event not copied (yet)
+        d.put_snapshot(target, q, snap.state, bytes(snap.digest), snap.built)
+        n += 1
+    return n
+
+
+def _sweeps(s: Storage, d: Storage, wanted: set[int], report: ReplicationReport) -> dict[int, int]:
+    """Sweep ids source -> destination (matched by base identity, point, spec and time)."""
+    if not wanted:
+        return {}
+    src_id, dst_id = _identities(s), _identities(d)
+    by_identity = {ident: b for b, ident in dst_id.items()}
+    existing = {(dst_id.get(w.base), w.at, w.spec, w.created): w.id for w in d.sweep_rows()}
+    out: dict[int, int] = {}
+    for w in s.sweep_rows():
+        if w.id not in wanted:
+            continue
+        key = (src_id.get(w.base), w.at, w.spec, w.created)
+        if key in existing:
+            out[w.id] = existing[key]
+            continue
+        base = by_identity.get(src_id.get(w.base, ()))
+        if base is None:
+            continue  # its base branch was not copied: the forks keep no sweep
+        new = d.insert_sweep(base, w.at, w.spec, w.created)
+        if w.how is not None:
+            d.set_sweep_how(new, w.how)
+        out[w.id] = new
+        report.sweeps += 1
+    return out
+
+
+def _run(s: Storage, d: Storage, row: BranchRow, target: int, sweep_of: dict[int, int]) -> int:
+    if row.sweep is None or row.sweep not in sweep_of:
+        return 0
+    mine = [r for r in s.runs(row.sweep) if r.branch == row.id]
+    if not mine:
+        return 0
+    r = mine[0]
+    there = [x for x in d.runs(sweep_of[row.sweep]) if x.branch == target]
+    fields = {
+        "runner": r.runner,
+        "notebook": r.notebook,
+        "error": r.error,
+        "started": r.started,
+        "finished": r.finished,
+        "wall_ms": r.wall_ms,
+    }
+    if there and (there[0].status, *there[0][3:]) == (r.status, *fields.values()):
+        return 0
+    d.put_run(target, sweep_of[row.sweep], r.status, **fields)
+    return 1
+
+
+def _tags(s: Storage, d: Storage, dst_of: dict[int, int]) -> int:
+    n = 0
+    for label, b, q in s.tags():
+        target = dst_of.get(b)
+        if target is None or d.tag(label) == (target, q):
+            continue
+        d.put_tag(label, target, q)
+        n += 1
+    return n
