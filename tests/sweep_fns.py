@@ -24,3 +24,20 @@ def sleepy(journal: str, branch: int, params: dict) -> None:
 
 def boom(journal: str, branch: int, params: dict) -> None:
     raise RuntimeError(f"no luck with {params}")
+
+
+def counted(journal: str, branch: int, params: dict) -> None:
+    """Five effects (each appends a line to params["log"] when it really runs) and a result;
+    sleeps between them so a test can kill a worker mid-fork."""
+    with Journal.open(journal) as j:
+        b = j.branch(branch)
+        for step in range(5):
+
+            def work(step: int = step) -> int:
+                with open(params["log"], "a") as f:
+                    f.write(f"{branch}:{step}\n")
+                return step * params["x"]
+
+            b.effect(f"step:{step}", work)
+            time.sleep(params.get("sleep", 0.1))
+        b.observe("score", params["x"] * 2)

@@ -10,7 +10,8 @@ server root.
     GET  /lithify/api/matrix?journal=REL[&sweep=ID]         the results matrix (rows)
     GET  /lithify/api/chart.svg?journal=REL&x=..&y=..[&sweep=ID]   the chart, rendered here
     GET  /lithify/api/sweeps?journal=REL                    sweeps with each fork's status
-    POST /lithify/api/sweeps  {journal, branch, at, grid, seeds, workers, runner, notebook}
+    POST /lithify/api/sweeps  {journal, branch, at, grid, seeds, workers, runner, notebook,
+                               scheduler}
     POST /lithify/api/sweeps/cancel  {journal, sweep}
 
 Paths are relative to the server root; anything outside it, or not a journal, gets a 4xx
@@ -32,6 +33,7 @@ from .errors import Conflict, InvalidValue, NotAJournal, NotFound, WorkbenchErro
 from .events import encode_state
 from .journal import Journal
 from .storage import is_journal_file, is_url
+from .sweep.cluster import runners_here
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".ipynb_checkpoints", "runs"}
 MAX_DEPTH = 4
@@ -172,7 +174,13 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
     class Journals(Base):
         @web.authenticated
         def get(self) -> None:
-            self.reply(lambda: {"root": str(self.hub.root.name), "journals": self.hub.list()})
+            self.reply(
+                lambda: {
+                    "root": str(self.hub.root.name),
+                    "journals": self.hub.list(),
+                    "runners": runners_here(),
+                }
+            )
 
     class Branches(Base):
         @web.authenticated
@@ -352,7 +360,9 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                     notebook=nb_path,
                     fn=None if nb_path else fn,
                 )
-                handle = sweeps.start(plan, workers=workers, runner=runner)
+                handle = sweeps.start(
+                    plan, workers=workers, runner=runner, scheduler=body.get("scheduler") or None
+                )
                 self.hub.sweeps[(j.path, plan.id)] = handle
                 return {"sweep": plan.id, "forks": [f.branch for f in plan.forks]}
 

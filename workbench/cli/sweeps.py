@@ -69,7 +69,13 @@ def sweep(
     runner: str = typer.Option(
         None,
         "--runner",
-        help="papermill, warm or process (default: papermill with --notebook, else process).",
+        help="papermill, warm, process or dask (default: papermill with --notebook, else process).",
+    ),
+    scheduler: str = typer.Option(
+        None,
+        "--scheduler",
+        help="With --runner dask: the scheduler's address (tcp://host:8786; the journal must be "
+        "a PostgreSQL URL); default: a LocalCluster of --workers processes here.",
     ),
     workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
     timeout: float = typer.Option(None, "--timeout", help="Seconds a fork may run."),
@@ -81,13 +87,17 @@ def sweep(
     opts = options(ctx)
     chosen = runner or ("papermill" if notebook else "process")
     sweeps.check_options(chosen, workers, timeout)
+    if scheduler is not None and chosen != "dask":
+        raise InvalidValue("--scheduler is for --runner dask")
+    # dask runs the agent's fork function unless given a template
+    templated = chosen in ("papermill", "warm") or (chosen == "dask" and notebook is not None)
     with open_journal(opts, write=True) as j:
         agent = agent_of(j)
         grid = _grid(param, budgets, dict(agent.grid) if agent else {})
         template: str | Path | None = notebook or (
-            agent.template if chosen != "process" and agent and agent.template else None
+            agent.template if templated and agent and agent.template else None
         )
-        if chosen != "process" and template is None:
+        if templated and template is None:
             raise InvalidValue(f"--runner {chosen} runs a template notebook: pass --notebook")
         function = None if template is not None else (fn or (agent.fork if agent else None))
         if template is None and function is None:
@@ -97,7 +107,12 @@ def sweep(
         base_id, seq = point(j, at, branch)
         plan = sweeps.plan(j, base_id, seq, grid, seeds=seeds, notebook=template, fn=function)
         result = sweeps.run(
-            plan, workers=workers, runner=chosen, timeout=timeout, progress=not opts.json
+            plan,
+            workers=workers,
+            runner=chosen,
+            timeout=timeout,
+            progress=not opts.json,
+            scheduler=scheduler,
         )
         df = j.matrix(sweep=plan.id)
     _emit(opts, result, df)
@@ -162,7 +177,12 @@ def sweep_resume(
         None, "--workers", help="Forks run in parallel (default: as the sweep last ran)."
     ),
     runner: str | None = typer.Option(
-        None, "--runner", help="papermill, warm or process (default: as the sweep last ran)."
+        None,
+        "--runner",
+        help="papermill, warm, process or dask (default: as the sweep last ran).",
+    ),
+    scheduler: str | None = typer.Option(
+        None, "--scheduler", help="With --runner dask: the scheduler's address."
     ),
     only_failed: bool = typer.Option(False, "--failed", help="Rerun only the failed forks."),
 ) -> None:
@@ -179,6 +199,7 @@ def sweep_resume(
             runner=runner,
             only="failed" if only_failed else None,
             progress=not opts.json,
+            scheduler=scheduler,
         )
         df = j.matrix(sweep=sweep_id)
     _emit(opts, result, df)

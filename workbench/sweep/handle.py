@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
 from ..events import canonical
+from .cluster import out_dir_for
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, load, status
 from .runners import _Context, make_runner
 from .worker import read_progress
@@ -50,7 +51,7 @@ class SweepHandle:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"sweep-{plan.id}")
         self._futures: list[Future[None]] = []
         for f in forks:
-            ctx = _Context(plan, f, out_dir, self._cancel, timeout)
+            ctx = _Context(plan.journal.path, f, out_dir, self._cancel, timeout)
             ctx.function = function
             self._contexts[f.branch] = ctx
             self._futures.append(self._pool.submit(self._run_one, ctx))
@@ -218,6 +219,7 @@ def start(
     timeout: float | None = None,
     start_timeout: float = 60.0,
     out_dir: str | os.PathLike[str] | None = None,
+    scheduler: Any = None,
 ) -> SweepHandle:
     """Start running a sweep's forks in background threads; returns at once. Every argument is
     checked before a kernel or worker starts.
@@ -225,7 +227,9 @@ def start(
     What is not given is taken from how the sweep was last run (recorded with the sweep, so a
     rerun of the failed forks or a resume after a crash runs them the same way), else from its
     plan: the template or function, the runner (papermill with a template, else process), the
-    workers (4) and the timeout (none)."""
+    workers (4) and the timeout (none). ``runner="dask"`` runs the forks on a Dask cluster:
+    ``scheduler`` is a ``distributed.Client``, an address (tcp://host:8786) or None for a
+    LocalCluster of ``workers`` processes here."""
     how = plan.how
     if notebook is not None:
         nb: str | None = str(resolve_notebook(notebook))
@@ -233,6 +237,8 @@ def start(
         nb = plan.notebook or how.get("notebook")
     ref = fn_ref(fn) or plan.fn or how.get("fn")
     runner = runner or how.get("runner") or ("papermill" if nb else "process")
+    if scheduler is None and runner == "dask" and how.get("runner") == "dask":
+        scheduler = how.get("scheduler")  # the address it last ran on (None: a LocalCluster)
     workers = workers if workers is not None else int(how.get("workers", 4))
     if timeout is None:
         timeout = how.get("timeout")
@@ -252,12 +258,10 @@ def start(
                 f"only= names branches that are not forks of sweep {plan.id}: {unknown}"
             )
         forks = [f for f in plan.forks if f.branch in set(wanted)]
-    base_dir = (
-        Path(out_dir) if out_dir is not None else Path(plan.journal.path).resolve().parent / "runs"
-    )
+    base_dir = Path(out_dir) if out_dir is not None else out_dir_for(plan.journal.path)
     target = base_dir / str(plan.id)
     target.mkdir(parents=True, exist_ok=True)
-    r = make_runner(plan, runner, nb, ref, start_timeout, workers)
+    r = make_runner(plan, runner, nb, ref, start_timeout, workers, scheduler)
     recorded_how = {
         "runner": runner,
         "notebook": nb if runner != "process" else None,
@@ -265,6 +269,8 @@ def start(
         "workers": workers,
         "timeout": timeout,
     }
+    if runner == "dask" and isinstance(scheduler, str):
+        recorded_how["scheduler"] = scheduler
     try:
         plan.journal.storage.set_sweep_how(plan.id, canonical(recorded_how, "how"))
         plan.how.clear()
@@ -287,12 +293,13 @@ def run(
     timeout: float | None = None,
     start_timeout: float = 60.0,
     out_dir: str | os.PathLike[str] | None = None,
+    scheduler: Any = None,
     progress: bool | None = None,
 ) -> SweepResult:
     """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
     ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False.
     Options not given are the ones the sweep last ran with (see ``start``)."""
-    h = start(plan, notebook, fn, workers, runner, only, timeout, start_timeout, out_dir)
+    h = start(plan, notebook, fn, workers, runner, only, timeout, start_timeout, out_dir, scheduler)
     return h.wait(show=progress)
 
 

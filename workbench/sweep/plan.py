@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     from ..journal import Journal
 
-RUNNERS = ("papermill", "warm", "process")
+RUNNERS = ("papermill", "warm", "process", "dask")
 
 
 @dataclass(frozen=True)

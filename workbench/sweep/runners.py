@@ -11,6 +11,8 @@
 - ``"process"``: a Python function ``fn(journal_path, branch_id, params)`` (given as
   ``"module:function"`` or an importable function) in a fresh worker process per fork; the
   worker imports only workbench and the function's module.
+- ``"dask"``: the same function (or template) as tasks on a Dask cluster
+  (``workbench.sweep.cluster``).
 """
 
 from __future__ import annotations
@@ -40,13 +42,13 @@ class _Context:
 
     def __init__(
         self,
-        plan: SweepPlan,
+        journal_path: str,
         fork: Fork,
         out_dir: Path,
         cancel: threading.Event,
         timeout: float | None,
     ) -> None:
-        self.plan = plan
+        self.journal_path = journal_path
         self.fork = fork
         self.out_dir = out_dir
         self.cancel = cancel
@@ -74,7 +76,7 @@ class _Context:
         """What the template receives: journal, branch, the fork's params, and all of them as
         JSON in ``fork_params`` (for generic templates)."""
         out = {
-            "journal": self.plan.journal.path,
+            "journal": self.journal_path,
             "branch": self.fork.branch,
             **self.fork.params,
             "fork_params": json.dumps(self.fork.params),
@@ -99,7 +101,7 @@ class ProcessRunner:
             "-m",
             "workbench.sweep.worker",
             self.fn,
-            ctx.plan.journal.path,
+            ctx.journal_path,
             str(ctx.fork.branch),
             json.dumps(ctx.fork.params),
         ]
@@ -451,9 +453,28 @@ def make_runner(
     fn: str | None,
     start_timeout: float,
     workers: int = 1,
+    scheduler: Any = None,
 ) -> Any:
+    """The runner for a sweep, its every argument checked before a kernel or worker starts.
+    ``"dask"`` runs the template (with papermill) or else the fork function as tasks on
+    ``scheduler`` (a Client, an address, or None for a LocalCluster)."""
     if runner not in RUNNERS:
         raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
+    if scheduler is not None and runner != "dask":
+        raise InvalidValue(f"scheduler= is for the dask runner, not {runner!r}")
+    if runner == "dask":
+        from .cluster import DaskRunner
+
+        if notebook is not None:
+            declared_params.of_notebook(notebook)
+            return DaskRunner(
+                plan.journal.path, "papermill", notebook, start_timeout, workers, scheduler
+            )
+        if fn is None:
+            raise InvalidValue(
+                "the dask runner needs fn= (a function or 'module:function') or notebook="
+            )
+        return DaskRunner(plan.journal.path, "process", fn, start_timeout, workers, scheduler)
     if runner == "process":
         if fn is None:
             raise InvalidValue("the process runner needs fn= (a function or 'module:function')")

@@ -18,6 +18,7 @@ from ..bundled import resolve_notebook
 from ..errors import InvalidValue, WorkbenchError
 from ..journal import Journal
 from ..sweep import parse_grid
+from ..sweep.cluster import runners_here
 
 
 class SweepLauncher(w.VBox):
@@ -65,9 +66,7 @@ class SweepLauncher(w.VBox):
         self.seeds = w.BoundedIntText(value=seeds, min=0, max=1000, description="seeds")
         self.workers = w.BoundedIntText(value=workers, min=1, max=64, description="workers")
         default_runner = runner or ("papermill" if self.notebook else "process")
-        self.runner = w.Dropdown(
-            options=list(sweeps.RUNNERS), value=default_runner, description="runner"
-        )
+        self.runner = w.Dropdown(options=runners_here(), value=default_runner, description="runner")
         self.launch_button = w.Button(
             description="Launch sweep", button_style="primary", icon="play"
         )
@@ -139,19 +138,26 @@ class SweepLauncher(w.VBox):
             raise InvalidValue("a sweep is still running; cancel it or wait for it to finish")
         grid = parse_grid(self.grid.value)
         seeds = self.seeds.value or None
-        runner = self.runner.value
-        fn = self.fn if runner == "process" else None
+        fn, notebook = self._target()
         self.plan = sweeps.plan(
             self.journal,
             self.branch.value,
             self.seq.value,
             grid,
             seeds=seeds,
-            notebook=self.notebook if runner != "process" else None,
+            notebook=notebook,
             fn=fn,
         )
         self.sweep_id = self.plan.id
         return self._start(None)
+
+    def _target(self) -> tuple[Any, Any]:
+        """(fork function, template) for the chosen runner: process runs the function,
+        papermill and warm the template, dask the function if there is one."""
+        runner = self.runner.value
+        if runner == "process" or (runner == "dask" and self.fn is not None):
+            return self.fn, None
+        return None, self.notebook
 
     def rerun_failed(self) -> sweeps.SweepHandle:
         """Run again the forks of the last sweep that failed."""
@@ -162,10 +168,10 @@ class SweepLauncher(w.VBox):
     def _start(self, only: str | None) -> sweeps.SweepHandle:
         assert self.plan is not None
         runner = self.runner.value
-        fn = self.fn if runner == "process" else None
+        fn, notebook = self._target()
         self.handle = sweeps.start(
             self.plan,
-            notebook=self.notebook if runner != "process" else None,
+            notebook=notebook,
             fn=fn,
             workers=self.workers.value,
             runner=runner,

@@ -389,15 +389,27 @@ function sweepForm(sel: Selection): Widget {
   const runner = el('select');
   runner.name = 'runner';
   ['process', 'papermill', 'warm'].forEach(r => runner.append(new Option(r, r)));
+  // the runners this server can use (dask when Dask distributed is installed there)
+  void api<{ runners?: string[] }>('journals').then(res => {
+    for (const r of res.runners || []) {
+      if (!Array.from(runner.options).some(o => o.value === r)) {
+        runner.append(new Option(r, r));
+      }
+    }
+  });
   const notebook = el('input');
   notebook.name = 'notebook';
   notebook.placeholder = 'templates/auditor_fork.ipynb (papermill / warm)';
+  const scheduler = el('input');
+  scheduler.name = 'scheduler';
+  scheduler.placeholder = 'dask: tcp://host:8786 (empty: a LocalCluster)';
   body.node.append(el('div', 'lithify-subtitle', `${sel.journal} · branch ${sel.branch} · at seq ${sel.seq}`));
   row('grid', grid);
   row('seeds', seeds);
   row('workers', workers);
   row('runner', runner);
   row('notebook', notebook);
+  row('scheduler', scheduler);
   return body;
 }
 
@@ -478,7 +490,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
               seeds: Number(value('seeds')) || null,
               workers: Number(value('workers')) || 2,
               runner: value('runner'),
-              notebook: value('notebook') || null
+              notebook: value('notebook') || null,
+              scheduler: value('scheduler') || null
             })
           });
           await app.commands.execute('lithify:open-results', { journal: sel.journal, sweep: started.sweep });

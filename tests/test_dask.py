@@ -1,0 +1,151 @@
+"""Sweeps on a real Dask cluster (a LocalCluster of 2 worker processes): forks as tasks writing
+to the journal, on SQLite (LocalCluster only) and PostgreSQL, a worker killed mid-sweep, a
+cancel, a failed fork, a killed coordinator resumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from workbench import Journal, sweep
+from workbench.errors import InvalidValue
+
+distributed = pytest.importorskip("distributed")
+
+pytestmark = pytest.mark.slow
+TESTS = str(Path(__file__).parent)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    os.environ["PYTHONPATH"] = TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")
+    c = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
+    )
+    client = distributed.Client(c)
+    yield client
+    client.close()
+    c.close()
+
+
+def base(path: str) -> int:
+    with Journal.open(path) as j:
+        return j.root().apply({"start": 1})
+
+
+def test_a_dask_sweep_on_sqlite_runs_every_fork(cluster, tmp_path: Path) -> None:
+    db = str(tmp_path / "s.db")
+    at = base(db)
+    with Journal.open(db) as j:
+        log = tmp_path / "log.txt"
+        s = sweep.plan(j, base=0, at=at, grid={"x": [1, 2, 3, 4], "log": [str(log)]})
+        result = sweep.run(s, fn="sweep_fns:counted", runner="dask", scheduler=cluster)
+        assert result.ok, result
+        m = j.matrix()
+        assert sorted(m.filter(m["metric"] == "score")["value"].to_list()) == [2, 4, 6, 8]
+        assert {r.runner for r in j.storage.runs(s.id)} == {"dask"}
+        assert len(log.read_text().splitlines()) == 20  # each effect ran once
+
+
+def test_a_sqlite_journal_refuses_a_remote_scheduler(tmp_path: Path) -> None:
+    db = str(tmp_path / "r.db")
+    at = base(db)
+    with Journal.open(db) as j:
+        s = sweep.plan(j, base=0, at=at, grid={"x": [1]})
+        with pytest.raises(InvalidValue, match="not shared between machines"):
+            sweep.run(s, fn="sweep_fns:counted", runner="dask", scheduler="tcp://10.0.0.1:8786")
+        assert {r.status for r in j.storage.runs(s.id)} == {"pending"}  # nothing ran
+
+
+def test_failed_and_cancelled_forks_keep_their_error(cluster, tmp_path: Path) -> None:
+    db = str(tmp_path / "f.db")
+    at = base(db)
+    with Journal.open(db) as j:
+        s = sweep.plan(j, base=0, at=at, grid={"x": [1, 2]})
+        result = sweep.run(s, fn="sweep_fns:boom", runner="dask", scheduler=cluster)
+        assert not result.ok
+        errors = [r.error for r in j.storage.runs(s.id)]
+        assert all(e is not None and "no luck" in e for e in errors)
+        slow = sweep.plan(j, base=0, at=at, grid={"sleep": [30, 30]})
+        h = sweep.start(slow, fn="sweep_fns:sleepy", runner="dask", scheduler=cluster)
+        time.sleep(2)
+        t0 = time.monotonic()
+        h.cancel()
+        h.wait(timeout=30, show=False)
+        assert time.monotonic() - t0 < 15  # the running tasks were stopped, not waited for
+        assert {r.status for r in j.storage.runs(slow.id)} == {"cancelled"}
+
+
+def test_a_killed_worker_s_fork_is_retried_on_postgresql(cluster, pg, pg_db, tmp_path) -> None:
+    url = pg.url(pg_db, journal=f"d_{uuid.uuid4().hex[:10]}")
+    at = base(url)
+    log = tmp_path / "log.txt"
+    with Journal.open(url) as j:
+        grid = {"x": [1, 2, 3, 4], "log": [str(log)], "sleep": [0.5]}
+        s = sweep.plan(j, base=0, at=at, grid=grid)
+        h = sweep.start(s, fn="sweep_fns:counted", runner="dask", scheduler=cluster, workers=2)
+        deadline = time.monotonic() + 60
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        pids = cluster.run(os.getpid)
+        os.kill(next(iter(pids.values())), signal.SIGKILL)  # a worker dies mid-fork
+        result = h.wait(timeout=180, show=False)
+        assert result.ok, [r.error for r in j.storage.runs(s.id)]
+        m = j.matrix()
+        assert sorted(m.filter(m["metric"] == "score")["value"].to_list()) == [2, 4, 6, 8]
+        lines = log.read_text().splitlines()
+        # every effect committed once; only one cut short by the kill may have run twice
+        assert set(lines) == {f"{f.branch}:{k}" for f in s.forks for k in range(5)}
+        assert len(lines) - len(set(lines)) <= 2
+        assert j.verify().ok
+
+
+COORDINATOR = """
+import sys
+from workbench import Journal, sweep
+url, at, log = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+with Journal.open(url) as j:
+    s = sweep.plan(j, base=0, at=at, grid={"x": [1, 2, 3, 4, 5, 6], "log": [log],
+                   "sleep": [0.4]})
+    print(s.id, flush=True)
+    sweep.run(s, fn="sweep_fns:counted", runner="dask", workers=2, progress=False)
+"""
+
+
+def test_a_killed_coordinator_is_resumed(pg, pg_db, tmp_path: Path) -> None:
+    url = pg.url(pg_db, journal=f"c_{uuid.uuid4().hex[:10]}")
+    at = base(url)
+    log = tmp_path / "log.txt"
+    env = {**os.environ, "PYTHONPATH": TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    proc = subprocess.Popen(
+        [sys.executable, "-c", COORDINATOR, url, str(at), str(log)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
+    assert proc.stdout is not None
+    sweep_id = int(proc.stdout.readline())
+    deadline = time.monotonic() + 60
+    while (not log.exists() or len(log.read_text().splitlines()) < 6) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.05)
+    os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its LocalCluster
+    proc.communicate()
+    with Journal.open(url) as j:
+        assert any(r.status != "finished" for r in j.storage.runs(sweep_id))
+        result = sweep.resume(j, sweep_id, progress=False)
+        assert result.ok
+        assert {r.status for r in j.storage.runs(sweep_id)} == {"finished"}
+        m = j.matrix()
+        assert len(m.filter(m["metric"] == "score")) == 6
+        assert j.verify().ok

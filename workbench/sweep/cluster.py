@@ -1,0 +1,224 @@
+"""The ``"dask"`` runner: each fork is a task on a Dask distributed cluster (``pip install
+'lithify-workbench[dask]'``).
+
+The task runs the same thing the other runners run, on the worker that picked it up: the fork
+function in a fresh process (``"process"``) or the template in a fresh kernel with papermill, so
+a cancel can stop it (a task polls the sweep's cancel ``Event`` and kills its process or kernel)
+and a worker's death ends it too. The scheduler reschedules a dead worker's task elsewhere; the
+fork continues from its own head and its committed effects are read back, not re-run.
+
+Workers write to the journal directly, so the journal must be reachable from them: a
+PostgreSQL URL for a remote cluster; an SQLite file only with a ``LocalCluster`` on this
+machine (``scheduler=None``, or a ``Client`` of one).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..errors import ForkFailed, InvalidValue
+from ..storage import is_url
+from .plan import Fork
+
+
+def _distributed() -> Any:
+    try:
+        import distributed
+    except ImportError:
+        raise InvalidValue(
+            "the dask runner needs Dask distributed: pip install 'lithify-workbench[dask]'"
+        ) from None
+    return distributed
+
+
+def available() -> bool:
+    """Whether the dask runner can be offered (Dask distributed is installed)."""
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def runners_here() -> list[str]:
+    """The runners this installation can use (dask only with Dask distributed installed)."""
+    from .plan import RUNNERS
+
+    return [r for r in RUNNERS if r != "dask" or available()]
+
+
+def run_on_worker(
+    kind: str,
+    target: str,
+    journal: str,
+    branch: int,
+    params: dict[str, Any],
+    out_dir: str,
+    timeout: float | None,
+    start_timeout: float,
+    function: str | None,
+    cancel_name: str,
+) -> dict[str, Any]:
+    """The task: run one fork here with the process or papermill runner; the outcome as data
+    ({"notebook"} or {"error"}), so nothing but JSON-safe values travels back."""
+    import distributed
+
+    from .runners import PapermillRunner, ProcessRunner, _Context
+
+    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    cancel = threading.Event()
+    ctx = _Context(journal, Fork(branch, params), Path(out_dir), cancel, timeout)
+    ctx.function = function
+    runner: Any = (
+        ProcessRunner(target) if kind == "process" else PapermillRunner(target, start_timeout)
+    )
+    done = threading.Event()
+
+    def watch() -> None:  # the coordinator's cancel reaches a running task through the Event
+        flag = distributed.Event(cancel_name)
+        while not done.is_set():
+            try:
+                if flag.wait(timeout=0.5):
+                    cancel.set()
+                    ctx.stop()
+                    return
+            except Exception:  # noqa: BLE001 (the scheduler went away: the task ends with it)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        return {"notebook": runner.run_fork(ctx)}
+    except ForkFailed as e:
+        if cancel.is_set():
+            return {"error": {"ename": "Cancelled", "evalue": "the sweep was cancelled"}}
+        return {"error": e.error}
+    finally:
+        done.set()
+        runner.close()
+
+
+class DaskRunner:
+    """Runs each fork as a task on a Dask cluster (see the module docstring)."""
+
+    name = "dask"
+
+    def __init__(
+        self,
+        journal: str,
+        kind: str,
+        target: str,
+        start_timeout: float,
+        workers: int,
+        scheduler: Any = None,
+    ) -> None:
+        distributed = _distributed()
+        self.kind, self.target, self.start_timeout = kind, target, start_timeout
+        self.cancel_name = f"lithify-cancel-{uuid.uuid4().hex}"
+        self._own: list[Any] = []  # what this runner started and must close
+        if scheduler is None:
+            cluster = distributed.LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=40,
+            )
+            self.client = distributed.Client(cluster)
+            self._own = [self.client, cluster]
+        elif isinstance(scheduler, str):
+            if not is_url(journal):
+                raise InvalidValue(
+                    f"the dask runner with a scheduler address needs a journal every worker can "
+                    f"reach: {journal} is an SQLite file, which is not shared between machines. "
+                    "Use a PostgreSQL journal (--db postgresql://...; `lithify clone` copies this "
+                    "one there), or no scheduler for a LocalCluster on this machine"
+                )
+            try:
+                self.client = distributed.Client(scheduler, timeout=30)
+            except Exception as e:  # noqa: BLE001 (the address is the one thing that varies)
+                raise InvalidValue(
+                    f"cannot reach the Dask scheduler at {scheduler}: {e}; start one with "
+                    "`dask scheduler` and give its address (tcp://host:8786)"
+                ) from None
+            self._own = [self.client]
+        elif hasattr(scheduler, "submit") and hasattr(scheduler, "scheduler_info"):
+            cluster = getattr(scheduler, "cluster", None)
+            if not is_url(journal) and not isinstance(cluster, distributed.LocalCluster):
+                raise InvalidValue(
+                    f"this Client's cluster may run on other machines, and {journal} is an "
+                    "SQLite file, which is not shared between machines: use a PostgreSQL journal, "
+                    "or a Client of a LocalCluster"
+                )
+            self.client = scheduler
+        else:
+            raise InvalidValue(
+                "scheduler is a distributed.Client, an address like tcp://host:8786, or None "
+                f"(a LocalCluster here), not {scheduler!r}"
+            )
+        self.address = str(self.client.scheduler.address)
+        self._event = distributed.Event(self.cancel_name, client=self.client)
+
+    def run_fork(self, ctx: Any) -> str | None:
+        distributed = _distributed()
+        future = self.client.submit(
+            run_on_worker,
+            self.kind,
+            self.target,
+            ctx.journal_path,
+            ctx.fork.branch,
+            ctx.fork.params,
+            str(ctx.out_dir),
+            ctx.timeout,
+            self.start_timeout,
+            ctx.function,
+            self.cancel_name,
+            key=f"lithify-fork-{ctx.fork.branch}-{uuid.uuid4().hex[:8]}",
+            pure=False,
+        )
+
+        def stop() -> None:
+            self._event.set()
+            future.cancel()
+
+        ctx.on_stop(stop)
+        try:
+            outcome = future.result()
+        except distributed.client.FutureCancelledError:
+            raise ForkFailed(
+                "cancelled", ename="Cancelled", evalue="the sweep was cancelled"
+            ) from None
+        except distributed.KilledWorker as e:
+            raise ForkFailed("worker died", ename="KilledWorker", evalue=str(e)[:2000]) from None
+        except Exception as e:  # noqa: BLE001 (the task itself raised: a runner bug, reported)
+            if ctx.cancel.is_set():
+                raise ForkFailed(
+                    "cancelled", ename="Cancelled", evalue="the sweep was cancelled"
+                ) from None
+            raise ForkFailed("task failed", ename=type(e).__name__, evalue=str(e)[:2000]) from None
+        finally:
+            ctx.on_stop(None)
+        if "error" in outcome:
+            raise ForkFailed("fork failed", **outcome["error"])
+        nb = outcome.get("notebook")
+        return str(nb) if nb else None
+
+    def close(self) -> None:
+        for thing in self._own:
+            try:
+                thing.close()
+            except Exception:  # noqa: BLE001 (closing: nothing left to save)
+                pass
+        self._own = []
+
+
+def out_dir_for(journal: str) -> Path:
+    """Where executed notebooks go by default: beside a journal file, or ./lithify-runs for a
+    PostgreSQL journal."""
+    if is_url(journal):
+        return Path(os.getcwd()) / "lithify-runs"
+    return Path(journal).resolve().parent / "runs"
