@@ -240,5 +240,6 @@ def test_an_immediate_server_stop_loses_what_the_durability_mode_says(
         assert j.verify().ok  # whatever survived is a whole, correctly chained prefix
         if durability in ("process", "fsync"):
             assert head >= last  # every acknowledged event survived the crash
-        else:
-            assert head <= last + 1  # lazy: the last acknowledged flushes may be gone
+        # lazy (synchronous_commit = off): the last ~0.6 s of acknowledged flushes may be gone,
+        # never a gap or a broken chain (checked by verify above)
+        assert [e.seq for e in j.root().history()] == list(range(1, head + 1))

@@ -85,7 +85,7 @@ def schema_sql(s: str) -> list[str]:
         f'CREATE INDEX branches_parent ON "{s}".branches(parent)',
         f'CREATE SEQUENCE "{s}".events_position',
         f"""CREATE TABLE "{s}".events (
-            position BIGINT PRIMARY KEY,
+            position BIGINT PRIMARY KEY DEFAULT nextval('"{s}".events_position'),
             branch BIGINT NOT NULL,
             seq BIGINT NOT NULL,
             kind TEXT NOT NULL,
@@ -132,16 +132,16 @@ def schema_sql(s: str) -> list[str]:
             runner TEXT, notebook TEXT, error TEXT, started BIGINT, finished BIGINT,
             wall_ms DOUBLE PRECISION)""",
         # Every insert: take the journal's transaction lock (positions in commit order), check
-        # that the event follows its branch's stored head (skipped for the one branch a batch
-        # checked itself, see PostgresStorage._trust), then number it.
+        # that the event follows its branch's stored head, then number it. A long batch of one
+        # branch checks its first event and takes the lock itself, then marks its branch as
+        # trusted for its transaction (PostgresStorage._trust): its rows skip the trigger and
+        # take their position from the column default, still under the lock.
         f"""CREATE FUNCTION "{s}".events_insert() RETURNS trigger LANGUAGE plpgsql
             SET search_path = "{s}" AS $$
             BEGIN
               PERFORM pg_advisory_xact_lock({key});
-              IF current_setting('lithify.trusted_branch', true) IS DISTINCT FROM
-                 NEW.branch::text
-                 AND NOT EXISTS (SELECT 1 FROM events WHERE branch = NEW.branch
-                                 AND seq = NEW.seq - 1)
+              IF NOT EXISTS (SELECT 1 FROM events WHERE branch = NEW.branch
+                             AND seq = NEW.seq - 1)
                  AND NOT EXISTS (SELECT 1 FROM branches WHERE id = NEW.branch
                                  AND fork_seq = NEW.seq - 1) THEN
                 RAISE EXCEPTION '{APPEND_REFUSED}' USING ERRCODE = 'integrity_constraint_violation';
@@ -149,8 +149,10 @@ def schema_sql(s: str) -> list[str]:
               NEW.position := nextval('events_position');
               RETURN NEW;
             END $$""",
-        f"""CREATE TRIGGER events_insert BEFORE INSERT ON "{s}".events
-            FOR EACH ROW EXECUTE FUNCTION "{s}".events_insert()""",
+        f"""CREATE TRIGGER events_insert BEFORE INSERT ON "{s}".events FOR EACH ROW
+            WHEN (current_setting('lithify.trusted_branch', true) IS DISTINCT FROM
+                  NEW.branch::text)
+            EXECUTE FUNCTION "{s}".events_insert()""",
         f"""CREATE FUNCTION "{s}".events_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN RAISE EXCEPTION 'lithify events are append-only'; END $$""",
         f"""CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON "{s}".events

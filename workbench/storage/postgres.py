@@ -412,16 +412,25 @@ class PostgresStorage:
         self, branch: int, first_seq: int, seqs: Sequence[int], branches: Sequence[int]
     ) -> None:
         """For a long batch of one branch's consecutive events, inside its transaction: check
-        once that it follows the stored head, and spare the trigger that check on every row
-        (the unique key still refuses a concurrent writer's event at any of its seqs)."""
+        once that it follows the stored head and spare its rows the trigger (the unique key
+        still refuses a concurrent writer's event at any of its seqs)."""
         if len(seqs) < TRIGGERLESS_BATCH:
             return
         if any(b != branch for b in branches) or list(seqs) != list(
             range(first_seq, first_seq + len(seqs))
         ):
             return  # not one branch's consecutive events: every row is checked
+        self._take_branch(branch, first_seq)
+
+    def _take_branch(self, branch: int, first_seq: int) -> None:
+        """Inside a transaction: take the journal's write lock (what the trigger would, so
+        positions still follow commit order), check that ``first_seq`` follows the branch's
+        stored head, and mark the branch trusted for this transaction only."""
+        self.conn.execute(
+            "SELECT pg_advisory_xact_lock(%s), set_config('lithify.trusted_branch', %s, true)",
+            (lock_key(self.journal), str(branch)),
+        )
         self._check_follows(branch, first_seq)
-        self.conn.execute("SELECT set_config('lithify.trusted_branch', %s, true)", (str(branch),))
 
     def _check_follows(self, branch: int, first_seq: int) -> None:
         before = first_seq - 1
@@ -454,10 +463,7 @@ class PostgresStorage:
             try:
                 with self.atomic():
                     w = self._writer_id()
-                    self._check_follows(branch, first_seq)
-                    self.conn.execute(
-                        "SELECT set_config('lithify.trusted_branch', %s, true)", (str(branch),)
-                    )
+                    self._take_branch(branch, first_seq)
                     with self.conn.cursor() as cur:
                         with cur.copy(
                             "COPY events (branch, seq, kind, hash, parent_hash, ts, payload, "
