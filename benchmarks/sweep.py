@@ -1,14 +1,16 @@
 """Sweep benchmark: 6 auditor forks with 200 ms model latency on 2 workers, per runner.
 
-For each runner (process, papermill, warm) the sweep's wall time is compared with the ideal
+For each runner (process, papermill, warm, dask) the sweep's wall time is compared with the ideal
 parallel time (the forks' own work, measured in this process, divided by the workers); the
 difference, spread over the forks, is the runner's overhead per fork (start-up included).
 "steady/fork" is the median fork's wall minus the median fork's own work: the cost of one
 more fork once the runner is up (for the warm pool, with its kernels already started).
+The dask runner's wall includes starting its LocalCluster (2 worker processes); "dask (warm
+cluster)" runs on a cluster started before the clock starts, as a team's running cluster is.
 Baseline: the same forks run one after another in this process.
-Writes benchmarks/results/sweep.json.
+Writes benchmarks/results/sweep.json (only the runners run are replaced).
 
-    python benchmarks/sweep.py [--forks 6] [--workers 2] [--latency-ms 200]
+    python benchmarks/sweep.py [--forks 6] [--workers 2] [--latency-ms 200] [--runners a,b]
 """
 
 from __future__ import annotations
@@ -55,7 +57,9 @@ def main() -> None:
     ap.add_argument("--forks", type=int, default=6)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--latency-ms", type=int, default=200)
+    ap.add_argument("--runners", default="process,papermill,warm,dask,dask-warm")
     args = ap.parse_args()
+    chosen = args.runners.split(",")
     os.environ["AUDITOR_SLOW_MS"] = str(args.latency_ms)
     budgets = [BUDGETS[i % len(BUDGETS)] for i in range(args.forks)]
     rows = {}
@@ -65,23 +69,42 @@ def main() -> None:
         work = inline_work(path, at, args.forks, args.latency_ms)
         sequential = sum(work)
         ideal = sequential / args.workers
-        for runner in ("process", "papermill", "warm"):
+        for name in chosen:
+            runner = "dask" if name.startswith("dask") else name
+            uses_fn = runner in ("process", "dask")
+            client = None
+            if name == "dask-warm":
+                import distributed
+
+                cluster = distributed.LocalCluster(
+                    n_workers=args.workers,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=":0",
+                    silence_logs=40,
+                )
+                client = distributed.Client(cluster)
             with Journal.open(path, AuditState) as j:
                 p = sweep.plan(
                     j,
                     0,
                     at,
                     {"budget": budgets},
-                    notebook=TEMPLATE if runner != "process" else None,
-                    fn="workbench.agents.auditor:run_fork" if runner == "process" else None,
+                    notebook=None if uses_fn else TEMPLATE,
+                    fn="workbench.agents.auditor:run_fork" if uses_fn else None,
                 )
                 t = time.perf_counter()
-                result = sweep.run(p, runner=runner, workers=args.workers, progress=False)
+                result = sweep.run(
+                    p, runner=runner, workers=args.workers, progress=False, scheduler=client
+                )
                 wall = time.perf_counter() - t
+            if client is not None:
+                client.close()
+                cluster.close()
                 assert result.ok, result
             overhead = max(0.0, (wall - ideal) * args.workers / args.forks)
             fork_median = statistics.median(f.wall_s or 0 for f in result.forks)
-            rows[runner] = {
+            rows[name] = {
                 "wall_s": wall,
                 "ideal_s": ideal,
                 "efficiency": ideal / wall,
@@ -90,6 +113,9 @@ def main() -> None:
                 "steady_overhead_per_fork_s": max(0.0, fork_median - statistics.median(work)),
             }
     targets = {"process_efficiency": 0.8, "papermill_overhead_s": 1.0, "warm_overhead_s": 0.25}
+    previous = RESULTS / "sweep.json"
+    if previous.exists():  # keep the runners not run this time
+        rows = {**json.loads(previous.read_text()).get("runners", {}), **rows}
     result_doc = {
         "forks": args.forks,
         "workers": args.workers,
@@ -103,7 +129,9 @@ def main() -> None:
             "papermill_overhead": rows["papermill"]["overhead_per_fork_s"] <= 1.0,
             "warm_overhead": rows["warm"]["overhead_per_fork_s"] <= 0.25,
             "warm_steady_overhead": rows["warm"]["steady_overhead_per_fork_s"] <= 0.25,
-        },
+        }
+        if {"process", "papermill", "warm"} <= set(rows)
+        else {},
     }
     print(
         f"{args.forks} forks x ~{statistics.median(work):.2f} s of work ({args.latency_ms} ms "
@@ -117,10 +145,12 @@ def main() -> None:
     )
     goal = {"process": "≥ 80% ideal", "papermill": "≤ 1 s", "warm": "≤ 0.25 s"}
     for runner, r in rows.items():
+        if runner not in chosen:
+            continue
         print(
             f"{runner:<12}{r['wall_s']:>9.2f}{sequential / r['wall_s']:>9.2f}x"
             f"{r['efficiency']:>9.0%}"
-            f"{r['overhead_per_fork_s']:>14.2f}s{r['steady_overhead_per_fork_s']:>12.2f}s{goal[runner]:>14}"
+            f"{r['overhead_per_fork_s']:>14.2f}s{r['steady_overhead_per_fork_s']:>12.2f}s{goal.get(runner, ''):>14}"
         )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "sweep.json").write_text(json.dumps(result_doc, indent=2) + "\n")
