@@ -154,8 +154,8 @@ def build_observations(url: str, branches: int, per_branch: int) -> None:
             with (
                 c.cursor() as cur,
                 cur.copy(
-                    "COPY events (branch, seq, kind, hash, parent_hash, ts, payload, metric, value) "
-                    "FROM STDIN (FORMAT BINARY)"
+                    "COPY events (branch, seq, kind, hash, parent_hash, ts, payload, metric, "
+                    "value) FROM STDIN (FORMAT BINARY)"
                 ) as cp,
             ):
                 cp.set_types(

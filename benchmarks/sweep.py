@@ -150,7 +150,8 @@ def main() -> None:
         print(
             f"{runner:<12}{r['wall_s']:>9.2f}{sequential / r['wall_s']:>9.2f}x"
             f"{r['efficiency']:>9.0%}"
-            f"{r['overhead_per_fork_s']:>14.2f}s{r['steady_overhead_per_fork_s']:>12.2f}s{goal.get(runner, ''):>14}"
+            f"{r['overhead_per_fork_s']:>14.2f}s{r['steady_overhead_per_fork_s']:>12.2f}s"
+            f"{goal.get(runner, ''):>14}"
         )
     RESULTS.mkdir(exist_ok=True)
     (RESULTS / "sweep.json").write_text(json.dumps(result_doc, indent=2) + "\n")
