@@ -5,12 +5,21 @@ durability under a killed client and an immediate server stop."""
 from __future__ import annotations
 
 import hashlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
 
 import pytest
+from conftest import Ctx
 from pg_server import PgServer
 from storage_contract import IntentStoreContract, StorageContract
 
+from workbench import BranchConflict, Journal
+from workbench.errors import InvalidValue, NotFound, StorageError
 from workbench.storage import IntentStore, Storage, open_storage
 
 
@@ -48,16 +57,6 @@ class TestPgIntents(IntentStoreContract):
 
 # -- the journal on PostgreSQL ----------------------------------------------------------------
 
-import signal  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
-import time  # noqa: E402
-import uuid  # noqa: E402
-
-from conftest import Ctx  # noqa: E402
-
-from workbench import BranchConflict, Journal  # noqa: E402
-from workbench.errors import InvalidValue, NotFound, StorageError  # noqa: E402
 
 WORKER = str(Path(__file__).parent / "workers" / "pg_worker.py")
 
@@ -243,3 +242,28 @@ def test_an_immediate_server_stop_loses_what_the_durability_mode_says(
         # lazy (synchronous_commit = off): the last ~0.6 s of acknowledged flushes may be gone,
         # never a gap or a broken chain (checked by verify above)
         assert [e.seq for e in j.root().history()] == list(range(1, head + 1))
+
+
+def test_the_cli_takes_a_url_wherever_it_takes_a_path(pg: PgServer, pg_db: str) -> None:
+    from cli import lithify
+
+    url = fresh(pg, pg_db)
+    with Journal.open(url) as j:
+        j.root().apply({"note": "a timeout in the pool"})
+        j.root().observe("recall", 0.5)
+    out = lithify("--db", url, "verify")
+    assert out.returncode == 0 and "ok" in out.stdout
+    assert "***" not in out.stdout
+    hist = lithify("history", "--json", env={**os.environ, "LITHIFY_DB": url})
+    assert hist.returncode == 0 and '"seq": 2' in hist.stdout
+    found = lithify("--db", url, "search", "timeout")
+    assert found.returncode == 0 and "timeout" in found.stdout
+    missing = lithify("--db", fresh(pg, pg_db), "history")
+    assert missing.returncode == 1 and "no journal" in missing.stderr
+
+
+def test_a_password_never_appears_in_an_error(pg: PgServer) -> None:
+    url = f"postgresql://someone:s3cret@127.0.0.1:{pg.port}/nowhere"
+    with pytest.raises(StorageError, match="role") as caught:
+        Journal.open(url)
+    assert "s3cret" not in str(caught.value) and "***" in str(caught.value)
