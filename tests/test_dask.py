@@ -23,16 +23,34 @@ pytestmark = pytest.mark.slow
 TESTS = str(Path(__file__).parent)
 
 
+def with_tests_on_path() -> str:
+    """PYTHONPATH with tests/ first (where the fork functions live), and no empty entry (an
+    empty entry is the working directory: a child would find the repository's metadata)."""
+    return os.pathsep.join(p for p in (TESTS, os.environ.get("PYTHONPATH", "")) if p)
+
+
 @pytest.fixture(scope="module")
 def cluster():
-    os.environ["PYTHONPATH"] = TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")
-    c = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0", silence_logs=40
-    )
-    client = distributed.Client(c)
-    yield client
-    client.close()
-    c.close()
+    # the workers are processes started now: they take this environment (restored after)
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = with_tests_on_path()
+    try:
+        c = distributed.LocalCluster(
+            n_workers=2,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=":0",
+            silence_logs=40,
+        )
+        client = distributed.Client(c)
+        yield client
+        client.close()
+        c.close()
+    finally:
+        if saved is None:
+            os.environ.pop("PYTHONPATH", None)
+        else:
+            os.environ["PYTHONPATH"] = saved
 
 
 def base(path: str) -> int:
@@ -120,11 +138,14 @@ with Journal.open(url) as j:
 """
 
 
-def test_a_killed_coordinator_is_resumed(pg, pg_db, tmp_path: Path) -> None:
+def test_a_killed_coordinator_is_resumed(
+    pg, pg_db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PYTHONPATH", with_tests_on_path())  # for the resumed sweep's cluster
     url = pg.url(pg_db, journal=f"c_{uuid.uuid4().hex[:10]}")
     at = base(url)
     log = tmp_path / "log.txt"
-    env = {**os.environ, "PYTHONPATH": TESTS + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    env = {**os.environ, "PYTHONPATH": with_tests_on_path()}
     proc = subprocess.Popen(
         [sys.executable, "-c", COORDINATOR, url, str(at), str(log)],
         stdout=subprocess.PIPE,

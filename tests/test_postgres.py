@@ -267,3 +267,56 @@ def test_a_password_never_appears_in_an_error(pg: PgServer) -> None:
     with pytest.raises(StorageError, match="role") as caught:
         Journal.open(url)
     assert "s3cret" not in str(caught.value) and "***" in str(caught.value)
+
+
+def test_redaction_hides_a_password_wherever_the_url_carries_it() -> None:
+    from workbench.storage import redacted
+
+    assert redacted("postgresql://u:pw@h/db?journal=x") == "postgresql://u:***@h/db?journal=x"
+    assert "pw" not in redacted("postgresql://u@h/db?password=pw&journal=x")
+
+
+def test_a_journal_shows_no_password_but_reopens_with_it(pg: PgServer, pg_db: str) -> None:
+    url = pg.url(pg_db, journal=f"t_{uuid.uuid4().hex[:12]}")
+    with_password = url.replace(f"{pg.user}@", f"{pg.user}:anything@")  # trust auth ignores it
+    with Journal.open(with_password) as j:
+        assert "anything" not in j.path and j.location == with_password
+        assert "anything" not in str(j.verify())
+
+
+def test_a_batch_inside_a_transaction_does_not_leave_its_branch_unchecked(
+    pg: PgServer, pg_db: str
+) -> None:
+    from storage_contract import Chain
+
+    store = open_storage(fresh(pg, pg_db), "process")
+    try:
+        chain = Chain()
+        rows = [(chain.row(f'{{"i":{i}}}'), "plain") for i in range(300)]  # a trusted batch
+        gap = Chain(0, 999, chain.parent)
+        with pytest.raises(BranchConflict):
+            with store.atomic():
+                store.append_many(rows)
+                store.append(gap.row("{}"), "plain")  # seq 1000 after head 300: refused
+        assert store.head(0) is None  # the whole transaction rolled back
+    finally:
+        store.close()
+
+
+def test_a_rolled_back_first_write_keeps_the_writer(pg: PgServer, pg_db: str, tmp_path) -> None:
+    from storage_contract import Chain
+
+    for where in (fresh(pg, pg_db), str(tmp_path / "w.db")):
+        store = open_storage(where, "process")
+        try:
+            chain = Chain()
+            with pytest.raises(RuntimeError):
+                with store.atomic():
+                    store.append(chain.row("{}"), "plain")
+                    raise RuntimeError("abandon")
+            again = Chain()
+            store.append(again.row("{}"), "plain")
+            prov = store.provenance(0, 1)
+            assert prov is not None and prov.writer is not None and prov.pid == os.getpid()
+        finally:
+            store.close()

@@ -195,3 +195,78 @@ def test_file_to_postgresql_and_back_keeps_every_hash(pg, pg_db: str, tmp_path: 
     assert replicate(url, back).events > 0
     assert summary(src) == summary(url) == summary(back)
     assert replicate(src, url).up_to_date and replicate(url, back).up_to_date
+
+
+def test_a_named_branch_forked_elsewhere_is_diverged(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    for path, parent in ((src, None), (dst, "side")):
+        with Journal.open(path, Ctx) as j:
+            for x in range(3):
+                j.root().apply({"x": x})
+            base = j.root() if parent is None else j.root().fork_at(1, name=parent)
+            if parent is not None:
+                base.apply({"x": 50})
+                base.apply({"x": 51})
+            base.fork_at(3, name="exp")
+    with Journal.open(src, Ctx) as j:
+        j.branch("exp").apply({"x": 9})
+    with pytest.raises(Diverged, match="'exp' forks from seq 3 of 'main'"):
+        replicate(src, dst)
+    with Journal.open(dst, Ctx, readonly=True) as j:
+        assert j.branch("exp").head == 3 and j.verify().ok
+
+
+def test_sweeps_run_records_and_tags_of_the_destination_are_kept(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    with Journal.open(src, Ctx) as j:
+        j.root().apply({"x": 1})
+        base = j.root().fork_at(1, name="base")
+        base.apply({"x": 2})
+        sweep_id = j.storage.insert_sweep(base.id, 2, '{"grid":{"b":[1]}}')
+        (fork,) = j.storage.insert_branches([(None, base.id, 2, '{"b":1}', sweep_id)])
+        j.storage.put_run(fork, sweep_id, "pending")
+        j.root().tag("mark", 1)
+    replicate(src, dst)
+    with Journal.open(dst, Ctx) as j:
+        (w,) = j.storage.sweep_rows()  # a sweep of a branch the copy created
+        copied = [r for r in j.storage.branch_rows() if r.sweep == w.id]
+        assert len(copied) == 1
+        j.storage.put_run(copied[0].id, w.id, "finished", finished=10**13)
+        j.root().tag("mark", 0)
+    replicate(src, dst)  # the source's older records do not overwrite the destination's
+    with Journal.open(dst, Ctx, readonly=True) as j:
+        assert [r.status for r in j.storage.runs()] == ["finished"]
+        assert j.storage.tag("mark") == (0, 0)
+
+
+REPLICATE_ONCE = """
+import sys
+from workbench import replicate
+replicate(sys.argv[1], sys.argv[2])
+"""
+
+
+@pytest.mark.slow
+def test_two_copies_into_one_journal_at_once_duplicate_nothing(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    with Journal.open(src, Ctx) as j:
+        for k in range(30):
+            j.root().fork_at(5, params={"k": k}).apply({"x": k})
+    procs = [
+        subprocess.Popen([sys.executable, "-c", REPLICATE_ONCE, str(src), str(dst)])
+        for _ in range(3)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert summary(src) == summary(dst)
+
+
+def test_file_to_postgresql_concurrently_duplicates_nothing(pg, pg_db: str, tmp_path) -> None:
+    src = tmp_path / "src.db"
+    build(src)
+    url = pg.url(pg_db, journal=f"c_{uuid.uuid4().hex[:10]}")
+    procs = [
+        subprocess.Popen([sys.executable, "-c", REPLICATE_ONCE, str(src), url]) for _ in range(3)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    assert summary(src) == summary(url)

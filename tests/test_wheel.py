@@ -4,6 +4,7 @@ point. Built the way pip builds it (isolated, with the declared setuptools)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import zipfile
@@ -68,13 +69,17 @@ def test_the_installed_wheel_runs_its_demo_from_anywhere(wheel, tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     py = venv / "bin" / "python"
+    clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # nothing of the repo
     r = subprocess.run(
         [str(py), "-m", "pip", "install", "-q", str(built)],
         capture_output=True,
         text=True,
         timeout=1200,
+        cwd=tmp_path,
+        env=clean,
     )
     assert r.returncode == 0, r.stderr[-3000:]
+    assert (venv / "bin" / "lithify").exists(), r.stdout + r.stderr
     somewhere = tmp_path / "somewhere"
     somewhere.mkdir()
     r = subprocess.run(

@@ -210,6 +210,12 @@ class Journal:
         return self._storage.path
 
     @property
+    def location(self) -> str:
+        """Where another process opens this journal: the file's path, or the PostgreSQL URL
+        with its password (``path`` shows it without)."""
+        return self._storage.location
+
+    @property
     def storage(self) -> Storage:
         """The backend (see ``workbench.storage.Storage``); raises once the journal is closed."""
         if self._closed:

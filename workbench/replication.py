@@ -28,6 +28,7 @@ from typing import Any
 from .errors import Conflict, IntegrityError, InvalidValue, NotFound
 from .events import ZERO_HASH, event_hash
 from .storage import BranchRow, FullEvent, Storage, is_url, open_storage
+from .storage.catalog import RUN_FIELDS
 
 BATCH = 1000  # events per transaction
 
@@ -90,6 +91,12 @@ def _hash_at(s: Storage, by_id: dict[int, BranchRow], branch: int | None, seq: i
             return bytes(e.hash)
         branch = row.parent
     return ZERO_HASH
+
+
+def _name_of(identity: Identity | None) -> str:
+    if identity is None:
+        return "nothing (a root)"
+    return repr(identity[1]) if identity[0] == "name" else "an unnamed fork"
 
 
 def _label(row: BranchRow) -> str:
@@ -167,16 +174,31 @@ def _plan(
     dst_rows = {r.id: r for r in dst.branch_rows()}
     src_id, dst_id = _identities(src), _identities(dst)
     by_identity = {ident: b for b, ident in dst_id.items()}
-    plan = []
+    plan: list[tuple[BranchRow, int | None, int, bytes]] = []
     for b in sorted(ids):
         row = src_rows[b]
         target = by_identity.get(src_id[b])
-        if target is not None and dst_rows[target].fork_seq != row.fork_seq:
-            raise Diverged(
-                f"branch {_label(row)!r} forked at seq {row.fork_seq} in the source but at "
-                f"{dst_rows[target].fork_seq} in the destination; rename one of them",
-                name=_label(row),
+        if target is not None:  # a named branch: it must fork from the same point on both sides
+            there = dst_rows[target]
+            here_from = (
+                src_id.get(row.parent) if row.parent is not None else None,
+                row.fork_seq,
+                _hash_at(src, src_rows, row.parent, row.fork_seq),
             )
+            there_from = (
+                dst_id.get(there.parent) if there.parent is not None else None,
+                there.fork_seq,
+                _hash_at(dst, dst_rows, there.parent, there.fork_seq),
+            )
+            if here_from != there_from:
+                raise Diverged(
+                    f"branch {_label(row)!r} forks from seq {row.fork_seq} of "
+                    f"{_name_of(here_from[0])} in the source but from seq {there.fork_seq} of "
+                    f"{_name_of(there_from[0])} (or another event there) in the destination; "
+                    "nothing was copied: rename one of them",
+                    name=_label(row),
+                    seq=min(row.fork_seq, there.fork_seq) + 1,
+                )
         src_head = src.head(b)
         dst_head = dst.head(target) if target is not None else None
         start = dst_head.seq if dst_head is not None else row.fork_seq  # the destination's own head
@@ -186,18 +208,19 @@ def _plan(
             else _hash_at(src, src_rows, row.parent, row.fork_seq)
         )
         if dst_head is not None:
+            assert target is not None  # a head there means the branch is there
             ours = src.event_at(b, dst_head.seq) if dst_head.seq > row.fork_seq else None
             same = ours is not None and bytes(ours.hash) == bytes(dst_head.hash)
             if not same:
                 top = src_head.seq if src_head is not None else row.fork_seq
                 if top < dst_head.seq:  # the destination is ahead: is the source a prefix?
-                    there = dst.event_at(target, top) if top > row.fork_seq else None  # type: ignore[arg-type]
-                    if there is None or (
-                        src_head is not None and bytes(there.hash) == bytes(src_head.hash)
+                    at_top = dst.event_at(target, top) if top > row.fork_seq else None
+                    if at_top is None or (
+                        src_head is not None and bytes(at_top.hash) == bytes(src_head.hash)
                     ):
                         plan.append((row, target, dst_head.seq, chain))
                         continue
-                seq = _first_difference(src, dst, b, target, row.fork_seq)  # type: ignore[arg-type]
+                seq = _first_difference(src, dst, b, target, row.fork_seq)
                 raise Diverged(
                     f"branch {_label(row)!r} diverged at seq {seq}: the destination has another "
                     f"event there (a non-fast-forward); nothing was copied. Fork the branch under "
@@ -252,7 +275,8 @@ def replicate(
                 f"{s.meta.get('state_name')!r}: histories of different State classes do not mix"
             )
         report = ReplicationReport(source=_where(s), destination=_where(d))
-        _copy(s, d, _select(s, branches), batch, report)
+        with d.exclusive("replicate"):  # two copies into one journal take turns
+            _copy(s, d, _select(s, branches), batch, report)
         report.up_to_date = not any(
             (report.events, report.branches_created, report.snapshots, report.sweeps)
             + (report.runs, report.tags)
@@ -273,32 +297,42 @@ def _where(s: Storage) -> str:
 def _copy(s: Storage, d: Storage, ids: set[int], batch: int, report: ReplicationReport) -> None:
     plan = _plan(s, d, ids)
     dst_of: dict[int, int] = {}
-    sweep_of = _sweeps(s, d, {row.sweep for row, *_ in plan if row.sweep is not None}, report)
+    sweeps = _Sweeps(s, d, report)
+    src_marks: dict[int, list[int]] = {}
+    for b, q, _ in s.all_snapshot_marks():
+        src_marks.setdefault(b, []).append(q)
+    dst_marks = {(b, q) for b, q, _ in d.all_snapshot_marks()}
+    src_runs = {r.branch: r for r in s.runs()}
+    dst_runs = {r.branch: r for r in d.runs()}
     for row, target, after, chain in plan:
         if target is None:
             parent = dst_of[row.parent] if row.parent is not None else None
             if parent is None:
                 raise IntegrityError(f"the source's branch {_label(row)} has no parent to fork")
-            (target,) = d.insert_branches(
-                [
-                    (
-                        row.name,
-                        parent,
-                        row.fork_seq,
-                        row.params,
-                        sweep_of.get(row.sweep) if row.sweep is not None else None,
-                    )
-                ]
-            )
+            sweep = sweeps.map(row.sweep, dst_of) if row.sweep is not None else None
+            (target,) = d.insert_branches([(row.name, parent, row.fork_seq, row.params, sweep)])
             report.branches_created += 1
         dst_of[row.id] = target
         copied = _events(s, d, row.id, target, after, chain, batch)
         if copied:
             report.per_branch[_label(row)] = copied
             report.events += copied
-        report.snapshots += _snapshots(s, d, row.id, target)
-        report.runs += _run(s, d, row, target, sweep_of)
-    report.tags += _tags(s, d, dst_of)
+        for q in src_marks.get(row.id, []):
+            if (target, q) not in dst_marks and _put_snapshot(s, d, row.id, target, q):
+                report.snapshots += 1
+        run = src_runs.get(row.id)
+        if run is not None and row.sweep is not None:
+            there = dst_runs.get(target)
+            newer = there is None or (run.finished or 0) > (there.finished or 0)
+            sweep = sweeps.map(row.sweep, dst_of)
+            if newer and sweep is not None:
+                d.put_run(target, sweep, run.status, **{f: getattr(run, f) for f in RUN_FIELDS})
+                report.runs += 1
+    have = {label for label, _, _ in d.tags()}
+    for label, b, q in s.tags():  # a label the destination has is the destination's
+        if b in dst_of and label not in have:
+            d.put_tag(label, dst_of[b], q)
+            report.tags += 1
 
 
 def _events(
@@ -331,75 +365,46 @@ def _events(
         after = events[-1].seq
 
 
-def _snapshots(s: Storage, d: Storage, b: int, target: int) -> int:
-    have = {(br, q) for br, q, _ in d.all_snapshot_marks() if br == target}
-    n = 0
-    for br, q, _ in s.all_snapshot_marks():
-        if br != b or (target, q) in have:
-            continue
-        snap = s.snapshot_at(br, q)
-        there = d.event_at(target, q) if q > 0 else None
-        if snap is None or (q > 0 and there is None):
-            continue  # a snapshot of an event not copied (yet)
-        d.put_snapshot(target, q, snap.state, bytes(snap.digest), snap.built)
-        n += 1
-    return n
+def _put_snapshot(s: Storage, d: Storage, b: int, target: int, q: int) -> bool:
+    """Copy the source's snapshot at (b, q) if the destination holds its event."""
+    snap = s.snapshot_at(b, q)
+    if snap is None or (q > 0 and d.event_at(target, q) is None):
+        return False  # a snapshot of an event not copied (yet)
+    d.put_snapshot(target, q, snap.state, bytes(snap.digest), snap.built)
+    return True
 
 
-def _sweeps(s: Storage, d: Storage, wanted: set[int], report: ReplicationReport) -> dict[int, int]:
-    """Sweep ids source -> destination (matched by base identity, point, spec and time)."""
-    if not wanted:
-        return {}
-    src_id, dst_id = _identities(s), _identities(d)
-    by_identity = {ident: b for b, ident in dst_id.items()}
-    existing = {(dst_id.get(w.base), w.at, w.spec, w.created): w.id for w in d.sweep_rows()}
-    out: dict[int, int] = {}
-    for w in s.sweep_rows():
-        if w.id not in wanted:
-            continue
-        key = (src_id.get(w.base), w.at, w.spec, w.created)
-        if key in existing:
-            out[w.id] = existing[key]
-            continue
-        base = by_identity.get(src_id.get(w.base, ()))
-        if base is None:
-            continue  # its base branch was not copied: the forks keep no sweep
-        new = d.insert_sweep(base, w.at, w.spec, w.created)
-        if w.how is not None:
-            d.set_sweep_how(new, w.how)
-        out[w.id] = new
-        report.sweeps += 1
-    return out
+class _Sweeps:
+    """Sweep ids source -> destination, matched by base identity, point, spec and creation
+    time; a sweep is created in the destination when a fork of it is first copied."""
 
+    def __init__(self, s: Storage, d: Storage, report: ReplicationReport) -> None:
+        self.s, self.d, self.report = s, d, report
+        self.src_rows = {w.id: w for w in s.sweep_rows()}
+        self.src_id = _identities(s)
+        dst_id = _identities(d)
+        self.by_identity = {ident: b for b, ident in dst_id.items()}
+        self.existing = {
+            (dst_id.get(w.base), w.at, w.spec, w.created): w.id for w in d.sweep_rows()
+        }
+        self.done: dict[int, int] = {}
 
-def _run(s: Storage, d: Storage, row: BranchRow, target: int, sweep_of: dict[int, int]) -> int:
-    if row.sweep is None or row.sweep not in sweep_of:
-        return 0
-    mine = [r for r in s.runs(row.sweep) if r.branch == row.id]
-    if not mine:
-        return 0
-    r = mine[0]
-    there = [x for x in d.runs(sweep_of[row.sweep]) if x.branch == target]
-    fields = {
-        "runner": r.runner,
-        "notebook": r.notebook,
-        "error": r.error,
-        "started": r.started,
-        "finished": r.finished,
-        "wall_ms": r.wall_ms,
-    }
-    if there and (there[0].status, *there[0][3:]) == (r.status, *fields.values()):
-        return 0
-    d.put_run(target, sweep_of[row.sweep], r.status, **fields)
-    return 1
-
-
-def _tags(s: Storage, d: Storage, dst_of: dict[int, int]) -> int:
-    n = 0
-    for label, b, q in s.tags():
-        target = dst_of.get(b)
-        if target is None or d.tag(label) == (target, q):
-            continue
-        d.put_tag(label, target, q)
-        n += 1
-    return n
+    def map(self, sweep: int, dst_of: dict[int, int]) -> int | None:
+        if sweep in self.done:
+            return self.done[sweep]
+        w = self.src_rows.get(sweep)
+        if w is None:
+            return None
+        key = (self.src_id.get(w.base), w.at, w.spec, w.created)
+        found = self.existing.get(key)
+        if found is None:
+            base = dst_of.get(w.base, self.by_identity.get(self.src_id.get(w.base, ())))
+            if base is None:
+                return None  # its base branch is not in the destination: no sweep
+            found = self.d.insert_sweep(base, w.at, w.spec, w.created)
+            if w.how is not None:
+                self.d.set_sweep_how(found, w.how)
+            self.existing[key] = found
+            self.report.sweeps += 1
+        self.done[sweep] = found
+        return found

@@ -264,7 +264,8 @@ class Storage(Protocol):
     """What a journal backend must do. Rows come back as the named tuples above; faults arrive
     as ``StorageError`` subclasses; every method is safe to call from several threads."""
 
-    path: str
+    path: str  # what messages show (a URL without its password)
+    location: str  # what another process opens: the path, or the full URL
     readonly: bool
     encrypted: bool
     durability: str
@@ -292,6 +293,11 @@ class Storage(Protocol):
 
     def set_meta(self, key: str, value: str) -> None:
         """Record one metadata value."""
+        ...
+
+    def exclusive(self, name: str) -> AbstractContextManager[None]:
+        """Hold the journal-wide lock ``name`` (other processes and machines asking for it
+        wait): for work longer than one transaction that must not interleave (replication)."""
         ...
 
     def rekey(self, new_key: str | bytes) -> None:

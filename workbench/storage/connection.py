@@ -140,11 +140,12 @@ class Connection:
         create: bool | None = None,
         schema: tuple[str, str | None, bytes, str] | None = None,
     ) -> None:
-        self.path = path
+        self.path = self.location = path
         self.source = source
         self.readonly = readonly
         self.immutable = False
         self._writer: int | None = None
+        self._ready = False  # the schema is complete: the writers table exists
         self.durability = durability
         self.lock = threading.RLock()
         self._guard = Guard(self)
@@ -472,6 +473,16 @@ class Connection:
                 finally:
                     self._savepoints -= 1
                 return
+            if self._writer is None and self._ready:
+                # this process's writer row, committed on its own: a rolled-back first write
+                # must not take it along (the next write would reuse its id)
+                register = getattr(self, "_writer_id", None)
+                if register is not None:
+                    try:
+                        register()
+                    except Exception as e:
+                        self._end_stray_transaction()
+                        raise translate(e, self.path, "starting a write") from None
             try:
                 c.execute("BEGIN IMMEDIATE")
             except Exception as e:
@@ -490,6 +501,25 @@ class Connection:
             except Exception as e:
                 self._rollback()
                 raise translate(e, self.path, "committing") from None
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """Hold the lock ``name`` of this journal file (an flock on ``<path>-<name>.lock``;
+        other processes asking for it wait)."""
+        if self.path == ":memory:":
+            yield
+            return
+        import fcntl
+
+        try:
+            fd = os.open(f"{self.path}-{name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise translate(e, self.path, f"taking the {name} lock") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def _end_stray_transaction(self) -> None:
         """After a failed statement outside atomic(): SQLite may report an error for a statement
@@ -541,6 +571,7 @@ class Connection:
                         )
                     with self.atomic():
                         sch.upgrade(c)
+                self._ready = True
                 return
             if self.readonly:
                 raise NotAJournal(
@@ -568,6 +599,7 @@ class Connection:
                         (initial_state, digest, built),
                     )
             self._check_meta()
+            self._ready = True
 
     def _check_meta(self) -> None:
         meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())

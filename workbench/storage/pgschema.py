@@ -44,7 +44,7 @@ def parse_url(url: str) -> tuple[str, str]:
     query = parse_qsl(parts.query, keep_blank_values=True)
     names = [v for k, v in query if k == "journal"]
     journal = names[-1] if names else DEFAULT_JOURNAL
-    if not _NAME.match(journal):
+    if not _NAME.fullmatch(journal):
         raise InvalidValue(
             f"journal={journal!r}: a journal name is lowercase letters, digits and _ (up to 63, "
             "not starting with a digit); it names the database schema the journal lives in",
@@ -55,12 +55,22 @@ def parse_url(url: str) -> tuple[str, str]:
 
 
 def redacted(url: str) -> str:
-    """The URL with any password replaced by ***, for messages."""
+    """The URL with any password (in the user part or a ``password=`` parameter) replaced by
+    ***, for messages and anything shown."""
     parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
-    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+    netloc = parts.netloc
+    if parts.password is not None:
+        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
+    query = parts.query
+    if "password=" in query:
+        query = urlencode(
+            [
+                (k, "***" if k == "password" else v)
+                for k, v in parse_qsl(query, keep_blank_values=True)
+            ],
+            safe="*",
+        )
+    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def lock_key(journal: str) -> int:

@@ -139,9 +139,9 @@ class PostgresStorage:
                 "key= encrypts SQLite files; a PostgreSQL journal is protected by the server "
                 "(TLS with sslmode=verify-full in the URL, roles, encrypted storage): drop key="
             )
-        self.path = url
+        self.location = url  # what another process opens (a password included)
         self.conninfo, self.journal = parse_url(url)
-        self.where = redacted(url)
+        self.path = self.where = redacted(url)  # what is shown
         self.durability = durability
         self.readonly = readonly
         self.source = source
@@ -183,8 +183,17 @@ class PostgresStorage:
         except Exception as e:
             conn.close()
             raise translate(e, self.where, "connecting") from None
-        self.backend = f"{row[0]}|{row[1]}" if row else ""
+        previous, self.backend = self.backend, f"{row[0]}|{row[1]}" if row else ""
         self.conn = conn
+        if previous and not self.readonly:
+            # a reconnect: this process's running announcements now live on this connection
+            try:
+                conn.execute(
+                    "UPDATE intents SET backend = %s WHERE backend = %s",
+                    (self.backend, previous),
+                )
+            except Exception:  # noqa: BLE001 (no intents table yet: nothing announced)
+                pass
 
     def _live(self) -> Any:
         """The connection, re-established if the server dropped it (outside a transaction)."""
@@ -202,13 +211,24 @@ class PostgresStorage:
     def _exec(self, sql: str, args: Sequence[Any] = ()) -> Any:
         return self._live().execute(sql, args)
 
-    def _one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+    def _read(self, sql: str, args: Sequence[Any], many: bool) -> Any:
+        """Run a query; a connection the server dropped since the last call is re-established
+        and the query run once more (outside a transaction only: reads are safe to repeat)."""
         with self._guard:
-            return self.conn.execute(sql, args).fetchone()
+            try:
+                cur = self.conn.execute(sql, args)
+            except self.pg.OperationalError:
+                if self._depth or not (self.conn.closed or self.conn.broken):
+                    raise
+                self._connect()
+                cur = self.conn.execute(sql, args)
+            return cur.fetchall() if many else cur.fetchone()
+
+    def _one(self, sql: str, args: Sequence[Any] = ()) -> Any:
+        return self._read(sql, args, many=False)
 
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        with self._guard:
-            return self.conn.execute(sql, args).fetchall()
+        return self._read(sql, args, many=True)
 
     def _ensure(
         self, create: bool | None, schema: tuple[str, str | None, bytes, str] | None
@@ -306,6 +326,8 @@ class PostgresStorage:
         with self.lock:
             self.writable()
             conn = self._live()
+            if not self._depth and self._writer is None:
+                self._writer_id()  # registered on its own: a rolled-back batch keeps it
             self._depth += 1
             raised: BaseException | None = None
             try:
@@ -321,6 +343,27 @@ class PostgresStorage:
                 raise translate(e, self.where, "committing") from None
             finally:
                 self._depth -= 1
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[None]:
+        """Hold the journal-wide lock ``name`` (a session advisory lock: other processes and
+        machines asking for it wait, however long)."""
+        key = lock_key(f"{self.journal}/{name}")
+        with self._guard:
+            self.conn.execute("SET lock_timeout TO 0")
+            try:
+                self.conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+            finally:
+                self.conn.execute(f"SET lock_timeout TO {int(self.timeout_ms)}")
+        try:
+            yield
+        finally:
+            with self.lock:
+                if not (self.conn.closed or self.conn.broken):
+                    try:
+                        self.conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+                    except Exception:  # noqa: BLE001 (the session ends: so does its lock)
+                        pass
 
     def set_meta(self, key: str, value: str) -> None:
         """Record one metadata value."""
@@ -396,12 +439,14 @@ class PostgresStorage:
             try:
                 with self.atomic():
                     w = self._writer_id()
-                    self._trust(
+                    trusted = self._trust(
                         first[0], first[1], [r[1] for r, _ in rows], [r[0] for r, _ in rows]
                     )
                     with self.conn.cursor() as cur:
                         for shape, run in itertools.groupby(rows, key=operator.itemgetter(1)):
                             cur.executemany(_INSERT[shape], [(*r, w) for r, _ in run])
+                    if trusted:
+                        self._untrust()
             except Exception as e:
                 err = self._append_error(first[0], first[1] - 1, e)
                 last = rows[-1][0]
@@ -410,17 +455,22 @@ class PostgresStorage:
 
     def _trust(
         self, branch: int, first_seq: int, seqs: Sequence[int], branches: Sequence[int]
-    ) -> None:
+    ) -> bool:
         """For a long batch of one branch's consecutive events, inside its transaction: check
         once that it follows the stored head and spare its rows the trigger (the unique key
         still refuses a concurrent writer's event at any of its seqs)."""
         if len(seqs) < TRIGGERLESS_BATCH:
-            return
+            return False
         if any(b != branch for b in branches) or list(seqs) != list(
             range(first_seq, first_seq + len(seqs))
         ):
-            return  # not one branch's consecutive events: every row is checked
+            return False  # not one branch's consecutive events: every row is checked
         self._take_branch(branch, first_seq)
+        return True
+
+    def _untrust(self) -> None:
+        """End a batch's trust (the rest of an enclosing transaction is checked again)."""
+        self.conn.execute("SELECT set_config('lithify.trusted_branch', '', true)")
 
     def _take_branch(self, branch: int, first_seq: int) -> None:
         """Inside a transaction: take the journal's write lock (what the trigger would, so
@@ -477,6 +527,7 @@ class PostgresStorage:
                                     cp.write_row((branch, seq, kind, h, previous, ts, text, w))
                                     previous = h
                                     seq += 1
+                        self._untrust()
                         if snapshots:
                             cur.executemany(
                                 "INSERT INTO snapshots VALUES (%s, %s, %s, %s, %s) ON CONFLICT "
@@ -1059,7 +1110,7 @@ class PgIntents:
         self.storage = storage
 
     def _running(self, branch: int, key_hash: bytes) -> tuple[str | None, int, bytes]:
-        return (self.storage.path + "#intents", branch, key_hash)
+        return (self.storage.location + "#intents", branch, key_hash)
 
     def _live(self, ann: str, backend: str | None) -> bool:
         if ann.rpartition(":")[0] == process_token():

@@ -69,7 +69,12 @@ def run_on_worker(
 
     from .runners import PapermillRunner, ProcessRunner, _Context
 
-    Path(out_dir).mkdir(parents=True, exist_ok=True)
+    try:
+        Path(out_dir).mkdir(parents=True, exist_ok=True)
+    except OSError:  # the coordinator's folder does not exist on this machine: keep them here
+        import tempfile
+
+        out_dir = tempfile.mkdtemp(prefix="lithify-runs-")
     cancel = threading.Event()
     ctx = _Context(journal, Fork(branch, params), Path(out_dir), cancel, timeout)
     ctx.function = function

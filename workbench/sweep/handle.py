@@ -51,7 +51,7 @@ class SweepHandle:
         self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"sweep-{plan.id}")
         self._futures: list[Future[None]] = []
         for f in forks:
-            ctx = _Context(plan.journal.path, f, out_dir, self._cancel, timeout)
+            ctx = _Context(plan.journal.location, f, out_dir, self._cancel, timeout)
             ctx.function = function
             self._contexts[f.branch] = ctx
             self._futures.append(self._pool.submit(self._run_one, ctx))

@@ -468,13 +468,13 @@ def make_runner(
         if notebook is not None:
             declared_params.of_notebook(notebook)
             return DaskRunner(
-                plan.journal.path, "papermill", notebook, start_timeout, workers, scheduler
+                plan.journal.location, "papermill", notebook, start_timeout, workers, scheduler
             )
         if fn is None:
             raise InvalidValue(
                 "the dask runner needs fn= (a function or 'module:function') or notebook="
             )
-        return DaskRunner(plan.journal.path, "process", fn, start_timeout, workers, scheduler)
+        return DaskRunner(plan.journal.location, "process", fn, start_timeout, workers, scheduler)
     if runner == "process":
         if fn is None:
             raise InvalidValue("the process runner needs fn= (a function or 'module:function')")
