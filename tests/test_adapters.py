@@ -111,3 +111,84 @@ def test_langchain_history_on_a_branch(tmp_path):
         assert h.messages == [] and len(h.at(mark)) == 3
     with Journal.open(tmp_path / "chat.db", ChatState) as j:
         assert JournalChatHistory(j, branch=other.branch.id).messages[-1].content == "never better"
+
+
+def test_a_checkpoint_diff_names_the_fields_that_changed(tmp_path):
+    with Journal.open(tmp_path / "lg.db", ThreadState) as j:
+        saver = JournalSaver(j)
+        graph = build(saver)
+        cfg = {"configurable": {"thread_id": "d"}}
+        graph.invoke({"log": [], "count": 1}, cfg)
+        history = list(graph.get_state_history(cfg))  # newest first
+        assert saver.diff(history[2].config, history[1].config) == {
+            "added": [],
+            "modified": ["count", "log"],
+            "removed": [],
+        }
+        first_with_values = history[-2].config  # after the input: log and count appear
+        assert saver.diff(history[-1].config, first_with_values)["added"] == ["count", "log"]
+
+
+def test_the_official_checkpointer_conformance_suite_passes_in_full(tmp_path):
+    conformance = pytest.importorskip("langgraph.checkpoint.conformance")
+    import asyncio
+
+    @conformance.checkpointer_test(name="JournalSaver")
+    async def saver():
+        j = Journal.open(tmp_path / f"c{id(object())}.db", ThreadState)
+        yield JournalSaver(j)
+        j.close()
+
+    report = asyncio.run(conformance.validate(saver, progress=None))
+    assert report.passed_all_base() and report.passed_all(), report.to_dict()
+    assert report.conformance_level() == "FULL"
+
+
+def test_langchain_snapshots_auto_snapshot_and_resume(tmp_path):
+    pytest.importorskip("langchain_core")
+    import asyncio
+
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from workbench.adapters.langchain import ChatState, JournalChatHistory
+
+    path = tmp_path / "chat.db"
+    with Journal.open(path, ChatState) as j:
+        h = JournalChatHistory(j, auto_snapshot=True, snapshot_every=2)
+        h.add_messages([HumanMessage("a")])
+        h.add_messages([AIMessage("b")])  # 2 messages: an automatic snapshot
+        h.add_messages([HumanMessage("c")])
+        mine = asyncio.run(h.snapshot("after-c"))
+        h.add_messages([AIMessage("d")])  # the fourth: another automatic one
+        tags = j.storage.tags()
+        assert len(tags) == 3 and mine.messages == 3
+    with Journal.open(path, ChatState) as j:  # a restart
+        resumed = JournalChatHistory.from_snapshot(j, mine.id)
+        assert [m.content for m in resumed.messages] == ["a", "b", "c"]
+        assert resumed.branch.id != 0  # the conversation had moved on: a fork from there
+        resumed.add_messages([AIMessage("e")])
+        assert [m.content for m in JournalChatHistory(j).messages] == ["a", "b", "c", "d"]
+        by_label = JournalChatHistory.from_snapshot(j, "after-c")
+        assert len(by_label.messages) == 3
+        with pytest.raises(Exception, match="snapshot_every"):
+            JournalChatHistory(j, snapshot_every=0)
+
+
+def test_chat_histories_and_langgraph_threads_share_one_journal(tmp_path):
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import HumanMessage
+
+    from workbench.adapters.langchain import JournalChatHistory
+    from workbench.adapters.states import SharedState
+
+    with Journal.open(tmp_path / "both.db", SharedState) as j:
+        chat = JournalChatHistory(j, j.root().fork_at(0, name="chat").id)
+        chat.add_messages([HumanMessage("hello")])
+        saver = JournalSaver(j)
+        graph = build(saver)
+        cfg = {"configurable": {"thread_id": "t"}}
+        graph.invoke({"log": [], "count": 1}, cfg)
+        assert graph.get_state(cfg).values["count"] == 25
+        assert [m.content for m in chat.messages] == ["hello"]
+        assert j.branch("langgraph:t").state().messages == []
+        assert j.verify().ok

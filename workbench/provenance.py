@@ -38,6 +38,22 @@ def event_provenance(journal: Journal, rec: ev.Record) -> dict[str, Any]:
     return doc
 
 
+def _same(a: Any, b: Any) -> bool:
+    return json.dumps(a, sort_keys=True, default=str) == json.dumps(b, sort_keys=True, default=str)
+
+
+def _carries(value: Any, result: Any) -> bool:
+    """Whether a changed value is an effect's result: equal to it, or holding it as one item
+    of a list or one value of a dict. Never a substring match (a result 1 is not in 10)."""
+    if _same(value, result):
+        return True
+    if isinstance(value, list):
+        return any(_same(item, result) for item in value)
+    if isinstance(value, dict):
+        return any(_same(item, result) for item in value.values())
+    return False
+
+
 def provenance(journal: Journal, branch: int, seq: int, path: str | None = None) -> dict[str, Any]:
     """Who wrote the event at (branch, seq) and, with ``path`` (e.g. ``notes[3]``), the chain of
     events that produced that value of the state: each event that changed it, and the effects
@@ -66,12 +82,11 @@ def provenance(journal: Journal, branch: int, seq: int, path: str | None = None)
             or path.startswith((c.path + "[", c.path + "."))
         ]
         if touched:
-            value = json.dumps(touched[0].after, default=str)
+            value = touched[0].after
             sources = [
                 event_provenance(journal, e)
                 for e in effects
-                if json.dumps(e.payload.get("result"), default=str) in value
-                or (isinstance(e.payload.get("result"), str) and e.payload["result"] in value)
+                if _carries(value, e.payload.get("result"))
             ]
             chain.append(
                 {

@@ -16,12 +16,10 @@ Install with ``pip install 'lithify-workbench[langgraph]'``.
 
 from __future__ import annotations
 
-import base64
 import json
 import random
 import threading
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from langgraph.checkpoint.base import (
@@ -36,60 +34,12 @@ from langgraph.checkpoint.base import (
 )
 
 from ..errors import Conflict, NotFound
-from ..events import State
 from ..journal import Journal
+from .states import SharedState, ThreadState, _pack, _readable, _unpack
+
+__all__ = ["PREFIX", "JournalSaver", "SharedState", "ThreadState"]
 
 PREFIX = "langgraph:"
-
-
-def _pack(typed: tuple[str, bytes]) -> dict[str, str]:
-    return {"t": typed[0], "b64": base64.b64encode(typed[1]).decode("ascii")}
-
-
-def _unpack(doc: dict[str, str]) -> tuple[str, bytes]:
-    return doc["t"], base64.b64decode(doc["b64"])
-
-
-_SERDE: Any = None
-
-
-def _serde() -> Any:
-    global _SERDE
-    if _SERDE is None:
-        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-        _SERDE = JsonPlusSerializer()
-    return _SERDE
-
-
-def _readable(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=lambda o: getattr(o, "content", None) or repr(o)))
-
-
-@dataclass
-class ThreadState(State):
-    """A LangGraph thread as journal state: the latest checkpoint and every channel's latest
-    value (readable JSON), so diffs between seqs show which channels changed."""
-
-    state_name = "lithify.langgraph.thread/1"
-    checkpoint: str | None = None
-    checkpoints: int = 0
-    channels: dict[str, Any] = field(default_factory=dict)
-
-    def apply(self, delta: dict[str, Any]) -> None:
-        kind = delta.get("lg")
-        if kind == "checkpoint":
-            self.checkpoint = delta["id"]
-            self.checkpoints += 1
-            for name, entry in delta.get("blobs", {}).items():
-                value = entry["value"]
-                self.channels[name] = (
-                    None
-                    if value["t"] == "empty"
-                    else _readable(_serde().loads_typed(_unpack(value)))
-                )
-        elif kind == "deleted":
-            self.checkpoint, self.checkpoints, self.channels = None, 0, {}
 
 
 class _Thread:
@@ -191,6 +141,38 @@ class JournalSaver(BaseCheckpointSaver[str]):
             for b in self.journal.branches()
             if b.name and b.name.startswith(PREFIX)
         ]
+
+    # -- diffs ----------------------------------------------------------------------------
+
+    def field_units(self, config: Any) -> dict[str, Any]:
+        """A checkpoint's state as units: each top-level field of ``channel_values`` one KV
+        unit (LangGraph's internal channels left out), keyed by identity."""
+        from .. import units
+
+        tup = self.get_tuple(config)
+        if tup is None:
+            raise NotFound(f"no checkpoint for {config!r}")
+        thread = str(tup.config["configurable"]["thread_id"])
+        values = tup.checkpoint.get("channel_values", {})
+        out = {}
+        for name in sorted(values):
+            if name.startswith(("__", "branch:")):
+                continue
+            u = units.kv(thread, key=name, value=_readable(values[name]), source="langgraph")
+            out[u.identity] = u.to_json()
+        return out
+
+    def diff(self, a: Any, b: Any) -> dict[str, list[str]]:
+        """Which state fields changed from checkpoint ``a`` to ``b`` (configs as LangGraph
+        gives them): {"added", "modified", "removed"} field names, no version churn."""
+        from .. import units
+
+        d = units.diff_units(self.field_units(a), self.field_units(b))
+        return {
+            "added": [x["key"] for x in d["added"]],
+            "modified": [m["after"]["key"] for m in d["modified"]],
+            "removed": [x["key"] for x in d["removed"]],
+        }
 
     # -- reads ----------------------------------------------------------------------------
 

@@ -12,7 +12,7 @@ import sys
 import typer
 
 from .. import plugins
-from . import journal, lab, replicas, sweeps  # noqa: F401 (they add their commands to the app)
+from . import journal, lab, replicas, sessions, sweeps  # noqa: F401 (they add commands)
 from .app import (
     Ctx,
     UsageError,

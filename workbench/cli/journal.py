@@ -164,9 +164,35 @@ def diff(
     ctx: typer.Context,
     ref_a: str = typer.Argument(..., help="From (e.g. main@40, head~3, a label)."),
     ref_b: str = typer.Argument(..., help="To (any branch)."),
+    session: str = typer.Option(
+        None,
+        "--session",
+        help="Compare two snapshots of this session (refs: head, head~N, a label, an id): "
+        "units added, modified and removed.",
+    ),
 ) -> None:
-    """What changed in the state between two points: added, modified and removed paths."""
+    """What changed in the state between two points: added, modified and removed paths (with
+    --session: units between two snapshots)."""
     opts = options(ctx)
+    if session is not None:
+        from .sessions import forge
+
+        with open_journal(opts) as j:
+            d = forge(j).diff_sync(ref_a, ref_b, session)
+        doc_units = d.to_json()
+
+        def human_units() -> None:
+            out = console()
+            out.print(str(d), markup=False)
+            for u in d.added:
+                out.print(f"+ {u.type}/{u.key}  {brief(u.value)}", markup=False)
+            for a, b in d.modified:
+                out.print(f"~ {a.type}/{a.key}  {brief(a.value)} → {brief(b.value)}", markup=False)
+            for u in d.removed:
+                out.print(f"- {u.type}/{u.key}  {brief(u.value)}", markup=False)
+
+        emit(opts, doc_units, human_units)
+        return
     with open_journal(opts) as j:
         a, b = j.resolve(ref_a), j.resolve(ref_b)
         changes = [c.to_json() for c in j.diff(a, b)]
@@ -201,9 +227,31 @@ def rollback(
         None, "--branch", help="The branch to roll back (default: main, or the ref's)."
     ),
     yes: bool = typer.Option(False, "--yes", help="Do not ask for confirmation."),
+    session: str = typer.Option(
+        None,
+        "--session",
+        help="Roll this session back to the snapshot --to names (head~N, a label, an id): a "
+        "new snapshot with its units.",
+    ),
+    label: str = typer.Option(None, "--label", help="With --session: the new snapshot's label."),
 ) -> None:
     """Restore an earlier state by appending an event; nothing is removed."""
     opts = options(ctx)
+    if session is not None:
+        from .sessions import forge
+
+        with open_journal(opts, write=True) as j:
+            snap = forge(j).rollback_sync(session, to, label)
+        emit(
+            opts,
+            snap.to_json(),
+            lambda: console().print(
+                f"session {snap.session_id}: snapshot {snap.short_id} restores "
+                f"{(snap.rollback_of or '')[:8]}",
+                markup=False,
+            ),
+        )
+        return
     with open_journal(opts, write=True) as j:
         target = j.resolve(to) if not to.isdigit() else (j.branch(branch or 0).id, int(to))
         target_branch, target_seq = target
@@ -355,11 +403,36 @@ def vacuum(ctx: typer.Context) -> None:
 @command("Journal")
 def provenance(
     ctx: typer.Context,
-    ref: str = typer.Argument(..., help="The point (main@40, head...)."),
+    ref: str = typer.Argument(..., help="The point (main@40, head...), or a unit id (u...)."),
     path: str = typer.Option(None, "--path", help="A value in the state, e.g. notes[3]."),
 ) -> None:
-    """Who wrote an event, and which events (and effects) produced a value of the state."""
+    """Who wrote an event, and which events (and effects) produced a value of the state; for a
+    unit id: its source, the snapshot that stored it, every snapshot holding it, its effect."""
     opts = options(ctx)
+    if is_unit_id(ref):
+        from .sessions import forge
+
+        with open_journal(opts) as j:
+            unit_doc = forge(j).provenance_sync(ref)
+
+        def human_unit() -> None:
+            out = console()
+            u, w = unit_doc["unit"], unit_doc["written"]
+            out.print(
+                f"{u['type']}/{u['key']} from {unit_doc['source']} in session "
+                f"{unit_doc['session']}: stored by snapshot {w['snapshot'][:8]} at {w['at']} "
+                f"(writer {w['writer']}, pid {w['pid']}); held by "
+                f"{len(unit_doc['snapshots'])} snapshot(s)",
+                markup=False,
+            )
+            fx = unit_doc["effect"]
+            if fx:
+                out.print(
+                    f"  ← effect {fx['key']} at {fx.get('branch')}@{fx.get('seq')}", markup=False
+                )
+
+        emit(opts, unit_doc, human_unit)
+        return
     with open_journal(opts) as j:
         doc = j.provenance(ref, path)
 
@@ -390,7 +463,9 @@ def provenance(
 
 
 snapshots_app = typer.Typer(
-    help="Snapshots: rebuild the ones built from older delta versions.", no_args_is_help=True
+    help="Snapshots: list a session's (--session), rebuild the ones built from older delta "
+    "versions.",
+    no_args_is_help=True,
 )
 app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
 
@@ -474,10 +549,22 @@ def history(
     branch: str = typer.Option(None, "--branch", help="Branch id or name (default: main)."),
     lo: str = typer.Option("1", "--from", help="First event (a seq or a ref; inclusive)."),
     hi: str = typer.Option(None, "--to", help="Last event (a seq or a ref; default the head)."),
+    session: str = typer.Option(
+        None,
+        "--session",
+        help="A session's snapshots instead, head to root: ref, short id, label, time.",
+    ),
 ) -> None:
     """The events of a branch through its ancestors: seq, branch, kind, hash, description.
     An empty range (--from after --to) prints nothing."""
     opts = options(ctx)
+    if session is not None:
+        from .sessions import history_rows, print_history
+
+        with open_journal(opts) as j:
+            rows = history_rows(j, session)
+        emit(opts, rows, lambda: print_history(rows))
+        return
     with open_journal(opts) as j:
         b = j.branch(branch) if branch is not None else j.root()
         first = _seq_in(j, b, lo, "--from")
@@ -523,3 +610,8 @@ def search(
             out.print("no event matches")
 
     emit(opts, docs, human)
+
+
+def is_unit_id(text: str) -> bool:
+    """Whether a command-line argument is a unit id (``u`` and 32 hex digits)."""
+    return len(text) == 33 and text[0] == "u" and all(c in "0123456789abcdef" for c in text[1:])

@@ -1,0 +1,1 @@
+"""Compatibility layers: the APIs of other tools, on the journal (``stateforge``)."""
