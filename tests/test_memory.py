@@ -1,0 +1,279 @@
+"""Evidence-carrying bitemporal graph memory (``workbench.memory``): the design's example,
+refusals, valid × known views, functional predicates against late-arriving facts, deterministic
+compile and fusion, receipts, entity linking and analytics."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from workbench import Journal
+from workbench.errors import InvalidValue
+from workbench.memory import (
+    ContextCompiler,
+    ContextRequest,
+    Memory,
+    configuration,
+    evidence,
+    fact,
+    fuse,
+    node,
+    predicate,
+    retract,
+)
+from workbench.memory.analytics import (
+    belief_revision,
+    consolidation_plan,
+    drift,
+    reasoning_gaps,
+)
+from workbench.memory.linking import Mention, link
+
+EV = [evidence("test", "query-accuracy-suite")]
+
+
+@pytest.fixture
+def mem(tmp_path: Path):
+    j = Journal.open(tmp_path / "mem.db", Memory)
+    yield j
+    j.close()
+
+
+def test_the_design_example(mem: Journal) -> None:
+    b = mem.root()
+    b.apply(node("task:714", "task", "Fix one-day query accuracy"))
+    b.apply(node("file:query-builder", "file", "query-builder.rs"))
+    b.apply(
+        fact(
+            "fact:714:affected",
+            "task:714",
+            "affects",
+            "file:query-builder",
+            valid_from=10,
+            recorded_at=20,
+            agent="agent:codex",
+            session="session:714",
+            evidence=EV,
+        )
+    )
+    view = b.state().view(valid=30, known=30)
+    bundle = ContextCompiler().compile(view, ContextRequest(seeds=["task:714"], budget=2000), b)
+    assert bundle.graph.edge_count() == 1
+    assert bundle.receipt.estimated_tokens <= 2000
+    assert bundle.receipt.source == {"branch": 0, "seq": b.head, "head_hash": b.head_hash}
+    assert "query-accuracy-suite" in bundle.text and bundle.receipt.selected == [
+        "fact:714:affected"
+    ]
+    assert b.state().view(known=15).facts() == []  # not yet recorded at 15
+    assert b.state().view(valid=5).facts() == []  # not yet true at 5
+    b.apply(retract("fact:714:affected", evidence=[evidence("user", "correction-1")]))
+    assert b.state().view().facts() == []
+    assert len(b.at(b.head - 1).view().facts()) == 1  # time travel: the journal's own
+    assert mem.verify().ok
+
+
+def test_refusals_are_raised_before_anything_is_written(mem: Journal) -> None:
+    b = mem.root()
+    b.apply(node("a", "person", "Ada"))
+    b.apply(node("city:paris", "city", "Paris"))
+    with pytest.raises(InvalidValue, match="needs evidence"):
+        fact("f1", "a", "lives_in", "city:paris", evidence=[])
+    with pytest.raises(InvalidValue, match="not a node"):
+        b.apply(fact("f1", "a", "lives_in", "city:nowhere", evidence=EV))
+    b.apply(fact("f1", "a", "lives_in", "city:paris", evidence=EV, recorded_at=1))
+    b.apply(fact("f2", "a", "lives_in", "city:paris", evidence=EV, supersedes="f1", recorded_at=2))
+    head = b.head
+    with pytest.raises(InvalidValue, match="already superseded"):
+        b.apply(fact("f3", "a", "lives_in", "city:paris", evidence=EV, supersedes="f1"))
+    with pytest.raises(InvalidValue, match="needs evidence"):
+        retract("f2", evidence=[])
+    with pytest.raises(InvalidValue, match="valid_to"):
+        fact("f4", "a", "lives_in", "city:paris", evidence=EV, valid_from=5, valid_to=5)
+    with pytest.raises(InvalidValue, match="timezone"):
+        fact("f4", "a", "x", "city:paris", evidence=EV, recorded_at=datetime(2026, 1, 1))
+    assert b.head == head and mem.root().head == head  # nothing written
+    assert set(b.state().facts) == {"f1", "f2"}  # supersession keeps history
+
+
+def test_a_late_arriving_earlier_fact_does_not_override_a_later_one(mem: Journal) -> None:
+    b = mem.root()
+    for i, label in (("ada", "Ada"), ("city:paris", "Paris"), ("city:berlin", "Berlin")):
+        b.apply(node(i, "x", label))
+    b.apply(predicate("lives_in", functional=True))
+    # Berlin (true from 2020) is recorded first; Paris (true from 2010) arrives later
+    b.apply(
+        fact(
+            "f:berlin",
+            "ada",
+            "lives_in",
+            "city:berlin",
+            valid_from=2020,
+            recorded_at=100,
+            evidence=EV,
+        )
+    )
+    b.apply(
+        fact(
+            "f:paris",
+            "ada",
+            "lives_in",
+            "city:paris",
+            valid_from=2010,
+            recorded_at=200,
+            evidence=EV,
+        )
+    )
+    s = b.state()
+    assert s.valid_at(2025).value("ada", "lives_in") == "city:berlin"
+    assert s.valid_at(2015).value("ada", "lives_in") == "city:paris"
+    assert s.valid_at(2005).value("ada", "lives_in") is None
+    # as known at 150 (before Paris was recorded), 2015 had no known residence
+    assert s.view(valid=2015, known=150).value("ada", "lives_in") is None
+    assert s.view(valid=2025, known=150).value("ada", "lives_in") == "city:berlin"
+    aware = datetime(2026, 1, 1, tzinfo=UTC)
+    assert s.view(valid=aware).value("ada", "lives_in") == "city:berlin"
+
+
+def build_graph(b, n: int = 12) -> None:
+    b.apply(node("hub", "task", "Hub task"))
+    for i in range(n):
+        b.apply(node(f"n{i}", "file", f"file {i} about timeouts" if i % 3 == 0 else f"file {i}"))
+        b.apply(
+            fact(
+                f"f{i:02d}",
+                "hub",
+                "touches",
+                f"n{i}",
+                evidence=[evidence("test", f"t{i}")],
+                confidence=10_000 - i * 100,
+                recorded_at=i + 1,
+            )
+        )
+    b.apply(node("far", "file", "far away"))
+    b.apply(fact("f-far", "n0", "imports", "far", evidence=EV, recorded_at=50))
+
+
+def test_compile_is_deterministic_and_stops_at_the_budget(mem: Journal) -> None:
+    b = mem.root()
+    build_graph(b)
+    view = b.state().view()
+    small = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], budget=60))
+    again = ContextCompiler().compile(b.state().view(), ContextRequest(seeds=["hub"], budget=60))
+    assert small.text == again.text and small.graph.digest() == again.graph.digest()
+    assert small.receipt.estimated_tokens <= 60
+    reasons = {o["reason"] for o in small.receipt.omitted}
+    assert reasons == {"budget"} and small.receipt.examined == 13
+    big = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], budget=10_000))
+    assert set(small.receipt.selected) < set(big.receipt.selected)  # more budget, a superset
+    assert big.receipt.selected[-1] == "f-far"  # two hops away comes last
+    shallow = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], depth=1))
+    assert "f-far" not in shallow.receipt.selected
+
+
+def test_receipt_omissions_confidence_predicate_and_scope(mem: Journal) -> None:
+    b = mem.root()
+    build_graph(b, 4)
+    b.apply(node("secret", "file", "other repo file", repository="other"))
+    b.apply(fact("f-secret", "hub", "touches", "secret", evidence=EV))
+    req = ContextRequest(
+        seeds=["hub"], min_confidence=9_850, predicates=["touches"], scope={"repository": "main"}
+    )
+    r = ContextCompiler().compile(b.state().view(), req).receipt
+    assert r.excluded_by_scope == ["f-secret"]
+    by_reason = {o["id"]: o["reason"] for o in r.omitted}
+    assert by_reason["f-far"] == "predicate"
+    assert by_reason["f02"] == "confidence" and by_reason["f03"] == "confidence"
+    assert r.selected == ["f00", "f01"]
+
+
+def test_retrieval_and_fusion_are_deterministic(mem: Journal) -> None:
+    b = mem.root()
+    build_graph(b)
+    view = b.state().view()
+    for name in ("literal", "lexical", "semantic", "fused"):
+        req = ContextRequest(query="timeouts file", providers=configuration(name), budget=500)
+        one = ContextCompiler().compile(view, req)
+        two = ContextCompiler().compile(
+            b.state().view(),
+            ContextRequest(query="timeouts file", providers=configuration(name), budget=500),
+        )
+        assert one.receipt.hits == two.receipt.hits and one.text == two.text, name
+    fused = ContextCompiler().compile(
+        view, ContextRequest(query="timeouts", providers=configuration("fused"), budget=500)
+    )
+    top = fused.receipt.hits[0]
+    assert {s["provider"] for s in top["sources"]} >= {"literal", "lexical"}
+    assert all(isinstance(h["score"], int) for h in fused.receipt.hits)
+    ranks = fuse({"a": ("x", [("p", 3.0), ("q", 1.0)]), "b": ("y", [("q", 9.0), ("p", 1.0)])})
+    assert [h.id for h in ranks] == ["p", "q"] and ranks[0].score == ranks[1].score
+
+
+def test_the_same_facts_give_the_same_digest_in_two_journals(tmp_path: Path) -> None:
+    digests = []
+    for name in ("a.db", "b.db"):
+        with Journal.open(tmp_path / name, Memory) as j:
+            build_graph(j.root())
+            digests.append(j.root().state().view().digest())
+    assert digests[0] == digests[1]
+
+
+def test_linking_reports_ambiguity_and_never_guesses(mem: Journal) -> None:
+    b = mem.root()
+    b.apply(node("p:ada1", "person", "Ada Lovelace", aliases=["Ada"]))
+    b.apply(node("p:ada2", "person", "Ada Byron", aliases=["Ada"]))
+    b.apply(node("p:alan", "person", "Alan Turing", external_ids={"wiki": "Q7251"}))
+    b.apply(node("c:turing", "company", "Turing Ltd"))
+    plan = link(
+        [
+            Mention("Ada"),  # two nodes share the alias: ambiguous
+            Mention("alan turing"),  # a label, normalized
+            Mention("A. M. Turing", external_id=("wiki", "Q7251")),
+            Mention("Turing", kind="company"),
+            Mention("Grace Hopper"),
+        ],
+        b.state(),
+    )
+    assert [m.text for m, _ in plan.ambiguous] == ["Ada"]
+    assert {x.mention.text: x.node for x in plan.resolved} == {
+        "alan turing": "p:alan",
+        "A. M. Turing": "p:alan",
+        "Turing": "c:turing",
+    }
+    assert [m.text for m in plan.unresolved] == ["Grace Hopper"]
+    head = plan.apply(b)  # one atomic append: the new aliases
+    assert "A. M. Turing" in b.state().nodes["p:alan"]["aliases"] and head == b.head
+
+
+def test_analytics_on_a_correction_chain(mem: Journal) -> None:
+    b = mem.root()
+    for i in ("ada", "c1", "c2", "c3", "x"):
+        b.apply(node(i, "x", i))
+    b.apply(predicate("lives_in", functional=True))
+    b.apply(fact("v1", "ada", "lives_in", "c1", evidence=EV, recorded_at=1_000))
+    b.apply(fact("v2", "ada", "lives_in", "c2", evidence=EV, supersedes="v1", recorded_at=2_000))
+    b.apply(fact("v3", "ada", "lives_in", "c3", evidence=EV, supersedes="v2", recorded_at=3_000))
+    b.apply(fact("w1", "x", "lives_in", "c1", evidence=EV, valid_from=0, recorded_at=3_500))
+    b.apply(fact("w2", "x", "lives_in", "c2", evidence=EV, valid_from=5, recorded_at=3_600))
+    b.apply(
+        fact("d1", "ada", "decided", "c3", evidence=[evidence("model", "gen-1")], recorded_at=4_000)
+    )
+    b.apply(fact("dup1", "x", "knows", "ada", evidence=[evidence("doc", "a")], recorded_at=5_000))
+    b.apply(fact("dup2", "x", "knows", "ada", evidence=[evidence("doc", "b")], recorded_at=5_100))
+    m = b.state()
+    rev = belief_revision(m)
+    assert rev["corrections"] == [["v1", "v2", "v3"]]
+    assert rev["competing"] == [
+        {"subject": "x", "predicate": "lives_in", "objects": ["c1", "c2"], "facts": ["w1", "w2"]}
+    ]
+    gaps = reasoning_gaps(m)
+    assert gaps == {"unsupported_decisions": ["d1"], "single_source_inferences": ["d1"]}
+    rows = drift(m, 2_000)
+    assert [(r["recorded"], r["corrections"]) for r in rows] == [(1, 0), (4, 2), (3, 0)]
+    plan = consolidation_plan(m, recorded_at=6_000)
+    b.apply_many(plan)
+    knows = b.state().view().facts(subject="x", predicate="knows")
+    assert len(knows) == 1 and {e["locator"] for e in knows[0]["evidence"]} == {"a", "b"}
+    assert set(b.state().facts) >= {"dup1", "dup2"}  # nothing deleted
+    assert mem.verify().ok

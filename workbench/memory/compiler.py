@@ -1,0 +1,267 @@
+"""Compiling the smallest context that answers a task within a token budget.
+
+``ContextCompiler().compile(view, ContextRequest(seeds=[...], query=..., budget=2000))``:
+seed entities (and, with a query, the facts the retrieval providers find, fused) are the
+starting points; relations are traversed in both directions up to ``depth``; facts are ranked
+deterministically (hops from a seed, retrieval rank, confidence, amount of evidence, recency,
+id) and rendered one line each, with their evidence, until the next one would pass the budget.
+The receipt says where the view came from, which estimator counted, how many facts were
+examined and selected, and every omission with its reason (``budget``, ``confidence``,
+``predicate``) and what the scope excluded; journal it with the call that used it, like any
+receipt (``branch.receipt(bundle.receipt)``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..context import CharEstimator
+from ..errors import InvalidValue
+from .retrieval import Hit, Provider, search
+from .view import Graph, View
+
+
+@dataclass(frozen=True)
+class ContextRequest:
+    """What to compile: seed node ids and/or a query, the token budget, how far to walk."""
+
+    seeds: Sequence[str] = ()
+    query: str | None = None
+    budget: int = 2000
+    estimator: Any = None  # tokens of a text; default ceil(chars / 4)
+    depth: int = 2
+    predicates: Sequence[str] | None = None  # relations to walk (None: all)
+    min_confidence: int = 0  # basis points
+    scope: Mapping[str, str] | None = None  # {"repository": ..., "branch": ...}
+    providers: Sequence[Provider] = ()
+    top_k: int = 10
+
+    def check(self) -> None:
+        if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 0:
+            raise InvalidValue(f"budget is a number of tokens >= 0, not {self.budget!r}")
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
+            raise InvalidValue(f"depth is an int >= 0, not {self.depth!r}")
+        if isinstance(self.seeds, str):
+            raise InvalidValue("seeds is a list of node ids, not one str")
+        if not self.seeds and not self.query:
+            raise InvalidValue("a context request needs seeds, a query, or both")
+        if self.query is not None and not self.providers:
+            raise InvalidValue(
+                "a query needs retrieval providers: providers=configuration('lexical')"
+            )
+
+
+@dataclass(frozen=True)
+class MemoryReceipt:
+    """What a compile included and left out, and why."""
+
+    source: dict[str, Any] | None
+    estimator: str
+    budget: int
+    estimated_tokens: int
+    examined: int
+    selected: list[str]
+    omitted: list[dict[str, Any]]
+    excluded_by_scope: list[str]
+    hits: list[dict[str, Any]]
+    projection_ms: float = 0.0
+
+    def to_json(self, timing: bool = True) -> dict[str, Any]:
+        doc: dict[str, Any] = {
+            "source": self.source,
+            "estimator": self.estimator,
+            "budget": self.budget,
+            "estimated_tokens": self.estimated_tokens,
+            "examined": self.examined,
+            "selected": self.selected,
+            "omitted": self.omitted,
+            "excluded_by_scope": self.excluded_by_scope,
+            "hits": self.hits,
+        }
+        if timing:
+            doc["projection_ms"] = self.projection_ms
+        return doc
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """The compiled context: its text, the selected facts as a graph, and the receipt."""
+
+    text: str
+    graph: Graph
+    facts: list[dict[str, Any]]
+    receipt: MemoryReceipt
+    hits: list[Hit] = field(default_factory=list)
+
+
+def _label(nodes: Mapping[str, dict[str, Any]], node_id: str) -> str:
+    n = nodes.get(node_id)
+    return n["label"] if n else node_id
+
+
+def fact_line(f: dict[str, Any], nodes: Mapping[str, dict[str, Any]]) -> str:
+    """One fact as a line of context, with its validity, confidence and evidence."""
+    ev = ", ".join(f"{e['kind']}:{e['locator']}" for e in f["evidence"])
+    when = f" from {f['valid_from']}" if f["valid_from"] is not None else ""
+    until = f" until {f['valid_to']}" if f["valid_to"] is not None else ""
+    conf = f" conf {f['confidence'] / 100:g}%" if f["confidence"] < 10_000 else ""
+    return (
+        f"- {_label(nodes, f['subject'])} {f['predicate']} {_label(nodes, f['object'])}"
+        f"{when}{until}{conf} [{ev}] ({f['id']})"
+    )
+
+
+def _in_scope(node: dict[str, Any] | None, scope: Mapping[str, str] | None) -> bool:
+    if not scope or node is None:
+        return True
+    have = node.get("scope") or {}
+    return all(have.get(k) in (None, v) for k, v in scope.items())
+
+
+class ContextCompiler:
+    """Compiles views into budgeted context bundles (see the module docstring)."""
+
+    def compile(self, view: View, request: ContextRequest, source: Any = None) -> Bundle:
+        """The bundle for ``request`` from ``view``; ``source``: the branch the view came from
+        (its id, head and head hash go into the receipt)."""
+        t0 = time.perf_counter()
+        request.check()
+        estimator = request.estimator or CharEstimator()
+        graph = _graph_of(view)
+        nodes = graph.nodes
+        hits: list[Hit] = []
+        found: dict[str, tuple[int, int]] = {}  # fact id -> (hops, retrieval rank)
+        frontier: dict[str, int] = {}
+        for s in request.seeds:
+            if s in nodes:
+                frontier[s] = 0
+        if request.query:
+            docs = [(f["id"], fact_line(f, nodes)) for f in graph.facts]
+            hits = search(request.providers, request.query, docs, request.top_k)
+            for rank, h in enumerate(hits):
+                found[h.id] = (0, rank)
+                f = graph.facts[graph.fact_position[h.id]]
+                for end in (f["subject"], f["object"]):
+                    frontier.setdefault(end, 1)
+        allowed = set(request.predicates) if request.predicates is not None else None
+        skipped_predicate: set[str] = set()
+        _walk(graph, frontier, request.depth, allowed, found, skipped_predicate)
+        pos = graph.fact_position
+        candidates = [graph.facts[pos[i]] for i in found]
+        excluded = sorted(
+            f["id"]
+            for f in candidates
+            if not (
+                _in_scope(nodes.get(f["subject"]), request.scope)
+                and _in_scope(nodes.get(f["object"]), request.scope)
+            )
+        )
+        gone = set(excluded)
+        omitted: list[dict[str, Any]] = [
+            {"id": i, "reason": "predicate"} for i in sorted(skipped_predicate)
+        ]
+        ranked = []
+        for f in candidates:
+            if f["id"] in gone:
+                continue
+            if f["confidence"] < request.min_confidence:
+                omitted.append({"id": f["id"], "reason": "confidence"})
+                continue
+            hops, rank = found[f["id"]]
+            recency = f["valid_from"] if f["valid_from"] is not None else f["recorded_at"]
+            ranked.append(
+                ((hops, rank, -f["confidence"], -len(f["evidence"]), -recency, f["id"]), f)
+            )
+        ranked.sort(key=lambda x: x[0])
+        lines: list[str] = []
+        for s in request.seeds:
+            if s in nodes and _in_scope(nodes[s], request.scope):
+                n = nodes[s]
+                lines.append(f"# {n['label']} ({n['kind']} {s})")
+        used = estimator("\n".join(lines)) if lines else 0
+        selected: list[dict[str, Any]] = []
+        full = False
+        for _, f in ranked:
+            line = fact_line(f, nodes)
+            cost = estimator("\n".join([*lines, line])) if lines else estimator(line)
+            if full or cost > request.budget:
+                full = True  # stop at the first that does not fit: more budget, more facts
+                omitted.append({"id": f["id"], "reason": "budget", "tokens": estimator(line)})
+                continue
+            lines.append(line)
+            used = cost
+            selected.append(f)
+        if used > request.budget:  # the seed headers alone do not fit
+            lines, selected, used = [], [], 0
+        text = "\n".join(lines)
+        src = None
+        if source is not None:
+            src = {"branch": source.id, "seq": source.head, "head_hash": source.head_hash}
+        elif view.source is not None:
+            src = view.source
+        receipt = MemoryReceipt(
+            source=src,
+            estimator=str(getattr(estimator, "name", type(estimator).__name__)),
+            budget=request.budget,
+            estimated_tokens=used,
+            examined=len(candidates),
+            selected=[f["id"] for f in selected],
+            omitted=omitted,
+            excluded_by_scope=excluded,
+            hits=[h.to_json() for h in hits],
+            projection_ms=round((time.perf_counter() - t0) * 1000, 3),
+        )
+        sub = Graph.build(
+            {k: nodes[k] for f in selected for k in (f["subject"], f["object"]) if k in nodes},
+            selected,
+        )
+        return Bundle(text, sub, selected, receipt, hits)
+
+
+def _graph_of(view: View) -> Graph:
+    g = getattr(view, "_graph", None)
+    if g is None:
+        g = view.graph()
+        view._graph = g  # type: ignore[attr-defined]
+    return g
+
+
+def _walk(
+    graph: Graph,
+    frontier: dict[str, int],
+    depth: int,
+    allowed: set[str] | None,
+    found: dict[str, tuple[int, int]],
+    skipped: set[str],
+) -> None:
+    """Breadth-first over the CSR indexes, both directions: each fact found gets the hop count
+    at which it was first reached (1 = touching a seed)."""
+    index = graph.position
+    level = {index[n]: hops for n, hops in frontier.items() if n in index}
+    seen = set(level)
+    no_rank = 1 << 30
+    current = sorted(level.items())
+    while current:
+        nxt: dict[int, int] = {}
+        for i, hops in current:
+            if hops >= depth:
+                continue
+            for ptr, idx, edge in (
+                (graph.out_ptr, graph.out_idx, graph.out_edge),
+                (graph.in_ptr, graph.in_idx, graph.in_edge),
+            ):
+                lo, hi = int(ptr[i]), int(ptr[i + 1])
+                for other, e in zip(idx[lo:hi].tolist(), edge[lo:hi].tolist(), strict=True):
+                    f = graph.facts[e]
+                    if allowed is not None and f["predicate"] not in allowed:
+                        skipped.add(f["id"])
+                        continue
+                    if f["id"] not in found:
+                        found[f["id"]] = (hops + 1, no_rank)
+                    if other not in seen:
+                        seen.add(other)
+                        nxt[other] = hops + 1
+        current = sorted(nxt.items())

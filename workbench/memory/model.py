@@ -1,0 +1,365 @@
+"""The memory model: nodes, facts with evidence, supersession and retraction, as journal deltas
+(registered with ``workbench.deltas``: versioned, upcastable), and the ``Memory`` State.
+
+Times are unix microseconds (ints) or timezone-aware datetimes, given by the caller or taken
+when the delta is built (so a replay never depends on the clock). Nothing is ever deleted: a
+superseded or retracted fact stays in the state with when and why, and every view is computed
+from that full record (``workbench.memory.view``).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from ..deltas import delta
+from ..errors import InvalidValue
+from ..events import State
+
+MAX_CONFIDENCE = 10_000  # basis points
+
+
+def micros(value: Any, what: str) -> int:
+    """A time as unix microseconds: an int as it is, a timezone-aware datetime converted."""
+    if isinstance(value, bool):
+        raise InvalidValue(f"{what} is unix microseconds or an aware datetime, not {value!r}")
+    if isinstance(value, int):
+        return value
+    if isinstance(value, datetime):
+        if value.tzinfo is None:
+            raise InvalidValue(f"{what}: a datetime needs a timezone (e.g. tzinfo=timezone.utc)")
+        return int(value.timestamp() * 1_000_000)
+    raise InvalidValue(f"{what} is unix microseconds or an aware datetime, not {value!r}")
+
+
+def _now() -> int:
+    return time.time_ns() // 1000
+
+
+def _text(value: Any, what: str) -> str:
+    if not isinstance(value, str) or not value:
+        raise InvalidValue(f"{what} is a non-empty str, not {value!r}")
+    return value
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Where a fact comes from: ``kind`` (test, user, document, model...), a ``locator``
+    (a path, URL, message id), an optional content ``digest`` and ``span`` [start, end)."""
+
+    kind: str
+    locator: str
+    digest: str | None = None
+    span: list[int] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"kind": self.kind, "locator": self.locator}
+        if self.digest is not None:
+            out["digest"] = self.digest
+        if self.span is not None:
+            out["span"] = list(self.span)
+        return out
+
+
+def evidence(
+    kind: str, locator: str, digest: str | None = None, span: Sequence[int] | None = None
+) -> dict[str, Any]:
+    """One evidence record (checked now)."""
+    _text(kind, "evidence kind")
+    _text(locator, "evidence locator")
+    if digest is not None:
+        _text(digest, "evidence digest")
+    if span is not None:
+        if (
+            len(span) != 2
+            or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)
+            or span[0] > span[1]
+        ):
+            raise InvalidValue(f"an evidence span is [start, end] with start <= end, not {span!r}")
+    return Evidence(kind, locator, digest, list(span) if span is not None else None).to_json()
+
+
+def _evidence_list(items: Any, what: str) -> list[dict[str, Any]]:
+    if not isinstance(items, (list, tuple)) or not items:
+        raise InvalidValue(
+            f"{what} needs evidence: pass evidence=[evidence(kind, locator)] (at least one)"
+        )
+    out = []
+    for e in items:
+        if isinstance(e, Evidence):
+            e = e.to_json()
+        if not isinstance(e, Mapping) or "kind" not in e or "locator" not in e:
+            raise InvalidValue(f"{what}: {e!r} is not an evidence record; use evidence(...)")
+        out.append(evidence(e["kind"], e["locator"], e.get("digest"), e.get("span")))
+    return out
+
+
+@delta("memory.node")
+@dataclass(frozen=True)
+class NodeUpserted:
+    """A node created, or updated in place (its label, aliases, external ids or scope)."""
+
+    id: str
+    kind: str
+    label: str
+    aliases: list[str] = field(default_factory=list)
+    external_ids: dict[str, str] = field(default_factory=dict)
+    scope: dict[str, str] = field(default_factory=dict)
+    recorded_at: int = 0
+
+
+def node(
+    id: str,
+    kind: str,
+    label: str,
+    *,
+    aliases: Sequence[str] = (),
+    external_ids: Mapping[str, str] | None = None,
+    repository: str | None = None,
+    branch: str | None = None,
+    recorded_at: int | datetime | None = None,
+) -> NodeUpserted:
+    """A node upsert: an entity the memory knows (a task, a file, a person...)."""
+    for v, w in ((id, "a node id"), (kind, "a node kind"), (label, "a node label")):
+        _text(v, w)
+    scope = {k: v for k, v in (("repository", repository), ("branch", branch)) if v is not None}
+    ext = dict(external_ids or {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in ext.items()):
+        raise InvalidValue("external_ids maps system names to ids, both str")
+    return NodeUpserted(
+        id,
+        kind,
+        label,
+        [_text(a, "an alias") for a in aliases],
+        ext,
+        scope,
+        micros(recorded_at, "recorded_at") if recorded_at is not None else _now(),
+    )
+
+
+@delta("memory.fact")
+@dataclass(frozen=True)
+class FactRecorded:
+    """A fact: ``subject --predicate--> object`` valid in ``[valid_from, valid_to)``, with its
+    evidence; ``supersedes`` names the fact it replaces (which stays, marked superseded)."""
+
+    id: str
+    subject: str
+    predicate: str
+    object: str
+    evidence: list[dict[str, Any]]
+    valid_from: int | None = None
+    valid_to: int | None = None
+    observed_at: int | None = None
+    recorded_at: int = 0
+    agent: str | None = None
+    session: str | None = None
+    confidence: int = MAX_CONFIDENCE
+    supersedes: str | None = None
+
+
+def fact(
+    id: str,
+    subject: str,
+    predicate: str,
+    object: str,
+    *,
+    evidence: Sequence[Any],
+    valid_from: int | datetime | None = None,
+    valid_to: int | datetime | None = None,
+    observed_at: int | datetime | None = None,
+    recorded_at: int | datetime | None = None,
+    agent: str | None = None,
+    session: str | None = None,
+    confidence: int = MAX_CONFIDENCE,
+    supersedes: str | None = None,
+) -> FactRecorded:
+    """A fact recorded (checked now; its endpoints are checked when it is applied)."""
+    for v, w in ((id, "a fact id"), (subject, "subject"), (predicate, "predicate")):
+        _text(v, w)
+    _text(object, "object")
+    ev_list = _evidence_list(evidence, f"fact {id!r}")
+    vf = micros(valid_from, "valid_from") if valid_from is not None else None
+    vt = micros(valid_to, "valid_to") if valid_to is not None else None
+    if vf is not None and vt is not None and vt <= vf:
+        raise InvalidValue(f"fact {id!r}: valid_to ({vt}) must come after valid_from ({vf})")
+    if isinstance(confidence, bool) or not isinstance(confidence, int):
+        raise InvalidValue(f"confidence is basis points 0..10000, not {confidence!r}")
+    if not 0 <= confidence <= MAX_CONFIDENCE:
+        raise InvalidValue(f"confidence is basis points 0..10000, not {confidence!r}")
+    for optional, w in ((agent, "agent"), (session, "session"), (supersedes, "supersedes")):
+        if optional is not None:
+            _text(optional, w)
+    return FactRecorded(
+        id,
+        subject,
+        predicate,
+        object,
+        ev_list,
+        vf,
+        vt,
+        micros(observed_at, "observed_at") if observed_at is not None else None,
+        micros(recorded_at, "recorded_at") if recorded_at is not None else _now(),
+        agent,
+        session,
+        confidence,
+        supersedes,
+    )
+
+
+@delta("memory.retract")
+@dataclass(frozen=True)
+class FactRetracted:
+    """A fact withdrawn (it stays in the record, marked retracted, with the evidence why)."""
+
+    fact: str
+    evidence: list[dict[str, Any]]
+    recorded_at: int = 0
+    agent: str | None = None
+
+
+def retract(
+    fact_id: str,
+    *,
+    evidence: Sequence[Any],
+    recorded_at: int | datetime | None = None,
+    agent: str | None = None,
+) -> FactRetracted:
+    """Withdraw a fact; needs evidence, like a fact."""
+    _text(fact_id, "the retracted fact's id")
+    return FactRetracted(
+        fact_id,
+        _evidence_list(evidence, f"the retraction of {fact_id!r}"),
+        micros(recorded_at, "recorded_at") if recorded_at is not None else _now(),
+        agent,
+    )
+
+
+@delta("memory.predicate")
+@dataclass(frozen=True)
+class PredicateDeclared:
+    """A predicate's rules: ``functional`` = one object per subject at a time."""
+
+    name: str
+    functional: bool = False
+
+
+def predicate(name: str, functional: bool = False) -> PredicateDeclared:
+    """Declare a predicate (``functional=True``: at any valid time, the fact with the latest
+    ``valid_from`` is in force, whatever order facts were recorded in)."""
+    _text(name, "a predicate name")
+    if not isinstance(functional, bool):
+        raise InvalidValue(f"functional is True or False, not {functional!r}")
+    return PredicateDeclared(name, functional)
+
+
+@dataclass
+class Memory(State):
+    """What an agent knows: nodes, facts (with their supersession and retraction records) and
+    predicate rules. ``view(valid=t, known=k)`` answers bitemporal questions."""
+
+    state_name = "lithify.memory/1"
+    nodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    predicates: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def apply(self, d: Any) -> None:
+        if isinstance(d, NodeUpserted):
+            self.nodes[d.id] = {
+                "id": d.id,
+                "kind": d.kind,
+                "label": d.label,
+                "aliases": list(d.aliases),
+                "external_ids": dict(d.external_ids),
+                "scope": dict(d.scope),
+                "recorded_at": d.recorded_at,
+            }
+        elif isinstance(d, FactRecorded):
+            self._record(d)
+        elif isinstance(d, FactRetracted):
+            f = self.facts.get(d.fact)
+            if f is None:
+                raise InvalidValue(f"no fact {d.fact!r} to retract", name=d.fact)
+            if f.get("retracted") is not None:
+                raise InvalidValue(f"fact {d.fact!r} is already retracted", name=d.fact)
+            f["retracted"] = {
+                "at": d.recorded_at,
+                "evidence": list(d.evidence),
+                "agent": d.agent,
+            }
+        elif isinstance(d, PredicateDeclared):
+            self.predicates[d.name] = {"functional": d.functional}
+        else:
+            raise InvalidValue(
+                f"a Memory journal takes node(), fact(), retract() and predicate() deltas, not "
+                f"{d!r}"
+            )
+
+    def _record(self, d: FactRecorded) -> None:
+        if d.id in self.facts:
+            raise InvalidValue(f"fact {d.id!r} exists; supersede it with a new id", name=d.id)
+        for end, what in ((d.subject, "subject"), (d.object, "object")):
+            if end not in self.nodes:
+                raise InvalidValue(
+                    f"fact {d.id!r}: its {what} {end!r} is not a node; add it with node(...) first",
+                    name=end,
+                )
+        if d.supersedes is not None:
+            old = self.facts.get(d.supersedes)
+            if old is None:
+                raise InvalidValue(f"fact {d.id!r} supersedes {d.supersedes!r}, which is unknown")
+            if old.get("superseded_by") is not None:
+                raise InvalidValue(
+                    f"fact {d.supersedes!r} is already superseded by {old['superseded_by']!r}; "
+                    f"supersede that one instead",
+                    name=d.supersedes,
+                )
+            if old.get("retracted") is not None:
+                raise InvalidValue(f"fact {d.supersedes!r} is retracted; it cannot be superseded")
+            if (old["subject"], old["predicate"]) != (d.subject, d.predicate):
+                raise InvalidValue(
+                    f"fact {d.id!r} supersedes {d.supersedes!r}, a fact about another subject "
+                    "or predicate"
+                )
+            old["superseded_by"] = d.id
+            old["superseded_at"] = d.recorded_at
+        self.facts[d.id] = {
+            "id": d.id,
+            "subject": d.subject,
+            "predicate": d.predicate,
+            "object": d.object,
+            "evidence": list(d.evidence),
+            "valid_from": d.valid_from,
+            "valid_to": d.valid_to,
+            "observed_at": d.observed_at,
+            "recorded_at": d.recorded_at,
+            "agent": d.agent,
+            "session": d.session,
+            "confidence": d.confidence,
+            "supersedes": d.supersedes,
+            "superseded_by": None,
+            "superseded_at": None,
+            "retracted": None,
+        }
+
+    def view(self, valid: Any = None, known: Any = None) -> Any:
+        """The facts in force at valid time ``valid`` as known at ``known`` (either may be
+        None: any valid time / everything recorded)."""
+        from .view import View
+
+        return View(
+            self,
+            micros(valid, "valid") if valid is not None else None,
+            micros(known, "known") if known is not None else None,
+        )
+
+    def valid_at(self, t: Any) -> Any:
+        """What was true in the world at ``t`` (by valid intervals, whatever the record order)."""
+        return self.view(valid=t)
+
+    def known_at(self, k: Any) -> Any:
+        """What had been recorded by ``k``."""
+        return self.view(known=k)
