@@ -27,8 +27,14 @@ def test_the_bundled_files_are_the_repositorys():
         "01-quickstart.ipynb",
         "02-fork-and-sweep.ipynb",
         "03-crash-and-time-travel.ipynb",
+        "04-memory-recall-vs-budget.ipynb",
     }
-    assert bundled.templates() == ["auditor_fork", "generic_fork"]
+    assert bundled.templates() == ["auditor_fork", "generic_fork", "memory_fork"]
+    for fmt in ("locomo", "longmemeval"):
+        assert (
+            bundled.memory_sample(fmt).read_bytes()
+            == (REPO / "data" / "memory" / f"{fmt}_sample.json").read_bytes()
+        )
 
 
 def test_templates_by_name_and_paths_by_path(tmp_path, monkeypatch):
@@ -136,8 +142,10 @@ def test_lithify_notebooks_copies_the_workspace_and_never_overwrites(tmp_path, m
         "01-quickstart.ipynb",
         "02-fork-and-sweep.ipynb",
         "03-crash-and-time-travel.ipynb",
+        "04-memory-recall-vs-budget.ipynb",
         "templates/auditor_fork.ipynb",
         "templates/generic_fork.ipynb",
+        "templates/memory_fork.ipynb",
     ]
     (ws / "01-quickstart.ipynb").write_text("my edits")
     r = lithify("notebooks")

@@ -12,7 +12,15 @@ from workbench import bundled
 pytestmark = pytest.mark.slow  # real processes, kernels, servers or browsers
 
 
-@pytest.mark.parametrize("name", ["01-quickstart", "02-fork-and-sweep", "03-crash-and-time-travel"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "01-quickstart",
+        "02-fork-and-sweep",
+        "03-crash-and-time-travel",
+        "04-memory-recall-vs-budget",
+    ],
+)
 def test_notebook_runs_top_to_bottom(tmp_path, name):
     work = tmp_path / "elsewhere"
     work.mkdir()

@@ -49,7 +49,7 @@ class Agent:
     ``state_name`` is the name its journals record (the State's ``state_name``). ``commands``
     names a function ``register(app)`` that adds the agent's own CLI commands to a typer app.
     ``template`` is a notebook for the papermill runner; ``grid`` the default sweep grid;
-    ``x``/``y`` the default chart axes; ``metrics`` the ones worth showing first; ``db`` the
+    ``x``/``y`` the default chart axes (``color``: the parameter that colours its lines); ``metrics`` the ones worth showing first; ``db`` the
     default journal file of its commands."""
 
     name: str
@@ -61,6 +61,7 @@ class Agent:
     grid: Mapping[str, list[Any]] = field(default_factory=dict)
     x: str | None = None
     y: str | None = None
+    color: str | None = None
     metrics: tuple[str, ...] = ()
     db: str | None = None
 

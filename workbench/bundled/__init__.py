@@ -1,4 +1,5 @@
-"""What ships inside the package: the demo source tree, the notebooks and the sweep templates.
+"""What ships inside the package: the demo source tree, the memory samples, the notebooks and the
+sweep templates.
 
 They are package data (in the repository, ``corpus`` and ``notebooks`` here link to
 ``data/corpus`` and ``notebooks/`` at the top, their sources), so a wheel install has them
@@ -31,6 +32,15 @@ def corpus() -> Path:
     path = _here() / "corpus"
     if not path.is_dir():
         raise NotFound(f"the bundled demo corpus is missing ({path}); reinstall lithify-workbench")
+    return path
+
+
+def memory_sample(fmt: str) -> Path:
+    """The bundled memory-experiment sample in a format ("locomo" or "longmemeval"), generated
+    by data/generate_memory.py."""
+    path = _here() / "memory" / f"{fmt}_sample.json"
+    if not path.is_file():
+        raise NotFound(f"the bundled {fmt} sample is missing ({path}); reinstall lithify-workbench")
     return path
 
 

@@ -122,7 +122,11 @@ def chart(
     y: str | None = typer.Option(
         None, "--y", help="Metric on the y axis (default: the journal's agent's)."
     ),
-    color: str = typer.Option(None, "--color", help="Parameter that colors separate lines."),
+    color: str = typer.Option(
+        None,
+        "--color",
+        help="Parameter that colors separate lines (default: the journal's agent's, if any).",
+    ),
     facet: str = typer.Option(
         None, "--facet", help="Parameter that splits the chart into columns."
     ),
@@ -144,6 +148,8 @@ def chart(
         agent = agent_of(j)
         x = x or (agent.x if agent else None)
         y = y or (agent.y if agent else None)
+        if color is None and agent is not None and agent.color and not x_given_other(x, agent):
+            color = agent.color
         if not x or not y:
             raise InvalidValue(
                 "which axes? pass --x PARAM --y METRIC (the journal's agent names no defaults)"
@@ -615,3 +621,9 @@ def search(
 def is_unit_id(text: str) -> bool:
     """Whether a command-line argument is a unit id (``u`` and 32 hex digits)."""
     return len(text) == 33 and text[0] == "u" and all(c in "0123456789abcdef" for c in text[1:])
+
+
+def x_given_other(x: str | None, agent: Any) -> bool:
+    """Whether --x names another parameter than the agent's own axis (its colour is then not
+    meant for this chart)."""
+    return x is not None and x != agent.x

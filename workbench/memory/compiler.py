@@ -127,10 +127,15 @@ class ContextCompiler:
     def compile(self, view: View, request: ContextRequest, source: Any = None) -> Bundle:
         """The bundle for ``request`` from ``view``; ``source``: the branch the view came from
         (its id, head and head hash go into the receipt)."""
+        if source is None and view.source is not None:
+            source = view.source
+        return self.compile_graph(_graph_of(view), request, source)
+
+    def compile_graph(self, graph: Graph, request: ContextRequest, source: Any = None) -> Bundle:
+        """``compile`` over a graph already projected (a view's, or a part of it)."""
         t0 = time.perf_counter()
         request.check()
         estimator = request.estimator or CharEstimator()
-        graph = _graph_of(view)
         nodes = graph.nodes
         hits: list[Hit] = []
         found: dict[str, tuple[int, int]] = {}  # fact id -> (hops, retrieval rank)
@@ -198,10 +203,10 @@ class ContextCompiler:
             lines, selected, used = [], [], 0
         text = "\n".join(lines)
         src = None
-        if source is not None:
+        if isinstance(source, dict):
+            src = source
+        elif source is not None:
             src = {"branch": source.id, "seq": source.head, "head_hash": source.head_hash}
-        elif view.source is not None:
-            src = view.source
         receipt = MemoryReceipt(
             source=src,
             estimator=str(getattr(estimator, "name", type(estimator).__name__)),

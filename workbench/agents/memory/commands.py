@@ -1,0 +1,99 @@
+"""The memory experiment's `lithify memory ...` commands: ingest a LoCoMo or LongMemEval file
+into a memory journal, answer its questions at a budget, and show what a compile selected.
+Sweeps use the generic `lithify sweep` (its defaults: budgets × retrieval configurations)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from ...cli.app import GLOBAL_HELP, console, emit, open_journal, options
+from ...errors import InvalidValue
+from ...eval import evaluate
+from ...memory import Memory
+from . import experiment
+
+memory_app = typer.Typer(
+    help="The memory experiment: recall against context budget on LoCoMo / LongMemEval files.",
+    no_args_is_help=True,
+)
+
+_FORMAT = typer.Option("locomo", "--format", help="locomo or longmemeval.")
+_DATASET = typer.Option(
+    None, "--dataset", help="The dataset file (default: the bundled sample of --format)."
+)
+
+
+def _fmt(fmt: str) -> str:
+    if fmt not in experiment.FORMATS:
+        raise InvalidValue(f"--format is one of {', '.join(experiment.FORMATS)}, not {fmt!r}")
+    return fmt
+
+
+@memory_app.command("ingest", epilog=GLOBAL_HELP)
+def ingest(ctx: typer.Context, fmt: str = _FORMAT, dataset: Path = _DATASET) -> None:
+    """Add the dataset's documents to the --db memory journal (created if missing) as nodes
+    and evidence-carrying facts; prints the head to fork a sweep at."""
+    opts = options(ctx)
+    data = experiment.load(dataset, _fmt(fmt))  # read and checked before anything is written
+    with open_journal(opts, Memory, must_exist=False, write=True) as j:
+        b = j.root()
+        if b.head:
+            raise InvalidValue(
+                f"{j.path} already holds a memory (head {b.head}); ingest into a new journal"
+            )
+        head = experiment.ingest(b, data)
+    doc = {
+        "head": head,
+        "documents": len(data.documents),
+        "questions": len(data.questions),
+        "format": fmt,
+    }
+    emit(
+        opts,
+        doc,
+        lambda: console().print(
+            f"ingested {len(data.documents)} documents ({len(data.questions)} questions) "
+            f"up to seq {head}; sweep with: lithify --db {j.path} sweep --at {head}",
+            markup=False,
+        ),
+    )
+
+
+@memory_app.command("run", epilog=GLOBAL_HELP)
+def run(
+    ctx: typer.Context,
+    budget: int = typer.Option(200, "--budget", help="Context budget in tokens per question."),
+    retrieval: str = typer.Option(
+        "lexical", "--retrieval", help="literal, lexical, semantic, fused, or a+b."
+    ),
+    fmt: str = _FORMAT,
+    dataset: Path = _DATASET,
+) -> None:
+    """Answer every question at one budget (read-only): the metrics overall and per
+    category."""
+    opts = options(ctx)
+    data = experiment.load(dataset, _fmt(fmt))
+    with open_journal(opts, Memory) as j:
+        cases = experiment.answer(j.root().state(), data, budget, retrieval)
+    df = evaluate(cases, experiment.KS)
+    rows = df.to_dicts()
+    recall = experiment.context_recall(cases)
+
+    def human() -> None:
+        out = console()
+        out.print(f"context recall {recall:.3f} at budget {budget} ({retrieval})", markup=False)
+        for r in rows:
+            out.print(
+                f"  {r['group']:<22} n={r['n']:<4} recall@5 {r['recall@5'] or 0:.3f}  "
+                f"ndcg@5 {r['ndcg@5'] or 0:.3f}  mrr {r['mrr'] or 0:.3f}",
+                markup=False,
+            )
+
+    emit(opts, {"recall": recall, "budget": budget, "retrieval": retrieval, "groups": rows}, human)
+
+
+def register(app: typer.Typer) -> None:
+    """Add `lithify memory ...` to the app (the plugin's ``commands`` hook)."""
+    app.add_typer(memory_app, name="memory", rich_help_panel="Memory experiment (bundled)")
