@@ -49,8 +49,9 @@ class Agent:
     ``state_name`` is the name its journals record (the State's ``state_name``). ``commands``
     names a function ``register(app)`` that adds the agent's own CLI commands to a typer app.
     ``template`` is a notebook for the papermill runner; ``grid`` the default sweep grid;
-    ``x``/``y`` the default chart axes (``color``: the parameter that colours its lines); ``metrics`` the ones worth showing first; ``db`` the
-    default journal file of its commands."""
+    ``x``/``y`` the default chart axes (``color``: the parameter that colours its lines);
+    ``metrics`` the ones worth showing first; ``db`` the default journal file of its
+    commands."""
 
     name: str
     state: str
