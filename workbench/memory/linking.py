@@ -2,8 +2,8 @@
 
 A mention is matched, in this order of strength, by stable node id (1.0), external id (1.0),
 normalized label within its scope (0.95), alias (0.9), then by word overlap with labels and
-aliases (0.8 × the share of the mention's words in the name, scaled by how much of the name
-the mention and its hint cover). A mention is resolved when its best candidate scores
+aliases (0.8 × the share of the mention's words in the name × (1 + the share of the name's
+words the mention and its hint cover) / 2). A mention is resolved when its best candidate scores
 at least ``min_score`` and beats the second by at least ``margin``; otherwise it is reported as
 ambiguous (with the candidates) or unresolved. The result is a reviewable ``LinkPlan`` whose
 events (aliases learned from resolved mentions) are appended atomically with ``apply``.
@@ -148,11 +148,19 @@ class Linker:
         key = normalize(m.text)
         offer(self.by_label.get(key, []), 0.95, "label")
         offer(self.by_alias.get(key, []), 0.9, "alias")
+        if best and max(s for s, _ in best.values()) >= 0.9:
+            # an exact match: word overlap scores at most 0.8, and cannot make it ambiguous
+            return sorted(((i, s, h) for i, (s, h) in best.items()), key=lambda x: (-x[1], x[0]))
         mention_words = set(key.split())
         words = mention_words | set(normalize(m.hint or "").split())
+        # candidates from the mention's distinctive words (a word most names share finds
+        # nothing by itself); the rarest one when all are common
+        known = sorted((len(self.by_word[w]), w) for w in words if w in self.by_word)
+        cap = max(50, len(self.nodes) // 100)
+        chosen = [w for n, w in known if n <= cap] or [w for _, w in known[:1]]
         pool: set[str] = set()
-        for w in words:
-            pool |= self.by_word.get(w, set())
+        for w in chosen:
+            pool |= self.by_word[w]
         for i in pool:
             n = self.nodes[i]
             score = max(
@@ -183,13 +191,13 @@ class Linker:
 
 
 def _overlap(mention: set[str], name: set[str], context: set[str]) -> float:
-    """How well a name matches a mention: the share of the mention's words in the name, a
-    little more when the name has few other words (and the hint's words count there)."""
+    """How well a name matches a mention: the share of the mention's words in the name, times
+    how much of the name the mention and its hint cover (half weight)."""
     if not mention or not name:
         return 0.0
     contained = len(mention & name) / len(mention)
-    jaccard = len(context & name) / len(context | name)
-    return contained * (0.75 + 0.25 * jaccard)
+    covered = len(context & name) / len(name)
+    return contained * (0.5 + 0.5 * covered)
 
 
 def link(
