@@ -66,6 +66,10 @@ def test_the_design_example(mem: Journal) -> None:
     assert "query-accuracy-suite" in bundle.text and bundle.receipt.selected == [
         "fact:714:affected"
     ]
+    with b.receipt(bundle.receipt):  # journaled with the call that used it
+        b.effect("llm:answer", lambda: "it affects query-builder.rs")
+    journaled = mem.receipt((0, b.head))
+    assert "fact:714:affected" in str(journaled)
     assert b.state().view(known=15).facts() == []  # not yet recorded at 15
     assert b.state().view(valid=5).facts() == []  # not yet true at 5
     b.apply(retract("fact:714:affected", evidence=[evidence("user", "correction-1")]))
