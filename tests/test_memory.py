@@ -59,7 +59,7 @@ def test_the_design_example(mem: Journal) -> None:
         )
     )
     view = b.state().view(valid=30, known=30)
-    bundle = ContextCompiler().compile(view, ContextRequest(seeds=["task:714"], budget=2000), b)
+    bundle = ContextCompiler().compile(view, ContextRequest(seeds=["task:714"], budget=2000))
     assert bundle.graph.edge_count() == 1
     assert bundle.receipt.estimated_tokens <= 2000
     assert bundle.receipt.source == {"branch": 0, "seq": b.head, "head_hash": b.head_hash}
@@ -74,7 +74,8 @@ def test_the_design_example(mem: Journal) -> None:
     assert b.state().view(valid=5).facts() == []  # not yet true at 5
     b.apply(retract("fact:714:affected", evidence=[evidence("user", "correction-1")]))
     assert b.state().view().facts() == []
-    assert len(b.at(b.head - 1).view().facts()) == 1  # time travel: the journal's own
+    old = b.at(b.head - 1)  # time travel: the journal's own
+    assert len(old.view().facts()) == 1 and old.view().source["seq"] == b.head - 1
     assert mem.verify().ok
 
 

@@ -447,7 +447,16 @@ class Branch(Effects):
 
     def state(self) -> Any:
         """The live state at this handle's head (do not mutate it; apply deltas instead)."""
-        return self._live()
+        state = self._live()
+        return self._bind(state, self._head, self._head_hash)
+
+    def _bind(self, state: Any, seq: int, event_hash: bytes) -> Any:
+        """Tell a state that asks (``bind_source``) which point of which branch it is, so what
+        it derives (a memory view's receipts) can name its source."""
+        bind = getattr(state, "bind_source", None)
+        if callable(bind):
+            bind({"branch": self.id, "seq": seq, "head_hash": bytes(event_hash).hex()})
+        return state
 
     def _sync(self) -> None:
         """Catch up with events other writers appended to this branch."""
@@ -491,7 +500,8 @@ class Branch(Effects):
         seq = self._seq(seq, "at")
         self._check_seq(seq, "at")
         self._j.flush(self.id)
-        return self._j.history.state_at(self.id, seq)[0]
+        state = self._j.history.state_at(self.id, seq)[0]
+        return self._bind(state, seq, self._hash_at(seq))
 
     def as_of(self, when: int | float | datetime) -> Any:
         """The state as it was known at a wall-clock time (unix ms or a datetime): the state

@@ -345,16 +345,23 @@ class Memory(State):
             "retracted": None,
         }
 
+    def bind_source(self, source: dict[str, Any]) -> None:
+        """Where this state was read from (called by ``Branch.state`` and ``at``): views and
+        their receipts name it. Not part of the state's value."""
+        object.__setattr__(self, "_source", source)
+
     def view(self, valid: Any = None, known: Any = None) -> Any:
         """The facts in force at valid time ``valid`` as known at ``known`` (either may be
         None: any valid time / everything recorded)."""
         from .view import View
 
-        return View(
+        v = View(
             self,
             micros(valid, "valid") if valid is not None else None,
             micros(known, "known") if known is not None else None,
         )
+        v.source = self.__dict__.get("_source")
+        return v
 
     def valid_at(self, t: Any) -> Any:
         """What was true in the world at ``t`` (by valid intervals, whatever the record order)."""
