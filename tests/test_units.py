@@ -281,6 +281,15 @@ def test_the_session_cli(tmp_path: Path) -> None:
     assert prov["unit"]["key"] == "g" and len(prov["snapshots"]) == 2
     tags = json.loads(lithify("--json", "--db", str(db), "tags").stdout)
     assert [t["label"] for t in tags] == ["one", "two", "r"]
+    plain = json.loads(
+        lithify("--json", "--db", str(db), "history", "--branch", "session:" + s.id).stdout
+    )
+    assert plain[0]["time"].endswith("+00:00") and plain[0]["labels"] == []
+    lithify("--db", str(db), "tag", f"session:{s.id}@2", "kept")
+    plain = json.loads(
+        lithify("--json", "--db", str(db), "history", "--branch", "session:" + s.id).stdout
+    )
+    assert plain[1]["labels"] == ["kept"]
     missing = lithify("--db", str(db), "history", "--session", "nobody")
     assert missing.returncode == 1 and "no session" in missing.stderr
     with Journal.open(db, SessionState, readonly=True) as j:

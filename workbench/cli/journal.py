@@ -576,13 +576,26 @@ def history(
         first = _seq_in(j, b, lo, "--from")
         last = _seq_in(j, b, hi, "--to") if hi is not None else b.head
         recs = b.history(first, last) if first <= last else []
-    docs = [{**r.to_json(), "summary": r.summary()} for r in recs]
+        labels: dict[tuple[int, int], list[str]] = {}
+        for label, lb, lq in j.storage.tags():
+            labels.setdefault((lb, lq), []).append(label)
+    docs = [
+        {
+            **r.to_json(),
+            "time": _iso(r.ts),
+            "labels": labels.get((r.branch, r.seq), []),
+            "summary": r.summary(),
+        }
+        for r in recs
+    ]
 
     def human() -> None:
         out = console()
-        for r in recs:
+        for r, d in zip(recs, docs, strict=True):
+            tags = f"  [{', '.join(d['labels'])}]" if d["labels"] else ""
             out.print(
-                f"{r.seq:>6}  b{r.branch:<4} {r.kind:<8} {r.hash[:12]}  {r.summary(90)}",
+                f"{r.seq:>6}  b{r.branch:<4} {r.kind:<8} {r.hash[:12]}  {d['time']}  "
+                f"{r.summary(90)}{tags}",
                 markup=False,
             )
 
@@ -627,3 +640,10 @@ def x_given_other(x: str | None, agent: Any) -> bool:
     """Whether --x names another parameter than the agent's own axis (its colour is then not
     meant for this chart)."""
     return x is not None and x != agent.x
+
+
+def _iso(ms: int) -> str:
+    """Unix ms as an ISO 8601 UTC time, to the millisecond."""
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
