@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -644,6 +645,6 @@ def x_given_other(x: str | None, agent: Any) -> bool:
 
 def _iso(ms: int) -> str:
     """Unix ms as an ISO 8601 UTC time, to the millisecond."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
