@@ -110,6 +110,29 @@ async def test_start_list_and_cancel_sweeps(jp_fetch, journal_file):
         params={"journal": journal_file, "sweep": str(started["sweep"])},
     )
     assert svg.body.startswith(b"<svg") and svg.headers["Content-Type"].startswith("image/svg+xml")
+    png = await jp_fetch(
+        "lithify",
+        "api",
+        "chart.png",
+        params={
+            "journal": journal_file,
+            "sweep": str(started["sweep"]),
+            "x": "budget",
+            "y": "model_calls",
+            "agg": "max",
+            "log_x": "0",
+            "theme": "dark",
+        },
+    )
+    assert png.body[:8] == b"\x89PNG\r\n\x1a\n"
+    dark = await jp_fetch(
+        "lithify", "api", "chart.svg", params={"journal": journal_file, "theme": "dark"}
+    )
+    assert b"#1e1e1e" in dark.body
+    code, body = await fetch_error(
+        jp_fetch, "chart.svg", params={"journal": journal_file, "agg": "median"}
+    )
+    assert (code, body["kind"]) == (400, "InvalidValue")
     with pytest.raises(HTTPClientError) as err:
         await jp_fetch(
             "lithify",
@@ -126,3 +149,150 @@ async def test_requires_authentication(jp_fetch, journal_file):
     with pytest.raises(HTTPClientError) as err:
         await jp_fetch("lithify", "api", "journals", headers={"Authorization": "token wrong"})
     assert err.value.code == 403
+
+
+async def fetch_error(jp_fetch, *path, **kw):
+    with pytest.raises(HTTPClientError) as err:
+        await jp_fetch("lithify", "api", *path, **kw)
+    return err.value.code, json.loads(err.value.response.body)
+
+
+async def test_nested_journals_downloads_tail_and_charts(jp_fetch, journal_file, jp_root_dir):
+    deep = jp_root_dir / "a" / "b" / "c" / "d" / "e" / "deep.db"
+    deep.parent.mkdir(parents=True)
+    with Journal.open(deep) as j:
+        j.root().apply({"x": 1})
+    listing = await get(jp_fetch, "journals")
+    assert [j["path"] for j in listing["journals"]] == ["a/b/c/d/e/deep.db", journal_file]
+    assert "process" in listing["runners"]
+    csv = await jp_fetch(
+        "lithify", "api", "matrix", params={"journal": journal_file, "format": "csv"}
+    )
+    assert csv.headers["Content-Type"].startswith("text/csv")
+    assert 'filename="audit-matrix.csv"' in csv.headers["Content-Disposition"]
+    assert csv.body.decode().splitlines()[0].startswith("branch,branch_name,seq,metric,value")
+    pq = await jp_fetch(
+        "lithify", "api", "matrix", params={"journal": journal_file, "format": "parquet"}
+    )
+    assert pq.body[:4] == b"PAR1"
+    code, body = await fetch_error(
+        jp_fetch, "matrix", params={"journal": journal_file, "format": "xlsx"}
+    )
+    assert (code, body["kind"]) == (400, "InvalidValue")
+    first = await get(jp_fetch, "tail", journal=journal_file, cursor="0", limit="5")
+    assert [e["seq"] for e in first["events"]] == [1, 2, 3, 4, 5]
+    rest = await get(jp_fetch, "tail", journal=journal_file, cursor=str(first["cursor"]))
+    assert rest["events"][0]["seq"] == 6
+    done = await get(jp_fetch, "tail", journal=journal_file, cursor=str(rest["cursor"]))
+    assert done["events"] == [] and done["cursor"] == rest["cursor"]
+    code, body = await fetch_error(
+        jp_fetch, "chart.svg", params={"journal": journal_file, "x": "nope", "y": "recall"}
+    )
+    assert code == 404 and body["kind"] == "NotFound"
+
+
+async def test_errors_are_json_with_the_cli_kinds(jp_fetch, journal_file, monkeypatch):
+    code, body = await fetch_error(jp_fetch, "sweeps", method="POST", body="not json")
+    assert (code, body["kind"]) == (400, "InvalidValue") and "JSON" in body["error"]
+    code, body = await fetch_error(
+        jp_fetch, "sweeps", method="POST", body=json.dumps({"journal": journal_file})
+    )
+    assert (code, body["kind"]) == (400, "InvalidValue") and "'at'" in body["error"]
+    code, body = await fetch_error(jp_fetch, "branches", params={"journal": "../x.db"})
+    assert (code, body["kind"]) == (403, "PermissionError")
+
+    def broken(self):
+        raise TypeError("a bug of ours")
+
+    monkeypatch.setattr(Journal, "branches", broken)
+    code, body = await fetch_error(jp_fetch, "branches", params={"journal": journal_file})
+    assert (code, body["kind"]) == (500, "InternalError") and "a bug of ours" in body["error"]
+
+
+async def test_a_journal_deleted_and_made_again_is_reopened(jp_fetch, jp_root_dir):
+    path = jp_root_dir / "again.db"
+    with Journal.open(path) as j:
+        j.root().apply({"x": 1})
+    first = await get(jp_fetch, "branches", journal="again.db")
+    assert first["branches"][0]["head"] == 1
+    for suffix in ("", "-wal", "-shm", "-intents"):
+        (jp_root_dir / f"again.db{suffix}").unlink(missing_ok=True)
+    code, _ = await fetch_error(jp_fetch, "branches", params={"journal": "again.db"})
+    assert code == 404
+    with Journal.open(path) as j:
+        for x in range(3):
+            j.root().apply({"x": x})
+    again = await get(jp_fetch, "branches", journal="again.db")
+    assert again["branches"][0]["head"] == 3
+
+
+async def test_rerun_failed_and_resume_from_the_api(jp_fetch, jp_root_dir, monkeypatch):
+    import os
+
+    tests = os.path.dirname(__file__)
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(p for p in (tests, os.environ.get("PYTHONPATH", "")) if p)
+    )
+    from workbench import sweep
+
+    path = jp_root_dir / "sw.db"
+    with Journal.open(path) as j:
+        at = j.root().apply({"start": 1})
+        pending = sweep.plan(j, 0, at, {"sleep": [0.01, 0.02]}, fn="sweep_fns:sleepy").id
+    body = {"journal": "sw.db", "at": at, "grid": "sleep=0.01,0.02", "fn": "sweep_fns:boom"}
+    started = json.loads(
+        (await jp_fetch("lithify", "api", "sweeps", method="POST", body=json.dumps(body))).body
+    )
+
+    async def forks_of(sweep_id):
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            listed = (await get(jp_fetch, "sweeps", journal="sw.db"))["sweeps"]
+            (s,) = [x for x in listed if x["id"] == sweep_id]
+            if not s["running"] and all(
+                f["status"] not in ("pending", "running") for f in s["forks"]
+            ):
+                return s["forks"]
+            time.sleep(0.2)
+        raise AssertionError("the sweep did not end")
+
+    failed = await forks_of(started["sweep"])
+    assert {f["status"] for f in failed} == {"failed"}
+    err = failed[0]["error"]
+    assert err["ename"] == "RuntimeError" and "no luck" in err["evalue"] and err["traceback"]
+    rerun = json.loads(
+        (
+            await jp_fetch(
+                "lithify",
+                "api",
+                "sweeps",
+                "rerun",
+                method="POST",
+                body=json.dumps({"journal": "sw.db", "sweep": started["sweep"]}),
+            )
+        ).body
+    )
+    assert sorted(rerun["forks"]) == sorted(f["branch"] for f in failed)
+    await forks_of(started["sweep"])
+    resumed = json.loads(
+        (
+            await jp_fetch(
+                "lithify",
+                "api",
+                "sweeps",
+                "resume",
+                method="POST",
+                body=json.dumps({"journal": "sw.db", "sweep": pending}),
+            )
+        ).body
+    )
+    assert len(resumed["forks"]) == 2
+    assert {f["status"] for f in await forks_of(pending)} == {"finished"}
+    code, body = await fetch_error(
+        jp_fetch,
+        "sweeps",
+        "resume",
+        method="POST",
+        body=json.dumps({"journal": "sw.db", "sweep": pending}),
+    )
+    assert (code, body["kind"]) == (404, "NotFound")  # nothing left to run

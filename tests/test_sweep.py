@@ -360,3 +360,42 @@ def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path):
     assert set(Path(tempfile.gettempdir()).glob("lithify-kernels-*")) == kernel_dirs
     assert child_kernels() == []
     assert [f.status for f in sweep.status(j, p.id)] == ["pending"]
+
+
+def test_a_sweep_that_cannot_start_says_so_on_its_forks(tmp_path):
+    """No fork stays "pending" forever when its runner cannot start."""
+    from workbench.errors import InvalidValue
+
+    db = tmp_path / "nostart.db"
+    with Journal.open(db) as j:
+        at = j.root().apply({"x": 1})
+        p = sweep.plan(j, 0, at, {"k": [1, 2]}, fn="sweep_fns:sleepy")
+        with pytest.raises(InvalidValue, match="not shared between machines"):
+            sweep.start(p, runner="dask", scheduler="tcp://127.0.0.1:9")
+        runs = j.storage.runs(p.id)
+        assert {r.status for r in runs} == {"failed"} and len(runs) == 2
+        assert '"where": "start"' in (runs[0].error or "")
+
+
+def test_charts_aggregate_by_max_and_last_and_follow_a_dark_theme(tmp_path):
+    import polars as pl
+
+    from workbench import charts
+
+    df = pl.DataFrame(
+        {
+            "branch": [1, 2, 3, 4],
+            "seq": [1, 1, 1, 1],
+            "metric": ["recall"] * 4,
+            "value": [0.1, 0.3, 0.5, 0.4],
+            "budget": [10, 10, 20, 20],
+        }
+    )
+    for agg, want in (("max", [0.3, 0.5]), ("last", [0.3, 0.4]), ("mean", [0.2, 0.45])):
+        spec = charts.metric_vs_param(df, x="budget", y="recall", agg=agg).to_dict()
+        rows = [r for r in spec["datasets"][next(iter(spec["datasets"]))] if r["_layer"] == "group"]
+        assert [round(r["mean"], 6) for r in sorted(rows, key=lambda r: r["budget"])] == want
+    dark = charts.metric_vs_param(df, x="budget", y="recall", theme="dark").to_dict()
+    assert dark["config"]["background"] == "#1e1e1e"
+    with pytest.raises(Exception, match="no branch has both"):
+        charts.metric_vs_param(df.filter(pl.col("budget") > 100), x="budget", y="recall")

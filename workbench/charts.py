@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from .journal import Journal
 
 
+AGGREGATIONS = ("mean", "max", "last")
+THEMES = ("light", "dark")
+
+
 def auto_log_x(df: pl.DataFrame, x: str) -> bool:
     """A log x axis when the parameter is positive and spans at least a factor of 20."""
     vals = [
@@ -41,9 +45,13 @@ def metric_vs_param(
     title: str | None = None,
     width: int = 420,
     height: int = 280,
+    agg: str = "mean",
+    theme: str = "light",
 ) -> alt.LayerChart | alt.FacetChart:
     """Mean of ``y`` per ``x`` (and color/facet group) with a shaded 95% CI band across seeds;
-    the individual branches as faint points (``points=False`` hides them); n in the tooltip."""
+    the individual branches as faint points (``points=False`` hides them); n in the tooltip.
+    ``agg``: "mean" (± CI), "max" (the best branch of each group) or "last" (the most recent
+    branch of each group). ``theme``: "light" or "dark" (JupyterLab's dark theme)."""
     import altair as alt
     import polars as pl
 
@@ -54,8 +62,28 @@ def metric_vs_param(
                 f"the matrix has no column {col!r}; its columns are {', '.join(data.columns)}"
             )
     data = data.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
+    if agg not in AGGREGATIONS:
+        raise InvalidValue(f"agg is one of {', '.join(AGGREGATIONS)}, not {agg!r}")
+    if theme not in THEMES:
+        raise InvalidValue(f"theme is one of {', '.join(THEMES)}, not {theme!r}")
+    if data.is_empty():
+        raise InvalidValue(
+            f"no branch has both {x!r} and {y!r}: pick a parameter and a metric the matrix has"
+        )
     groups = [c for c in (x, color, facet) if c is not None]
-    stats = aggregate(data, y, by=groups)
+    if agg == "mean":
+        stats = aggregate(data, y, by=groups)
+    else:
+        pick = pl.col(y).max() if agg == "max" else pl.col(y).sort_by("branch").last()
+        stats = (
+            data.group_by(groups, maintain_order=True)
+            .agg(pick.alias("mean"), pl.len().alias("n"))
+            .with_columns(
+                pl.lit(None, dtype=pl.Float64).alias("ci_low"),
+                pl.lit(None, dtype=pl.Float64).alias("ci_high"),
+            )
+            .sort(groups)
+        )
     xs = (
         alt.Scale(type="log", nice=False, padding=24)
         if log_x
@@ -106,7 +134,19 @@ def metric_vs_param(
     chart = alt.layer(*layers).properties(width=width, height=height)
     if facet is not None:
         chart = chart.facet(column=alt.Column(f"{facet}:N", title=facet))
-    return chart.properties(title=title or f"{y} vs {x}")
+    label = {"mean": "", "max": " (max)", "last": " (last)"}[agg]
+    chart = chart.properties(title=title or f"{y}{label} vs {x}")
+    if theme == "dark":
+        ink, grid = "#e0e0e0", "#444444"
+        chart = (
+            chart.configure(background="#1e1e1e")
+            .configure_axis(
+                labelColor=ink, titleColor=ink, gridColor=grid, domainColor=ink, tickColor=ink
+            )
+            .configure_legend(labelColor=ink, titleColor=ink)
+            .configure_title(color=ink)
+        )
+    return chart
 
 
 def recall_vs_budget(

@@ -35,8 +35,9 @@ from .journal import Journal
 from .storage import is_journal_file, is_url
 from .sweep.cluster import runners_here
 
+MATRIX_FIXED = {"branch", "branch_name", "seq", "metric", "value", "ts", "sweep", "status"}
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".ipynb_checkpoints", "runs"}
-MAX_DEPTH = 4
+MAX_DEPTH = 12  # folders below the server root searched for journals
 
 
 class _Hub:
@@ -45,6 +46,7 @@ class _Hub:
     def __init__(self, root: str) -> None:
         self.root = Path(root).resolve()
         self.journals: dict[str, Any] = {}
+        self.inodes: dict[str, tuple[int, int] | None] = {}
         self.sweeps: dict[tuple[str, int], Any] = {}
         self.lock = threading.RLock()
 
@@ -71,15 +73,22 @@ class _Hub:
                 if j is None:
                     j = self.journals[rel] = Journal.open(rel, create=False)
                 return j
-        p = self.path(rel)
-        key = str(p)
         with self.lock:
+            key = str((self.root / rel).resolve()) if rel else ""
             j = self.journals.get(key)
+            if j is not None and self.inodes.get(key) != _inode(key):
+                # deleted, or deleted and made again: never serve (or write into) the old file
+                self.journals.pop(key, None)
+                self.inodes.pop(key, None)
+                j.close()
+                j = None
+            p = self.path(rel)
             if j is None:
                 if not is_journal_file(key):
                     raise NotAJournal(f"{rel} is not a lithify journal")
-                j = Journal.open(key)  # the State class comes from the journal's agent plugin
+                j = Journal.open(p)  # the State class comes from the journal's agent plugin
                 self.journals[key] = j
+                self.inodes[key] = _inode(key)
             return j
 
     def list(self) -> list[dict[str, Any]]:
@@ -111,6 +120,53 @@ class _Hub:
             self.journals.clear()
 
 
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def http_status(e: BaseException) -> tuple[int, str]:
+    """(HTTP status, kind) of an error: the kind is the CLI's (the exception's class name)."""
+    from .errors import Busy, DiskFull, ReadOnly, StateMismatch, StateUnavailable
+
+    kind = type(e).__name__
+    if isinstance(e, PermissionError):
+        return 403, "PermissionError"
+    if isinstance(e, NotFound):
+        return 404, kind
+    if isinstance(e, Conflict):
+        return 409, kind
+    if isinstance(e, (InvalidValue, NotAJournal, StateMismatch, StateUnavailable)):
+        return 400, kind
+    if isinstance(e, ReadOnly):
+        return 403, kind
+    if isinstance(e, Busy):
+        return 503, kind
+    if isinstance(e, DiskFull):
+        return 507, kind
+    if isinstance(e, WorkbenchError):
+        return 500, kind  # a damaged journal, a failed fork...: not the caller's mistake
+    return 500, "InternalError"
+
+
+def _need(body: dict[str, Any], name: str) -> Any:
+    if name not in body or body[name] is None:
+        raise InvalidValue(f"pass {name!r} in the request body")
+    return body[name]
+
+
+def _body_int(body: dict[str, Any], name: str, default: int | None = None) -> int:
+    value = body.get(name, default)
+    if value is None:
+        raise InvalidValue(f"pass {name!r} in the request body")
+    if isinstance(value, bool) or not isinstance(value, (int, str)):
+        raise InvalidValue(f"{name} must be an integer, not {value!r}")
+    return _int(str(value), name)
+
+
 def _int(value: str | None, name: str, default: int | None = None) -> int:
     if value is None or value == "":
         if default is None:
@@ -132,35 +188,34 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
             self.hub = hub
 
         def fail(self, e: BaseException) -> None:
-            if isinstance(e, PermissionError):
-                code = 403
-            elif isinstance(e, (NotFound, FileNotFoundError)):
-                code = 404
-            elif isinstance(e, Conflict):
-                code = 409
-            elif isinstance(e, (InvalidValue, NotAJournal, ValueError, KeyError, TypeError)):
-                code = 400
-            else:
-                code = 500
+            """A JSON error with the CLI's kinds: 4xx for the caller's mistakes, 5xx for ours
+            and the journal's (logged)."""
+            code, kind = http_status(e)
+            message = str(e) or type(e).__name__
+            if code >= 500 and not isinstance(e, WorkbenchError):
+                self.log.error("lithify handler failed", exc_info=e)
+                message = f"internal error: {type(e).__name__}: {e} (see the server log)"
             self.set_status(code)
             self.set_header("Content-Type", "application/json")
-            self.finish(json.dumps({"error": str(e) or type(e).__name__}))
+            self.finish(json.dumps({"error": " ".join(message.split()), "kind": kind}))
 
         def reply(self, fn: Any) -> None:
             try:
-                self.finish(json.dumps(fn(), default=str))
-            except (
-                WorkbenchError,
-                PermissionError,
-                FileNotFoundError,
-                ValueError,
-                KeyError,
-                TypeError,
-            ) as e:
+                result = fn()
+            except Exception as e:  # noqa: BLE001 (a JSON error, never a traceback)
                 self.fail(e)
-            except Exception as e:  # noqa: BLE001 (a message, never a traceback)
-                self.log.exception("lithify handler failed")
-                self.fail(e)
+                return
+            self.finish(json.dumps(result, default=str))
+
+        def body(self) -> dict[str, Any]:
+            """The request's JSON object (InvalidValue when it is not one)."""
+            try:
+                doc = json.loads(self.request.body or b"{}")
+            except ValueError as e:
+                raise InvalidValue(f"the request body is not JSON: {e}") from None
+            if not isinstance(doc, dict):
+                raise InvalidValue("the request body is a JSON object")
+            return doc
 
         def arg(self, name: str) -> str | None:
             return self.get_query_argument(name, None)
@@ -263,17 +318,49 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
 
             self.reply(run)
 
-    class Matrix(Base):
+    class Matrix(Helpers):
+        """GET ?journal=J[&sweep=N][&format=json|csv|parquet]: the results matrix as JSON rows
+        (the default) or as a file download, the same file `lithify matrix -o` writes."""
+
         @web.authenticated
         def get(self) -> None:
-            def run() -> Any:
+            try:
                 sweep = self.arg("sweep")
-                df = self.journal().matrix(sweep=_int(sweep, "sweep") if sweep else None)
-                return {"columns": df.columns, "rows": [list(r) for r in df.iter_rows()]}
+                fmt = self.arg("format") or "json"
+                if fmt not in ("json", "csv", "parquet"):
+                    raise InvalidValue(f"format is json, csv or parquet, not {fmt!r}")
+                j = self.journal()
+                df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None)
+                if fmt == "json":
+                    self.set_header("Content-Type", "application/json")
+                    self.finish(
+                        json.dumps(
+                            {"columns": df.columns, "rows": [list(r) for r in df.iter_rows()]},
+                            default=str,
+                        )
+                    )
+                    return
+                import io
 
-            self.reply(run)
+                buf = io.BytesIO()
+                if fmt == "csv":
+                    df.write_csv(buf)
+                    self.set_header("Content-Type", "text/csv; charset=utf-8")
+                else:
+                    df.write_parquet(buf)
+                    self.set_header("Content-Type", "application/vnd.apache.parquet")
+                stem = Path(j.path).stem if not is_url(j.path) else "journal"
+                name = f"{stem}-matrix{'-sweep' + sweep if sweep else ''}.{fmt}"
+                self.set_header("Content-Disposition", f'attachment; filename="{name}"')
+                self.finish(buf.getvalue())
+            except Exception as e:  # noqa: BLE001
+                self.fail(e)
 
-    class Chart(Helpers):  # an image, not JSON
+    class Chart(Helpers):
+        """GET chart.svg|chart.png ?journal=J&x=..&y=..[&color=..&agg=mean|max|last&log_x=1|0
+        &sweep=N&theme=light|dark]: the chart, rendered here (defaults: the journal's agent's
+        axes; a log x when the parameter spans a factor of 20)."""
+
         @web.authenticated
         def get(self) -> None:
             try:
@@ -282,21 +369,48 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 agent = plugins.agent_for(j.state_name)
                 y = self.arg("y") or (agent.y if agent else None)
                 x = self.arg("x") or (agent.x if agent else None)
+                color = self.arg("color") or None
+                if color is None and agent is not None and x == agent.x and self.arg("x") is None:
+                    color = agent.color
                 if not x or not y:
                     raise InvalidValue(
                         "pass ?x=PARAM&y=METRIC (the journal's agent names no defaults)"
                     )
                 df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
-                if df.is_empty() or x not in df.columns:
-                    raise NotFound(f"no {y!r} observations with a {x!r} parameter yet")
+                if df.is_empty():
+                    raise NotFound(f"no {y!r} observations yet")
+                if x not in df.columns:
+                    params = [c for c in df.columns if c not in MATRIX_FIXED]
+                    raise NotFound(
+                        f"no parameter {x!r} in the matrix; its parameters are "
+                        f"{', '.join(params) or 'none'}"
+                    )
+                if color is not None and color not in df.columns:
+                    color = None  # the agent's colour is not in this sweep: one line
                 import polars as pl
 
                 df = df.filter(pl.col(x).is_not_null())
-                svg = charts.metric_vs_param(df, x=x, y=y, log_x=charts.auto_log_x(df, x)).to_dict()
+                log_arg = self.arg("log_x")
+                log_x = (
+                    charts.auto_log_x(df, x) if log_arg in (None, "") else log_arg in ("1", "true")
+                )
+                spec = charts.metric_vs_param(
+                    df,
+                    x=x,
+                    y=y,
+                    color=color,
+                    log_x=log_x,
+                    agg=self.arg("agg") or "mean",
+                    theme=self.arg("theme") or "light",
+                ).to_dict()
                 import vl_convert as vlc
 
-                self.set_header("Content-Type", "image/svg+xml")
-                self.finish(vlc.vegalite_to_svg(svg))
+                if self.request.path.endswith(".png"):
+                    self.set_header("Content-Type", "image/png")
+                    self.finish(vlc.vegalite_to_png(spec, scale=2))
+                else:
+                    self.set_header("Content-Type", "image/svg+xml")
+                    self.finish(vlc.vegalite_to_svg(spec))
             except Exception as e:  # noqa: BLE001
                 self.fail(e)
 
@@ -330,7 +444,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         @web.authenticated
         def post(self) -> None:
             def run() -> Any:
-                body = json.loads(self.request.body or b"{}")
+                body = self.body()
                 j = self.hub.journal(body.get("journal"))
                 agent = plugins.agent_for(j.state_name)
                 grid = body.get("grid") or (dict(agent.grid) if agent else None)
@@ -349,14 +463,14 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                     raise InvalidValue(
                         "pass a notebook or fn (the journal's agent names no fork function)"
                     )
-                workers = int(body.get("workers", 2))
+                workers = _body_int(body, "workers", 2)
                 sweeps.check_options(runner, workers, None)
                 plan = sweeps.plan(
                     j,
-                    int(body.get("branch", 0)),
-                    int(body["at"]),
+                    _body_int(body, "branch", 0),
+                    _body_int(body, "at"),
                     grid,
-                    seeds=int(body["seeds"]) if body.get("seeds") else None,
+                    seeds=_body_int(body, "seeds") if body.get("seeds") else None,
                     notebook=nb_path,
                     fn=None if nb_path else fn,
                 )
@@ -372,13 +486,67 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         @web.authenticated
         def post(self) -> None:
             def run() -> Any:
-                body = json.loads(self.request.body or b"{}")
+                body = self.body()
                 j = self.hub.journal(body.get("journal"))
-                handle = self.hub.sweeps.get((j.path, int(body["sweep"])))
-                if handle is None:
-                    raise NotFound(f"sweep {body['sweep']} is not running in this server")
+                sweep_id = _body_int(body, "sweep")
+                handle = self.hub.sweeps.get((j.path, sweep_id))
+                if handle is None or handle.done:
+                    raise NotFound(f"sweep {sweep_id} is not running in this server")
                 handle.cancel()
-                return {"cancelled": int(body["sweep"])}
+                return {"cancelled": sweep_id}
+
+            self.reply(run)
+
+    class Rerun(Base):
+        """POST {journal, sweep}: run the sweep's failed forks again, the way it last ran."""
+
+        only: str | None = "failed"
+
+        @web.authenticated
+        def post(self) -> None:
+            def run() -> Any:
+                body = self.body()
+                j = self.hub.journal(body.get("journal"))
+                sweep_id = _body_int(body, "sweep")
+                running = self.hub.sweeps.get((j.path, sweep_id))
+                if running is not None and not running.done:
+                    raise Conflict(f"sweep {sweep_id} is running; cancel it or wait for it")
+                plan = sweeps.load(j, sweep_id)
+                recorded = {r.branch: r.status for r in j.storage.runs(sweep_id)}
+                wanted = [
+                    f.branch
+                    for f in plan.forks
+                    if (recorded.get(f.branch) == "failed")
+                    or (self.only is None and recorded.get(f.branch) != "finished")
+                ]
+                if not wanted:
+                    what = "failed" if self.only else "unfinished"
+                    raise NotFound(f"sweep {sweep_id} has no {what} forks")
+                handle = sweeps.start(plan, only=wanted)
+                self.hub.sweeps[(j.path, sweep_id)] = handle
+                return {"sweep": sweep_id, "forks": wanted}
+
+            self.reply(run)
+
+    class Resume(Rerun):
+        """POST {journal, sweep}: run every fork that has not finished."""
+
+        only = None
+
+    class Tail(Base):
+        """GET ?journal=J&cursor=N[&limit=M]: events after a global cursor, and the new one."""
+
+        @web.authenticated
+        def get(self) -> None:
+            def run() -> Any:
+                j = self.journal()
+                cursor = _int(self.arg("cursor"), "cursor", 0)
+                limit = min(5000, max(1, _int(self.arg("limit"), "limit", 1000)))
+                events, after = j.tail(cursor, limit=limit)
+                return {
+                    "cursor": after,
+                    "events": [{**r.to_json(), "summary": r.summary(100)} for r in events],
+                }
 
             self.reply(run)
 
@@ -394,6 +562,10 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         ("lithify/api/chart.svg", Chart, kw),
         ("lithify/api/sweeps", Sweeps, kw),
         ("lithify/api/sweeps/cancel", Cancel, kw),
+        ("lithify/api/sweeps/rerun", Rerun, kw),
+        ("lithify/api/sweeps/resume", Resume, kw),
+        ("lithify/api/tail", Tail, kw),
+        ("lithify/api/chart.png", Chart, kw),
     ]
 
 

@@ -261,7 +261,14 @@ def start(
     base_dir = Path(out_dir) if out_dir is not None else out_dir_for(plan.journal.path)
     target = base_dir / str(plan.id)
     target.mkdir(parents=True, exist_ok=True)
-    r = make_runner(plan, runner, nb, ref, start_timeout, workers, scheduler)
+    try:
+        r = make_runner(plan, runner, nb, ref, start_timeout, workers, scheduler)
+    except Exception as e:
+        # The sweep did not start: its forks say why, instead of staying "pending" forever.
+        error = json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000], "where": "start"})
+        for f in forks:
+            plan.journal.storage.put_run(f.branch, plan.id, "failed", runner=runner, error=error)
+        raise
     recorded_how = {
         "runner": runner,
         "notebook": nb if runner != "process" else None,
