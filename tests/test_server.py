@@ -296,3 +296,43 @@ async def test_rerun_failed_and_resume_from_the_api(jp_fetch, jp_root_dir, monke
         body=json.dumps({"journal": "sw.db", "sweep": pending}),
     )
     assert (code, body["kind"]) == (404, "NotFound")  # nothing left to run
+
+
+async def test_axes_cross_branch_diff_compare_and_parallel(jp_fetch, journal_file, jp_root_dir):
+    from workbench import sweep
+
+    path = jp_root_dir / journal_file
+    with Journal.open(path, AuditState) as j:
+        fork = j.root().fork_at(11, name="other")
+        start(fork, budget=500)
+        run(fork, Calls(MockModel()))
+        ids = []
+        for budgets in ([300, 1200], [600, 2400]):
+            p = sweep.plan(j, 0, 21, {"budget": budgets, "seed": [0, 1], "k": [1, 2]})
+            for f in p.forks:
+                start(j.branch(f.branch), budget=f.params["budget"])
+                run(j.branch(f.branch), Calls(MockModel()))
+            ids.append(p.id)
+    axes = await get(jp_fetch, "axes", journal=journal_file)
+    assert (axes["x"], axes["y"]) == ("budget", "recall") and "recall" in axes["metrics"]
+    assert set(axes["varied"]) >= {"budget", "seed", "k"} and axes["sweeps"] == ids
+    d = await get(jp_fetch, "diff", journal=journal_file, **{"from": "main@11", "to": "other@14"})
+    assert d["from"] == {"branch": 0, "seq": 11} and d["to"]["seq"] == 14
+    assert d["changes"] and len(d["states"]) == 2
+    both = await jp_fetch(
+        "lithify",
+        "api",
+        "chart.svg",
+        params={"journal": journal_file, "sweeps": f"{ids[0]},{ids[1]}"},
+    )
+    text = both.body.decode()
+    assert f"sweep {ids[0]}" in text and f"sweep {ids[1]}" in text
+    par = await jp_fetch(
+        "lithify",
+        "api",
+        "chart.svg",
+        params={"journal": journal_file, "sweep": str(ids[0]), "kind": "parallel"},
+    )
+    assert par.body.startswith(b"<svg")
+    wide = await get(jp_fetch, "matrix", journal=journal_file, wide="1")
+    assert "recall" in wide["columns"] and "metric" not in wide["columns"]

@@ -149,6 +149,59 @@ def metric_vs_param(
     return chart
 
 
+def parallel(df: pl.DataFrame, y: str, theme: str = "light") -> alt.Chart:
+    """Parallel coordinates: one line per branch across its varied parameters (each scaled to
+    0..1) and the metric ``y``, coloured by ``y``; for grids over three or more parameters."""
+    import altair as alt
+    import polars as pl
+
+    from .matrix import param_columns
+
+    data = last_per_branch(df, y)
+    params = [
+        p
+        for p in param_columns(data)
+        if p != y
+        and data.select(p).drop_nulls().unique().height > 1
+        and data.schema[p].is_numeric()
+    ]
+    if not params:
+        raise InvalidValue("no numeric parameter varies across these branches: nothing to draw")
+    axes = [*params, y]
+    scaled = data.select(
+        "branch",
+        pl.col(y).alias("_metric"),
+        *[
+            ((pl.col(c) - pl.col(c).min()) / (pl.col(c).max() - pl.col(c).min()).fill_null(1))
+            .fill_nan(0.5)
+            .alias(c)
+            for c in axes
+        ],
+    )
+    long = scaled.unpivot(index=["branch", "_metric"], on=axes, variable_name="axis")
+    chart = (
+        alt.Chart(long)
+        .mark_line(opacity=0.6)
+        .encode(
+            x=alt.X("axis:N", sort=axes, title=None),
+            y=alt.Y("value:Q", title="scaled 0..1"),
+            color=alt.Color("_metric:Q", title=y),
+            detail="branch:N",
+            tooltip=["branch:N", alt.Tooltip("_metric:Q", title=y, format=".3f")],
+        )
+        .properties(width=460, height=260, title=f"{y} across {', '.join(params)}")
+    )
+    if theme == "dark":
+        ink = "#e0e0e0"
+        chart = (
+            chart.configure(background="#1e1e1e")
+            .configure_axis(labelColor=ink, titleColor=ink, gridColor="#444444")
+            .configure_legend(labelColor=ink, titleColor=ink)
+            .configure_title(color=ink)
+        )
+    return chart
+
+
 def recall_vs_budget(
     journal: Journal, sweep: int | None = None, **kw: Any
 ) -> alt.LayerChart | alt.FacetChart:

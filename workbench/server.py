@@ -60,6 +60,15 @@ class _Hub:
             raise NotFound(f"no file {rel} under the server root")
         return p
 
+    def relative(self, path: str | None) -> str | None:
+        """A path as the file browser names it (relative to the root), if it lies below it."""
+        if not path:
+            return None
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
     def notebook(self, rel: str) -> Path:
         """A template: a notebook under the server root, else a bundled template by name."""
         if "/" not in rel and not (self.root / rel).is_file():
@@ -118,6 +127,10 @@ class _Hub:
             for j in self.journals.values():
                 j.close()
             self.journals.clear()
+
+
+def _plain(value: Any) -> Any:
+    return json.loads(json.dumps(value, default=str))
 
 
 def _inode(path: str) -> tuple[int, int] | None:
@@ -285,18 +298,60 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
             self.reply(run)
 
     class Diff(Base):
+        """GET ?journal=J&from=REF&to=REF (any two points, across branches: main@40, 3@12,
+        a label...), or ?branch=ID&a=N&b=M within one branch: the changes and both states."""
+
         @web.authenticated
         def get(self) -> None:
             def run() -> Any:
                 j = self.journal()
-                b = j.branch(_int(self.arg("branch"), "branch", 0))
-                hi = _int(self.arg("b"), "b", b.head)
-                lo = _int(self.arg("a"), "a", max(0, hi - 1))
+                if self.arg("from") or self.arg("to"):
+                    a = j.resolve(self.arg("from") or "head")
+                    b = j.resolve(self.arg("to") or "head")
+                else:
+                    br = j.branch(_int(self.arg("branch"), "branch", 0))
+                    hi = _int(self.arg("b"), "b", br.head)
+                    a, b = (br.id, _int(self.arg("a"), "a", max(0, hi - 1))), (br.id, hi)
+                sa, sb = j.branch(a[0]).at(a[1]), j.branch(b[0]).at(b[1])
                 return {
-                    "branch": b.id,
-                    "a": lo,
-                    "b": hi,
-                    "changes": [c.to_json() for c in diff(b.at(lo), b.at(hi))],
+                    "branch": b[0],
+                    "a": a[1],
+                    "b": b[1],
+                    "from": {"branch": a[0], "seq": a[1]},
+                    "to": {"branch": b[0], "seq": b[1]},
+                    "changes": [c.to_json() for c in diff(sa, sb)],
+                    "states": [_plain(encode_state(sa)), _plain(encode_state(sb))],
+                }
+
+            self.reply(run)
+
+    class Axes(Base):
+        """GET ?journal=J[&sweep=N]: the parameters and metrics the matrix has, and the
+        default chart axes (the journal's agent's, when present)."""
+
+        @web.authenticated
+        def get(self) -> None:
+            def run() -> Any:
+                from .matrix import param_columns
+
+                j = self.journal()
+                sweep = self.arg("sweep")
+                df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None)
+                params = param_columns(df)
+                metrics = sorted(df["metric"].unique().to_list()) if "metric" in df.columns else []
+                agent = plugins.agent_for(j.state_name)
+                x = agent.x if agent and agent.x in params else (params[0] if params else None)
+                y = agent.y if agent and agent.y in metrics else (metrics[0] if metrics else None)
+                color = agent.color if agent and agent.color in params else None
+                varied = [p for p in params if df.select(p).drop_nulls().unique().height > 1]
+                return {
+                    "params": params,
+                    "varied": varied,
+                    "metrics": metrics,
+                    "x": x,
+                    "y": y,
+                    "color": color,
+                    "sweeps": [s.id for s in j.sweeps()],
                 }
 
             self.reply(run)
@@ -330,7 +385,8 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 if fmt not in ("json", "csv", "parquet"):
                     raise InvalidValue(f"format is json, csv or parquet, not {fmt!r}")
                 j = self.journal()
-                df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None)
+                wide = self.arg("wide") in ("1", "true")
+                df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, wide=wide)
                 if fmt == "json":
                     self.set_header("Content-Type", "application/json")
                     self.finish(
@@ -376,9 +432,21 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                     raise InvalidValue(
                         "pass ?x=PARAM&y=METRIC (the journal's agent names no defaults)"
                     )
-                df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
+                compare = [v for v in (self.arg("sweeps") or "").split(",") if v.strip()]
+                if compare:  # overlay several sweeps: one colour each
+                    import polars as pl
+
+                    ids = [_int(v, "sweeps") for v in compare]
+                    df = j.matrix(metrics=[y], lineage=True).filter(pl.col("sweep").is_in(ids))
+                    df = df.with_columns(pl.format("sweep {}", pl.col("sweep")).alias("sweep"))
+                    color = "sweep"
+                else:
+                    df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
                 if df.is_empty():
                     raise NotFound(f"no {y!r} observations yet")
+                if self.arg("kind") == "parallel":
+                    self.image(charts.parallel(df, y, theme=self.arg("theme") or "light"))
+                    return
                 if x not in df.columns:
                     params = [c for c in df.columns if c not in MATRIX_FIXED]
                     raise NotFound(
@@ -403,16 +471,20 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                     agg=self.arg("agg") or "mean",
                     theme=self.arg("theme") or "light",
                 ).to_dict()
-                import vl_convert as vlc
-
-                if self.request.path.endswith(".png"):
-                    self.set_header("Content-Type", "image/png")
-                    self.finish(vlc.vegalite_to_png(spec, scale=2))
-                else:
-                    self.set_header("Content-Type", "image/svg+xml")
-                    self.finish(vlc.vegalite_to_svg(spec))
+                self.image(spec)
             except Exception as e:  # noqa: BLE001
                 self.fail(e)
+
+        def image(self, chart: Any) -> None:
+            import vl_convert as vlc
+
+            spec = chart if isinstance(chart, dict) else chart.to_dict()
+            if self.request.path.endswith(".png"):
+                self.set_header("Content-Type", "image/png")
+                self.finish(vlc.vegalite_to_png(spec, scale=2))
+            else:
+                self.set_header("Content-Type", "image/svg+xml")
+                self.finish(vlc.vegalite_to_svg(spec))
 
     class Sweeps(Base):
         @web.authenticated
@@ -426,7 +498,15 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                     forks = []
                     for f in sweeps.status(j, s.id):
                         st, done, total = progress.get(f.branch, (f.status, None, None))
-                        forks.append({**f.to_json(), "status": st, "done": done, "total": total})
+                        forks.append(
+                            {
+                                **f.to_json(),
+                                "status": st,
+                                "done": done,
+                                "total": total,
+                                "notebook_rel": self.hub.relative(f.notebook),
+                            }
+                        )
                     out.append(
                         {
                             "id": s.id,
@@ -565,6 +645,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         ("lithify/api/sweeps/rerun", Rerun, kw),
         ("lithify/api/sweeps/resume", Resume, kw),
         ("lithify/api/tail", Tail, kw),
+        ("lithify/api/axes", Axes, kw),
         ("lithify/api/chart.png", Chart, kw),
     ]
 
