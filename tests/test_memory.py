@@ -282,3 +282,79 @@ def test_analytics_on_a_correction_chain(mem: Journal) -> None:
     assert len(knows) == 1 and {e["locator"] for e in knows[0]["evidence"]} == {"a", "b"}
     assert set(b.state().facts) >= {"dup1", "dup2"}  # nothing deleted
     assert mem.verify().ok
+
+
+def test_review_regressions_for_the_memory_core(mem: Journal) -> None:
+    from datetime import timedelta
+
+    from workbench.memory import FactRecorded, LexicalProvider
+    from workbench.memory.model import micros
+
+    b = mem.root()
+    for n in ("zS", "a0", "X", "Q", "B"):
+        b.apply(node(n, "k", n, recorded_at=0))
+    head = b.head
+    with pytest.raises(InvalidValue, match="malformed evidence|needs evidence"):
+        b.apply(FactRecorded("bad", "zS", "rel", "X", [], recorded_at=1))  # built by hand
+    with pytest.raises(InvalidValue, match="confidence"):
+        b.apply(FactRecorded("bad", "zS", "rel", "X", EV, recorded_at=1, confidence=99_999))
+    assert b.head == head
+    for fid, s, o, p in (
+        ("f_SX", "zS", "X", "rel"),
+        ("f_XQ", "X", "Q", "rel"),
+        ("f_aX", "a0", "X", "rel"),
+        ("f_aB", "a0", "B", "zebra"),
+    ):
+        b.apply(fact(fid, s, p, o, evidence=EV, recorded_at=1))
+    view = b.state().view()
+    lit = configuration("literal")
+    both = ContextCompiler().compile(
+        view, ContextRequest(seeds=["zS"], query="zebra", providers=lit, depth=2)
+    )
+    assert "f_XQ" in both.receipt.selected  # two hops from the seed, whatever the query adds
+    only_rel = ContextCompiler().compile(
+        view, ContextRequest(seeds=["zS"], query="zebra", providers=lit, predicates=["rel"])
+    )
+    assert "f_aB" not in only_rel.receipt.selected
+    for bad in (
+        {"seeds": None},
+        {"seeds": ["zS"], "predicates": "rel"},
+        {"seeds": ["zS"], "top_k": -1},
+    ):
+        with pytest.raises(InvalidValue):
+            ContextCompiler().compile(view, ContextRequest(**bad))
+    lex = LexicalProvider()
+    assert lex.rank("apple", [("a", "apple pie"), ("b", "pear tart")])[0][0] == "a"
+    assert lex.rank("apple", [("a", "pear tart"), ("b", "apple pie")])[0][0] == "b"  # no stale
+    t = datetime(2026, 5, 1, 12, 0, 53, 380885, tzinfo=UTC)
+    assert micros(t, "t") == micros(t - timedelta(microseconds=1), "t") + 1
+    assert micros(t, "t") % 1_000_000 == 380885
+    with pytest.raises(InvalidValue):
+        evidence("test", "x", span=5)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue):
+        fuse({"a": ("x", [("p", 1.0)])}, k=0)
+
+
+def test_consolidation_keeps_disjoint_intervals_apart(mem: Journal) -> None:
+    b = mem.root()
+    for n in ("x", "y"):
+        b.apply(node(n, "k", n))
+    b.apply(fact("d1", "x", "knows", "y", evidence=EV, valid_from=0, valid_to=10, recorded_at=1))
+    b.apply(fact("d2", "x", "knows", "y", evidence=EV, valid_from=20, recorded_at=2))
+    assert consolidation_plan(b.state(), recorded_at=3) == []  # not duplicates: different times
+    b.apply(fact("d3", "x", "knows", "y", evidence=EV, valid_from=5, valid_to=20, recorded_at=3))
+    plan = consolidation_plan(b.state(), recorded_at=4)
+    b.apply_many(plan)
+    (merged,) = b.state().view().facts(subject="x", predicate="knows")
+    assert (merged["valid_from"], merged["valid_to"]) == (0, None)  # the union of all three
+    assert b.state().valid_at(25).facts(subject="x") == [merged]
+
+
+def test_linking_stable_ids_win_and_bad_mentions_are_refused(mem: Journal) -> None:
+    b = mem.root()
+    b.apply(node("p:1", "person", "Ada"))
+    b.apply(node("p:2", "person", "Ada Lovelace", aliases=["Ada"]))
+    plan = link([Mention("Ada", id="p:2")], b.state())
+    assert [(x.node, x.how) for x in plan.resolved] == [("p:2", "id")]
+    with pytest.raises(InvalidValue):
+        Mention(None)  # type: ignore[arg-type]

@@ -294,3 +294,36 @@ def test_the_session_cli(tmp_path: Path) -> None:
     assert missing.returncode == 1 and "no session" in missing.stderr
     with Journal.open(db, SessionState, readonly=True) as j:
         assert j.verify().ok
+
+
+def test_review_regressions_for_units_and_sessions(tmp_path: Path) -> None:
+    sf = StateForge(db_path=tmp_path / "r.db")
+    s = sf.create_session_sync("r")
+    value = {"x": [1]}
+    u = units.kv(s.id, key="k", value=value)
+    value["x"].append(2)  # the caller changes its object after building the unit
+    snap = sf.snapshot_sync(s.id, [u])
+    assert sf.units_of_sync(snap.id)[0].value == {"x": [1]}
+    with pytest.raises(InvalidValue):
+        sf.create_session_sync("bad \ud800 label")  # refused before any branch exists
+    assert [x.id for x in sf.sessions_sync()] == [s.id]
+    sf.journal.root().fork_at(0, name="session:orphan")  # a crash before its first event
+    assert [x.id for x in sf.sessions_sync()] == [s.id]
+    for bad in (None, u):
+        with pytest.raises(InvalidValue):
+            sf.snapshot_sync(s.id, bad)  # type: ignore[arg-type]
+    with pytest.raises(InvalidValue):
+        units.embedding(s.id, key="e", vector=["a"])  # type: ignore[list-item]
+    with pytest.raises(InvalidValue):
+        units.message(None, key="m", value="x")
+
+    async def fetch() -> str:
+        return "from a coroutine"
+
+    got = asyncio.run(sf.effect(s.id, "tool:async", fetch))
+    assert got == "from a coroutine" and sf.effect_sync(s.id, "tool:async", lambda: "no") == got
+    for i in range(30):  # snapshots stay linear: parents chain, unit sets fold
+        last = sf.snapshot_sync(s.id, [units.kv(s.id, key="n", value=i)])
+    history = sf.history_sync(s.id)
+    assert history[0] == last and history[0].parent_id == history[1].id
+    sf.close_sync()

@@ -325,6 +325,30 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
 
             self.reply(run)
 
+    class BranchDetail(Base):
+        """GET ?journal=J&branch=ID: one branch (params, fork point, head), its run status and
+        error, and each metric's last value."""
+
+        @web.authenticated
+        def get(self) -> None:
+            def run() -> Any:
+                j = self.journal()
+                b = j.branch(_int(self.arg("branch"), "branch", 0))
+                info = b.info.to_json()
+                runs = [r for r in j.storage.runs() if r.branch == b.id]
+                df = j.matrix(branches=[b.id])
+                metrics: dict[str, float] = {}
+                for row in df.sort("seq").iter_rows(named=True):
+                    metrics[row["metric"]] = row["value"]
+                return {
+                    **info,
+                    "status": runs[0].status if runs else None,
+                    "error": json.loads(runs[0].error) if runs and runs[0].error else None,
+                    "metrics": metrics,
+                }
+
+            self.reply(run)
+
     class Axes(Base):
         """GET ?journal=J[&sweep=N]: the parameters and metrics the matrix has, and the
         default chart axes (the journal's agent's, when present)."""
@@ -646,6 +670,7 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         ("lithify/api/sweeps/resume", Resume, kw),
         ("lithify/api/tail", Tail, kw),
         ("lithify/api/axes", Axes, kw),
+        ("lithify/api/branch", BranchDetail, kw),
         ("lithify/api/chart.png", Chart, kw),
     ]
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import blake3
+import orjson
 
 from . import embeddings
 from .errors import InvalidValue
@@ -61,6 +62,12 @@ class Unit:
             raise InvalidValue(f"a unit's metadata is a dict, not {self.metadata!r}")
         doc = self.body()
         text = canonical(doc, f"unit {self.key!r}")  # JSON-safe, refused with its path
+        # a copy of what was hashed: the caller's objects may change later, the unit may not
+        frozen = orjson.loads(text)
+        object.__setattr__(self, "value", frozen["value"])
+        object.__setattr__(self, "metadata", frozen["metadata"])
+        if "embedding" in frozen:
+            object.__setattr__(self, "embedding", frozen["embedding"])
         digest = "u" + blake3.blake3(text.encode("utf-8")).hexdigest()[:32]
         if self.id and self.id != digest:
             raise InvalidValue(f"unit {self.key!r}: id {self.id!r} does not match its content")
@@ -138,6 +145,8 @@ class SessionState(State):
 def latest_by_identity(units: Iterable[Unit]) -> dict[str, Unit]:
     """Units by identity; of two with one identity, the later wins."""
     out: dict[str, Unit] = {}
+    if isinstance(units, Unit) or units is None or isinstance(units, (str, bytes, dict)):
+        raise InvalidValue("a snapshot takes a list of units, e.g. [units.message(...)]")
     for u in units:
         if not isinstance(u, Unit):
             raise InvalidValue(f"a snapshot takes units (workbench.units.message(...)), not {u!r}")
@@ -189,8 +198,10 @@ def _unit(
     **extra: Any,
 ) -> Unit:
     sid = getattr(session, "id", session)
+    if not isinstance(sid, str) or not sid:
+        raise InvalidValue(f"a unit's session is a session (or its id), not {session!r}")
     return Unit(
-        session=str(sid),
+        session=sid,
         key=key,
         type=kind,
         value=value,
@@ -231,7 +242,16 @@ def embedding(
     metadata: Mapping[str, Any] | None = None,
 ) -> Unit:
     """An embedding (stored packed as float32) with an optional value (e.g. the text)."""
-    packed = vector if embeddings.is_packed(vector) else embeddings.pack(vector)  # type: ignore[arg-type]
+    if embeddings.is_packed(vector):
+        packed = vector
+    else:
+        if isinstance(vector, (str, bytes)) or not all(
+            isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector
+        ):
+            raise InvalidValue(
+                f"an embedding is a list of numbers (or a packed one), not {vector!r}"
+            )
+        packed = embeddings.pack(vector)  # type: ignore[arg-type]
     return _unit("embedding", session, key, value, source, metadata, embedding=packed)
 
 

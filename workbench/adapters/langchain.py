@@ -76,9 +76,9 @@ class JournalChatHistory(BaseChatMessageHistory):
         """Name the conversation's current point (a label on its last event, ``auto-<n>`` by
         default) and materialize its state, so resuming from it reads one snapshot."""
         b = self.branch
-        if b.head == b.info.fork_seq:
-            raise InvalidValue("nothing to snapshot yet: add messages first")
         count = len(b.state().messages)
+        if b.head == 0:
+            raise InvalidValue("nothing to snapshot yet: add messages first")
         name = label if label is not None else f"auto-{b.id}-{b.head}"
         if not isinstance(name, str) or not name:
             raise InvalidValue(f"a snapshot label is a non-empty str, not {label!r}")

@@ -47,13 +47,12 @@ def sessions_list(ctx: typer.Context) -> None:
 
 
 def _rows(snaps: list[Snapshot], newest_first: bool) -> list[dict[str, Any]]:
-    ordered = list(reversed(snaps)) if newest_first else snaps
     n = len(snaps)
-    out = []
-    for s in ordered:
-        back = n - 1 - snaps.index(s)
-        out.append({"ref": "head" if back == 0 else f"head~{back}", **s.to_json()})
-    return out
+    out = [
+        {"ref": "head" if n - 1 - i == 0 else f"head~{n - 1 - i}", **s.to_json()}
+        for i, s in enumerate(snaps)
+    ]
+    return list(reversed(out)) if newest_first else out
 
 
 def _print_rows(rows: list[dict[str, Any]]) -> None:

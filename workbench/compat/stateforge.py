@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 from .. import units
 from ..errors import InvalidValue, NotFound
-from ..events import Record
+from ..events import Record, canonical
 from ..journal import Journal
 from ..units import SESSION_PREFIX, SessionState, Unit
 
@@ -134,6 +134,7 @@ class StateForge:
             db_path, SessionState, key=encryption_key, snapshot_every=1024
         )
         self._owns = journal is None
+        self._last_snapshot: dict[int, str | None] = {}  # branch -> its latest snapshot id
 
     # -- sessions --------------------------------------------------------------------------
 
@@ -141,6 +142,7 @@ class StateForge:
         """A new, empty session."""
         if label is not None and not isinstance(label, str):
             raise InvalidValue(f"a session label is a str, not {label!r}")
+        canonical(label, "session label")  # refused before the branch exists
         sid = str(uuid.uuid4())
         b = self.journal.root().fork_at(0, name=SESSION_PREFIX + sid)
         b.apply({"op": "session", "id": sid, "label": label})
@@ -148,11 +150,14 @@ class StateForge:
 
     def sessions_sync(self) -> list[Session]:
         """Every session, oldest first."""
-        return [
-            self._session(info.id)
-            for info in self.journal.branches()
-            if info.name is not None and info.name.startswith(SESSION_PREFIX)
-        ]
+        out = []
+        for info in self.journal.branches():
+            if info.name is not None and info.name.startswith(SESSION_PREFIX):
+                try:
+                    out.append(self._session(info.id))
+                except NotFound:
+                    continue  # a session branch whose first event never landed (a crash)
+        return out
 
     def get_session_sync(self, session_id: str) -> Session:
         """One session, by id, label, or 8+ character id prefix."""
@@ -181,7 +186,7 @@ class StateForge:
         if not first or first[0].payload.get("op") != "session":
             raise NotFound(f"branch {branch_id} is not a session")
         info = first[0].payload
-        snaps = self._snapshot_records(b)
+        snaps = self._snapshot_records(b)  # one pass; no states rebuilt
         return Session(
             id=info["id"],
             label=info.get("label"),
@@ -219,20 +224,20 @@ class StateForge:
         }
         if rollback_of is not None:
             delta["rollback_of"] = rollback_of
+        if b.id not in self._last_snapshot:
+            walked = self._walk(b)
+            self._last_snapshot[b.id] = walked[-1].id if walked else None
         seq = b.apply(delta)
         return self._snapshot_at(b, seq)
 
     def head_sync(self, session_id: Any) -> Snapshot | None:
         """The session's latest snapshot (None before the first)."""
-        b = self._branch(session_id)
-        recs = self._snapshot_records(b)
-        return self._snapshot_of(b, recs[-1], recs) if recs else None
+        snaps = self._walk(self._branch(session_id))
+        return snaps[-1] if snaps else None
 
     def snapshots_sync(self, session_id: Any) -> list[Snapshot]:
         """The session's snapshots, oldest first."""
-        b = self._branch(session_id)
-        recs = self._snapshot_records(b)
-        return [self._snapshot_of(b, r, recs) for r in recs]
+        return self._walk(self._branch(session_id))
 
     def history_sync(self, session_id: Any) -> list[Snapshot]:
         """The session's snapshots from head to root (what ``lithify history --session``
@@ -251,20 +256,18 @@ class StateForge:
             scopes = [self.journal.branch(s.branch) for s in self.sessions_sync()]
         hits: list[Snapshot] = []
         for b in scopes:
-            recs = self._snapshot_records(b)
+            snaps = self._walk(b)
             if ref == "head" or ref.startswith("head~"):
                 back = 0 if ref == "head" else _int(ref[5:], ref)
-                if back >= len(recs):
-                    raise NotFound(f"{ref}: the session has {len(recs)} snapshot(s)")
-                return self._snapshot_of(b, recs[-1 - back], recs)
-            by_label = [r for r in recs if r.payload.get("label") == ref]
+                if back >= len(snaps):
+                    raise NotFound(f"{ref}: the session has {len(snaps)} snapshot(s)")
+                return snaps[-1 - back]
+            by_label = [x for x in snaps if x.label == ref]
             if by_label:
-                hits.append(self._snapshot_of(b, by_label[-1], recs))
+                hits.append(by_label[-1])
                 continue
             if len(ref) >= 8 and all(c in "0123456789abcdef" for c in ref.lower()):
-                hits += [
-                    self._snapshot_of(b, r, recs) for r in recs if r.hash.startswith(ref.lower())
-                ]
+                hits += [x for x in snaps if x.id.startswith(ref.lower())]
         unique = {h.id: h for h in hits}
         if len(unique) == 1:
             return next(iter(unique.values()))
@@ -408,25 +411,50 @@ class StateForge:
             if r.kind == "delta" and r.payload.get("op") == "snapshot"
         ]
 
-    def _snapshot_at(self, b: Any, seq: int) -> Snapshot:
-        recs = self._snapshot_records(b)
-        rec = next(r for r in recs if r.seq == seq)
-        return self._snapshot_of(b, rec, recs)
+    def _walk(self, b: Any) -> list[Snapshot]:
+        """The branch's snapshots in order, their unit sets folded along the way (one pass
+        over the history, however many snapshots)."""
+        session = b.state().session
+        current: dict[str, str] = {}
+        out: list[Snapshot] = []
+        for r in self._snapshot_records(b):
+            for ident in r.payload.get("drop", []):
+                current.pop(ident, None)
+            for d in r.payload.get("put", []):
+                current[units.identity(d["key"], d["type"])] = d["id"]
+            out.append(
+                Snapshot(
+                    id=r.hash,
+                    session_id=session,
+                    label=r.payload.get("label"),
+                    seq=r.seq,
+                    branch=b.id,
+                    created_at=_iso(r.ts),
+                    parent_id=out[-1].id if out else None,
+                    unit_ids=tuple(current[i] for i in sorted(current)),
+                    rollback_of=r.payload.get("rollback_of"),
+                )
+            )
+        return out
 
-    def _snapshot_of(self, b: Any, rec: Record, recs: Sequence[Record]) -> Snapshot:
-        before = [r for r in recs if r.seq < rec.seq]
-        state = b.at(rec.seq)
-        return Snapshot(
+    def _snapshot_at(self, b: Any, seq: int) -> Snapshot:
+        """The snapshot just written at ``seq`` (from the live state: no history walk)."""
+        rec = self.journal.record((b.id, seq))
+        state = b.state()
+        previous = self._last_snapshot.get(b.id)
+        snap = Snapshot(
             id=rec.hash,
             session_id=state.session,
             label=rec.payload.get("label"),
-            seq=rec.seq,
+            seq=seq,
             branch=b.id,
             created_at=_iso(rec.ts),
-            parent_id=before[-1].hash if before else None,
+            parent_id=previous,
             unit_ids=tuple(state.units[i]["id"] for i in sorted(state.units)),
             rollback_of=rec.payload.get("rollback_of"),
         )
+        self._last_snapshot[b.id] = rec.hash
+        return snap
 
     def close_sync(self) -> None:
         """Close the journal (when this StateForge opened it)."""
@@ -476,6 +504,10 @@ class StateForge:
         return self.labels_sync(session_id)
 
     async def effect(self, session_id: Any, key: str, fn: Callable[[], Any]) -> Any:
+        import inspect
+
+        if inspect.iscoroutinefunction(fn):  # awaited, and journaled like any effect
+            return await self._branch(session_id).aeffect(key, fn)
         return self.effect_sync(session_id, key, fn)
 
     async def provenance(self, unit_id: str) -> dict[str, Any]:

@@ -5,9 +5,10 @@
 - ``reasoning_gaps``: unsupported decisions (decision facts backed only by model inference)
   and single-source inferences (inferred facts resting on one evidence record);
 - ``drift``: facts recorded and corrected per time bucket, and the correction rate;
-- ``consolidation_plan``: duplicate facts (same subject, predicate and object in force) folded
-  into one that carries all their evidence and supersedes the first; the others are retracted
-  with evidence pointing to it (nothing is deleted).
+- ``consolidation_plan``: duplicate facts (same subject, predicate and object in force, valid
+  intervals overlapping or touching) folded into one over the union of their intervals that
+  carries all their evidence and supersedes the first; the others are retracted with evidence
+  pointing to it (nothing is deleted).
 """
 
 from __future__ import annotations
@@ -118,9 +119,28 @@ def consolidation_plan(memory: Memory, recorded_at: int) -> list[Any]:
         if f["superseded_by"] is None and f["retracted"] is None:
             groups.setdefault((f["subject"], f["predicate"], f["object"]), []).append(f)
     out: list[Any] = []
-    for (subject, pred, obj), fs in sorted(groups.items()):
+    runs: list[tuple[tuple[str, str, str], list[dict[str, Any]]]] = []
+    low, high = -(2**62), 2**62
+    for key, fs in sorted(groups.items()):
+        # only facts whose valid intervals overlap or touch are duplicates of each other
+        fs.sort(key=lambda f: (f["valid_from"] if f["valid_from"] is not None else low, f["id"]))
+        run: list[dict[str, Any]] = []
+        end = low
+        for f in fs:
+            start = f["valid_from"] if f["valid_from"] is not None else low
+            if run and start > end:
+                runs.append((key, run))
+                run = []
+            run.append(f)
+            end = max(end, f["valid_to"] if f["valid_to"] is not None else high)
+        runs.append((key, run))
+    for (subject, pred, obj), fs in runs:
         if len(fs) < 2:
             continue
+        ends = [f["valid_to"] if f["valid_to"] is not None else high for f in fs]
+        valid_to = None if max(ends) >= high else max(ends)
+        starts = [f["valid_from"] for f in fs]
+        valid_from = None if any(v is None for v in starts) else min(starts)
         fs.sort(key=lambda f: (f["recorded_at"], f["id"]))
         first = fs[0]
         ids = ",".join(f["id"] for f in fs)
@@ -139,8 +159,8 @@ def consolidation_plan(memory: Memory, recorded_at: int) -> list[Any]:
                 pred,
                 obj,
                 merged,
-                min((f["valid_from"] for f in fs if f["valid_from"] is not None), default=None),
-                first["valid_to"],
+                valid_from,
+                valid_to,
                 first["observed_at"],
                 recorded_at,
                 "consolidation",

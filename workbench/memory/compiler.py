@@ -40,12 +40,16 @@ class ContextRequest:
     top_k: int = 10
 
     def check(self) -> None:
+        if self.seeds is None or isinstance(self.seeds, str):
+            raise InvalidValue("seeds is a list of node ids (empty for a query alone)")
+        if self.predicates is not None and isinstance(self.predicates, str):
+            raise InvalidValue("predicates is a list of predicate names, not one str")
+        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
+            raise InvalidValue(f"top_k is a positive int, not {self.top_k!r}")
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 0:
             raise InvalidValue(f"budget is a number of tokens >= 0, not {self.budget!r}")
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
             raise InvalidValue(f"depth is an int >= 0, not {self.depth!r}")
-        if isinstance(self.seeds, str):
-            raise InvalidValue("seeds is a list of node ids, not one str")
         if not self.seeds and not self.query:
             raise InvalidValue("a context request needs seeds, a query, or both")
         if self.query is not None and not self.providers:
@@ -143,16 +147,19 @@ class ContextCompiler:
         for s in request.seeds:
             if s in nodes:
                 frontier[s] = 0
+        allowed = set(request.predicates) if request.predicates is not None else None
+        skipped_predicate: set[str] = set()
         if request.query:
             docs = [(f["id"], fact_line(f, nodes)) for f in graph.facts]
             hits = search(request.providers, request.query, docs, request.top_k)
             for rank, h in enumerate(hits):
-                found[h.id] = (0, rank)
                 f = graph.facts[graph.fact_position[h.id]]
+                if allowed is not None and f["predicate"] not in allowed:
+                    skipped_predicate.add(h.id)
+                    continue
+                found[h.id] = (0, rank)
                 for end in (f["subject"], f["object"]):
                     frontier.setdefault(end, 1)
-        allowed = set(request.predicates) if request.predicates is not None else None
-        skipped_predicate: set[str] = set()
         _walk(graph, frontier, request.depth, allowed, found, skipped_predicate)
         pos = graph.fact_position
         candidates = [graph.facts[pos[i]] for i in found]
@@ -186,15 +193,19 @@ class ContextCompiler:
             if s in nodes and _in_scope(nodes[s], request.scope):
                 n = nodes[s]
                 lines.append(f"# {n['label']} ({n['kind']} {s})")
-        used = estimator("\n".join(lines)) if lines else 0
+        # Counted line by line (each line's tokens plus a separator's): never below what the
+        # joined text costs, and linear however many facts are selected.
+        sep = estimator("\n")
+        used = sum(estimator(x) for x in lines) + sep * max(0, len(lines) - 1)
         selected: list[dict[str, Any]] = []
         full = False
         for _, f in ranked:
             line = fact_line(f, nodes)
-            cost = estimator("\n".join([*lines, line])) if lines else estimator(line)
+            tokens = estimator(line)
+            cost = used + tokens + (sep if lines else 0)
             if full or cost > request.budget:
                 full = True  # stop at the first that does not fit: more budget, more facts
-                omitted.append({"id": f["id"], "reason": "budget", "tokens": estimator(line)})
+                omitted.append({"id": f["id"], "reason": "budget", "tokens": tokens})
                 continue
             lines.append(line)
             used = cost
@@ -242,18 +253,21 @@ def _walk(
     found: dict[str, tuple[int, int]],
     skipped: set[str],
 ) -> None:
-    """Breadth-first over the CSR indexes, both directions: each fact found gets the hop count
-    at which it was first reached (1 = touching a seed)."""
+    """Breadth-first over the CSR indexes, both directions, in order of hops: each node is
+    expanded at its lowest hop count, and each fact found gets the hop count at which it was
+    first reached (1 = touching a seed)."""
     index = graph.position
-    level = {index[n]: hops for n, hops in frontier.items() if n in index}
-    seen = set(level)
+    best = {index[n]: hops for n, hops in frontier.items() if n in index}
     no_rank = 1 << 30
-    current = sorted(level.items())
-    while current:
-        nxt: dict[int, int] = {}
-        for i, hops in current:
-            if hops >= depth:
-                continue
+    level = 0
+    while True:
+        current = sorted(i for i, h in best.items() if h == level)
+        if not current or level >= depth:
+            if not any(h > level for h in best.values()) or level >= depth:
+                return
+            level += 1
+            continue
+        for i in current:
             for ptr, idx, edge in (
                 (graph.out_ptr, graph.out_idx, graph.out_edge),
                 (graph.in_ptr, graph.in_idx, graph.in_edge),
@@ -264,9 +278,9 @@ def _walk(
                     if allowed is not None and f["predicate"] not in allowed:
                         skipped.add(f["id"])
                         continue
-                    if f["id"] not in found:
-                        found[f["id"]] = (hops + 1, no_rank)
-                    if other not in seen:
-                        seen.add(other)
-                        nxt[other] = hops + 1
-        current = sorted(nxt.items())
+                    held = found.get(f["id"])
+                    if held is None or (held[1] == no_rank and held[0] > level + 1):
+                        found[f["id"]] = (level + 1, no_rank)
+                    if best.get(other, level + 2) > level + 1:
+                        best[other] = level + 1
+        level += 1

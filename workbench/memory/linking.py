@@ -41,6 +41,12 @@ class Mention:
     hint: str | None = None  # context words that help tell candidates apart
     scope: Mapping[str, str] | None = None
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise InvalidValue(f"a mention's text is a str, not {self.text!r}")
+        if self.hint is not None and not isinstance(self.hint, str):
+            raise InvalidValue(f"a mention's hint is a str, not {self.hint!r}")
+
 
 @dataclass(frozen=True)
 class Link:
@@ -141,8 +147,8 @@ class Linker:
                 if self._fits(i, m) and score > best.get(i, (0.0, ""))[0]:
                     best[i] = (score, how)
 
-        if m.id is not None and m.id in self.nodes:
-            offer([m.id], 1.0, "id")
+        if m.id is not None and m.id in self.nodes and self._fits(m.id, m):
+            return [(m.id, 1.0, "id")]  # the extractor's stable id: nothing else competes
         if m.external_id is not None:
             offer(self.by_external.get(tuple(m.external_id), []), 1.0, "external_id")  # type: ignore[arg-type]
         key = normalize(m.text)

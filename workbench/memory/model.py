@@ -12,7 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..deltas import delta
@@ -20,6 +20,7 @@ from ..errors import InvalidValue
 from ..events import State
 
 MAX_CONFIDENCE = 10_000  # basis points
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def micros(value: Any, what: str) -> int:
@@ -31,7 +32,7 @@ def micros(value: Any, what: str) -> int:
     if isinstance(value, datetime):
         if value.tzinfo is None:
             raise InvalidValue(f"{what}: a datetime needs a timezone (e.g. tzinfo=timezone.utc)")
-        return int(value.timestamp() * 1_000_000)
+        return (value - _EPOCH) // timedelta(microseconds=1)  # exact, no float rounding
     raise InvalidValue(f"{what} is unix microseconds or an aware datetime, not {value!r}")
 
 
@@ -74,7 +75,8 @@ def evidence(
         _text(digest, "evidence digest")
     if span is not None:
         if (
-            len(span) != 2
+            not isinstance(span, (list, tuple))
+            or len(span) != 2
             or not all(isinstance(x, int) and not isinstance(x, bool) for x in span)
             or span[0] > span[1]
         ):
@@ -256,6 +258,21 @@ def predicate(name: str, functional: bool = False) -> PredicateDeclared:
     return PredicateDeclared(name, functional)
 
 
+def _check_recorded(d: FactRecorded) -> None:
+    """What ``fact()`` checks, again where a fact is applied (a FactRecorded built by hand, or
+    by a plan, must meet the same contract)."""
+    if not isinstance(d.evidence, list) or list(d.evidence) != _evidence_list(
+        d.evidence, f"fact {d.id!r}"
+    ):
+        raise InvalidValue(f"fact {d.id!r} has malformed evidence; build it with evidence(...)")
+    if d.valid_from is not None and d.valid_to is not None and d.valid_to <= d.valid_from:
+        raise InvalidValue(f"fact {d.id!r}: valid_to must come after valid_from")
+    if isinstance(d.confidence, bool) or not isinstance(d.confidence, int):
+        raise InvalidValue(f"fact {d.id!r}: confidence is basis points 0..10000")
+    if not 0 <= d.confidence <= MAX_CONFIDENCE:
+        raise InvalidValue(f"fact {d.id!r}: confidence is basis points 0..10000")
+
+
 @dataclass
 class Memory(State):
     """What an agent knows: nodes, facts (with their supersession and retraction records) and
@@ -267,6 +284,7 @@ class Memory(State):
     predicates: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def apply(self, d: Any) -> None:
+        self.__dict__.pop("_source", None)  # a changed state is no longer the point it was read at
         if isinstance(d, NodeUpserted):
             self.nodes[d.id] = {
                 "id": d.id,
@@ -280,6 +298,8 @@ class Memory(State):
         elif isinstance(d, FactRecorded):
             self._record(d)
         elif isinstance(d, FactRetracted):
+            if list(d.evidence) != _evidence_list(d.evidence, f"the retraction of {d.fact!r}"):
+                raise InvalidValue(f"the retraction of {d.fact!r} has malformed evidence")
             f = self.facts.get(d.fact)
             if f is None:
                 raise InvalidValue(f"no fact {d.fact!r} to retract", name=d.fact)
@@ -299,6 +319,7 @@ class Memory(State):
             )
 
     def _record(self, d: FactRecorded) -> None:
+        _check_recorded(d)
         if d.id in self.facts:
             raise InvalidValue(f"fact {d.id!r} exists; supersede it with a new id", name=d.id)
         for end, what in ((d.subject, "subject"), (d.object, "object")):

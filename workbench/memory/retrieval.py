@@ -60,15 +60,17 @@ class LexicalProvider:
     channel = "bm25"
 
     def __init__(self) -> None:
-        self._key: tuple[str, ...] | None = None
+        self._key: tuple[str, ...] | None = None  # the documents' ids and a hash of their texts
         self._index: Any = None
 
     def rank(self, query: str, docs: Docs) -> list[tuple[str, float]]:
+        import blake3
         import bm25s
 
         if not docs:
             return []
-        key = tuple(i for i, _ in docs)
+        ids = tuple(i for i, _ in docs)
+        key = (*ids, blake3.blake3("\x00".join(t for _, t in docs).encode()).hexdigest())
         if key != self._key:
             corpus = [" ".join(words(t)) or "_" for _, t in docs]
             tokens = bm25s.tokenize(corpus, stopwords=None, show_progress=False)
@@ -78,8 +80,8 @@ class LexicalProvider:
         q = [w for w in words(query) if w in self._index.vocab_dict]
         if not q:
             return []
-        ids, scores = self._index.retrieve([q], k=len(docs), show_progress=False)
-        out = [(key[int(j)], float(s)) for j, s in zip(ids[0], scores[0], strict=True) if s > 0]
+        found, scores = self._index.retrieve([q], k=len(docs), show_progress=False)
+        out = [(ids[int(j)], float(s)) for j, s in zip(found[0], scores[0], strict=True) if s > 0]
         return sorted(out, key=lambda x: (-x[1], x[0]))
 
 
@@ -159,6 +161,8 @@ class Hit:
 def fuse(rankings: Mapping[str, tuple[str, list[tuple[str, float]]]], k: int = RRF_K) -> list[Hit]:
     """Integer reciprocal-rank fusion of {provider: (channel, [(id, raw)] best first)}: best
     first, ties by id."""
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidValue(f"the RRF constant k is a positive int, not {k!r}")
     scores: dict[str, int] = {}
     sources: dict[str, list[tuple[str, str, int, float]]] = {}
     for provider in sorted(rankings):
@@ -171,6 +175,9 @@ def fuse(rankings: Mapping[str, tuple[str, list[tuple[str, float]]]], k: int = R
 
 def search(providers: Sequence[Provider], query: str, docs: Docs, top_k: int) -> list[Hit]:
     """Each provider's ranking, fused; the first ``top_k`` hits."""
+    names = [p.name for p in providers]
+    if len(set(names)) != len(names):
+        raise InvalidValue(f"two retrieval providers share a name ({names}); name them apart")
     rankings = {p.name: (p.channel, p.rank(query, docs)) for p in providers}
     return fuse(rankings)[:top_k]
 
