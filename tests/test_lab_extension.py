@@ -1,19 +1,23 @@
-"""The JupyterLab extension in a real browser: the journal in the sidebar, select an event,
-"Fork sweep from here..." from its context menu, watch the results panel. Screenshots go to
-tests/artifacts/ (light and dark theme); with LITHIFY_UPDATE_DOCS=1 the README's screenshots
-in docs/img/ are regenerated from the same run (do it when the UI changes, and commit them)."""
+"""The JupyterLab extension in a real browser (Debian's Chromium, offline: any request leaving
+127.0.0.1 fails the test): open a journal by path and from the file browser, the fork tree and
+an event, a cross-branch diff, a sweep from an event's context menu followed live without
+Refresh, the metric picker and log toggle, a CSV download, a failing fork's error and notebook
+link, rerun failed, resume, cancel, and the dark theme. Screenshots go to tests/artifacts/; with
+LITHIFY_UPDATE_DOCS=1 the README's screenshots in docs/img/ are regenerated from the same run."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from pathlib import Path
 
+import nbformat
 import pytest
 from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
 
-from workbench import Journal, bundled
+from workbench import Journal, bundled, sweep
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
 
 DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
@@ -21,13 +25,50 @@ DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(
-        not __import__("pathlib").Path(CHROMIUM).exists(),
-        reason="needs Debian's chromium (.ci/run installs it)",
+        not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/run installs it)"
     ),
 ]
 
 
-def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
+def template(path: Path, body: str) -> None:
+    """A sweep template: a parameters cell, then ``body``."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell(
+        'journal = ""\nbranch = 0\nbudget = 0\nseed = 0\nfork_params = "{}"'
+    )
+    params.metadata["tags"] = ["parameters"]
+    nb.cells = [params, nbformat.v4.new_code_cell("x = 1"), nbformat.v4.new_code_cell(body)]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, path)
+
+
+def tidy(page) -> None:
+    """Close what is not ours (the launcher, JupyterLab's news toast) before a screenshot."""
+    for name in ("Launcher",):
+        tab = page.locator(".lm-TabBar-tab", has_text=name)
+        if tab.count():
+            tab.first.locator(".lm-TabBar-tabCloseIcon").click()
+    news = page.get_by_role("button", name="No")
+    if news.count():
+        news.first.click()
+    page.wait_for_timeout(1200)  # the toast slides out
+
+
+def latest_sweep(db: Path) -> int:
+    with Journal.open(db, readonly=True) as j:
+        return max(s.id for s in j.sweeps())
+
+
+def runs_of(db: Path, sweep_id: int) -> dict[int, tuple[str, int | None]]:
+    with Journal.open(db, readonly=True) as j:
+        return {r.branch: (r.status, r.started) for r in j.storage.runs(sweep_id)}
+
+
+def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
     from playwright.sync_api import sync_playwright
 
     base, work = lab
@@ -37,9 +78,20 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
         repo = Path(tempfile.gettempdir()) / "lithify-docs" / "corpus"
         shutil.rmtree(repo, ignore_errors=True)
         shutil.copytree(bundled.corpus(), repo)
-    with Journal.open(work / "audits" / "demo.db", AuditState) as j:
+    db = work / "audits" / "demo.db"
+    with Journal.open(db, AuditState) as j:
         start(j.root(), repo, 3000, 8)
         run(j.root(), Calls(MockModel()))
+        other = j.root().fork_at(11, name="other")
+        start(other, budget=600)
+        run(other, Calls(MockModel()))
+        pending = sweep.plan(
+            j, 0, 21, {"budget": [200, 400]}, fn="workbench.agents.auditor:run_fork"
+        )
+    with Journal.open(work / "second.db") as j:
+        j.root().apply({"hello": "from the file browser"})
+    template(work / "failing.ipynb", 'raise RuntimeError("this fork fails on purpose")')
+    template(work / "slow.ipynb", "import time\ntime.sleep(120)")
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser, page, outside = offline_page(pw, base, 1500, 950)
@@ -50,48 +102,176 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
             timeout=90_000,
         )
         page.evaluate("window.jupyterapp.restored.then(() => true)")  # after layout restore
-        page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
-        side = page.locator("#lithify-sidebar")
-        side.locator(".lithify-journal-label", has_text="audits/demo.db").click(timeout=30_000)
-        side.locator(".lithify-branch", has_text="main").click()
-        row = side.locator(".lithify-event[data-seq='11']")
-        side.locator(".lithify-events").evaluate(
-            "n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }"
-        )
-        row.wait_for(timeout=30_000)
-        row.click()
-        side.locator(".lithify-detail pre", has_text='"done"').wait_for(timeout=30_000)
-        assert "seq 11" in side.locator(".lithify-detail .lithify-subtitle").inner_text()
-        page.screenshot(path=str(ARTIFACTS / "ext-01-sidebar.png"))
-
-        row.click(button="right")
-        page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
-        dialog = page.locator(".jp-Dialog")
-        dialog.locator("textarea[name=grid]").fill("budget=100,5000")
-        page.screenshot(path=str(ARTIFACTS / "ext-02-dialog.png"))
-        dialog.get_by_role("button", name="Start sweep").click()
-
-        page.wait_for_function(
-            "() => document.querySelector('.lithify-status')?.dataset.finished === '2'",
-            timeout=120_000,
-        )
-        page.wait_for_function(
-            "() => (document.querySelector('.lithify-chart')?.dataset.rows || '0') === '16'",
-            timeout=60_000,
-        )
-        page.wait_for_timeout(300)
-        launcher = page.locator(".lm-TabBar-tab", has_text="Launcher")
-        if launcher.count():  # a restored layout may keep a launcher beside the results
-            launcher.first.locator(".lm-TabBar-tabCloseIcon").click()
-            page.wait_for_timeout(300)
         news = page.get_by_role("button", name="No")  # JupyterLab's "notify me of news?" toast
         if news.count():
             news.first.click()
-            page.wait_for_timeout(1500)  # the toast slides out
+
+        # -- open a journal from the file browser ---------------------------------------------
+        page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+        item = page.locator(".jp-DirListing-item").filter(
+            has=page.get_by_text("second.db", exact=True)
+        )
+        item.click(button="right", timeout=30_000)
+        page.locator(".lm-Menu-item", has_text="Open in lithify").click()
+        side = page.locator("#lithify-sidebar")
+        side.locator(".lithify-section[data-journal='second.db']").wait_for(timeout=30_000)
+
+        # -- open a journal by path, its fork tree, an event -------------------------------------
+        side.locator(".lithify-path").fill("audits/demo.db")
+        side.locator(".lithify-open-button").click()
+        section = side.locator(".lithify-section[data-journal='audits/demo.db']")
+        section.locator(".lithify-branch[data-branch='0']").click(timeout=30_000)
+        section.locator(".lithify-fork-info dd").first.wait_for(timeout=30_000)
+        events = section.locator(".lithify-events")
+        section.locator(".lithify-event").first.wait_for(timeout=30_000)
+        events.evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
+        row = section.locator(".lithify-event[data-seq='11']")
+        row.wait_for(timeout=30_000)
+        row.click()
+        detail = section.locator(".lithify-detail")
+        detail.locator("pre", has_text='"done"').wait_for(timeout=30_000)
+        assert "seq 11" in detail.locator(".lithify-subtitle").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "ext-01-sidebar.png"))
+
+        # -- a diff of two points on two branches, side by side ----------------------------------
+        detail.locator(".lithify-mark").click()
+        section.locator(".lithify-branch", has_text="other").click()
+        section.locator(".lithify-event").first.wait_for(timeout=30_000)
+        events.evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
+        section.locator(".lithify-event[data-seq='14']").click(timeout=30_000)
+        detail.locator(".lithify-diff-button").click(timeout=30_000)
+        diff = page.locator(".lithify-diff")
+        diff.locator(".lithify-change").first.wait_for(timeout=30_000)
+        assert diff.locator(".lithify-sides pre").count() == 2
+        assert "0@11" in diff.inner_text() and "other" not in diff.locator("h3").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "ext-02-diff.png"))
+
+        # -- a sweep from an event's context menu, followed live ---------------------------------
+        first_sweep = pending.id + 1
+        section.locator(".lithify-branch[data-branch='0']").click()
+        section.locator(".lithify-event").first.wait_for(timeout=30_000)
+        events.evaluate("n => { n.scrollTop = 16 * 22; n.dispatchEvent(new Event('scroll')); }")
+        at = section.locator(".lithify-event[data-seq='21']")
+        at.wait_for(timeout=30_000)
+        at.click(button="right")
+        page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
+        dialog = page.locator(".jp-Dialog")
+        dialog.locator("textarea[name=grid]").fill("budget=100,5000")
+        dialog.get_by_role("button", name="Start sweep").click()
+        results = page.locator(".lithify-results").last
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lithify-status')]"
+            ".some(s => s.dataset.finished === '2')",
+            timeout=120_000,
+        )
+        # the tree followed without Refresh: the sweep's group and its finished forks
+        section.locator(".lithify-sweep-group").first.wait_for(timeout=10_000)
+        page.wait_for_function(
+            "() => document.querySelectorAll("
+            "\".lithify-section[data-journal='audits/demo.db'] .lithify-branch"
+            "[data-status='finished']\").length >= 2",
+            timeout=10_000,
+        )
+        chart = results.locator(".lithify-chart")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lithify-chart')]"
+            ".some(c => (c.dataset.query || '').includes('y=recall'))",
+            timeout=60_000,
+        )
+        tidy(page)
         page.screenshot(path=str(ARTIFACTS / "ext-03-results.png"))
         if os.environ.get("LITHIFY_UPDATE_DOCS"):
             DOCS_IMG.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(DOCS_IMG / "workbench-lab.png"))
+
+        # -- metric picker, log toggle, a CSV download ------------------------------------------
+        results.locator("select.lithify-select-y").select_option("model_calls")
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lithify-chart')]"
+            ".some(c => (c.dataset.query || '').includes('y=model_calls'))",
+            timeout=30_000,
+        )
+        results.locator(".lithify-log-x").uncheck()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lithify-chart')]"
+            ".some(c => (c.dataset.query || '').includes('log_x=0'))",
+            timeout=30_000,
+        )
+        assert chart.get_attribute("src").startswith("data:image/svg+xml")
+        with page.expect_download(timeout=30_000) as got:
+            results.locator(".lithify-csv").click()
+        csv = Path(got.value.path()).read_text()
+        assert csv.splitlines()[0].startswith("branch,branch_name,seq,metric,value")
+        results.locator(".lithify-table th", has_text="branch").first.click()  # sortable
+
+        # -- a failing fork: its cell, error, traceback and notebook; rerun failed --------------
+        section.locator(".lithify-event[data-seq='21']").click(button="right")
+        page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
+        dialog.locator("textarea[name=grid]").fill("budget=100")
+        dialog.locator("select[name=runner]").select_option("papermill")
+        dialog.locator("input[name=notebook]").fill("failing.ipynb")
+        dialog.get_by_role("button", name="Start sweep").click()
+        failure = page.locator(".lithify-failure").first
+        failure.wait_for(timeout=120_000)
+        text = failure.inner_text()
+        assert (
+            "RuntimeError" in text and "cell 3" in text and "fails on purpose" in text
+        )  # executed nb
+        assert page.locator(".lithify-progress-failed").count() >= 1
+        failed_sweep = latest_sweep(db)
+        before = runs_of(db, failed_sweep)
+        page.screenshot(path=str(ARTIFACTS / "ext-04-failure.png"))
+        failing_panel = page.locator(".lithify-results", has=page.locator(".lithify-failure"))
+        failing_panel.locator(".lithify-rerun").click()
+        after = before
+        for _ in range(240):  # up to 2 minutes: the forks ran (and failed) again
+            after = runs_of(db, failed_sweep)
+            if all(
+                after[b][0] == "failed" and (after[b][1] or 0) > (before[b][1] or 0) for b in before
+            ):
+                break
+            page.wait_for_timeout(500)
+        assert all((after[b][1] or 0) > (before[b][1] or 0) for b in before), (before, after)
+        failure = page.locator(".lithify-failure").first
+        failure.wait_for(timeout=60_000)
+        failure.locator(".lithify-open-notebook").click()
+        page.locator(".jp-NotebookPanel").first.wait_for(timeout=60_000)
+
+        # -- resume a sweep that never ran; cancel a slow one -----------------------------------
+        page.evaluate(
+            f"window.jupyterapp.commands.execute('lithify:open-results', "
+            f"{{journal: 'audits/demo.db', sweep: {pending.id}}})"
+        )
+        resumable = page.locator(".lithify-results", has_text=f"Sweep {pending.id} of")
+        resumable.locator(".lithify-resume").click(timeout=30_000)
+        page.wait_for_function(
+            f"() => [...document.querySelectorAll('.lithify-results')].some(r => "
+            f"r.textContent.includes('Sweep {pending.id} of') && "
+            f"r.querySelector('.lithify-status').dataset.finished === '2')",
+            timeout=120_000,
+        )
+        section.locator(".lithify-event[data-seq='21']").click(button="right")
+        page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
+        dialog.locator("textarea[name=grid]").fill("budget=100")
+        dialog.locator("select[name=runner]").select_option("papermill")
+        dialog.locator("input[name=notebook]").fill("slow.ipynb")
+        dialog.get_by_role("button", name="Start sweep").click()
+        page.wait_for_timeout(3000)
+        slow_sweep = latest_sweep(db)
+        slow = page.locator(".lithify-results", has_text=f"Sweep {slow_sweep} of")
+        slow.locator(".lithify-cancel").click(timeout=30_000)
+        page.wait_for_function(
+            f"() => [...document.querySelectorAll('.lithify-results')].some(r => "
+            f"r.textContent.includes('Sweep {slow_sweep} of') && "
+            f"r.querySelector('.lithify-status').textContent.includes('cancelled'))",
+            timeout=60_000,
+        )
+
+        # -- the dark theme: charts are drawn again, dark ---------------------------------------
+        page.evaluate(
+            "window.jupyterapp.commands.execute('lithify:open-results', "
+            + f"{{journal: 'audits/demo.db', sweep: {first_sweep}}})"
+        )
         page.evaluate(
             "window.jupyterapp.commands.execute('apputils:change-theme', {theme: 'JupyterLab "
             "Dark'})"
@@ -99,15 +279,27 @@ def test_sidebar_event_and_fork_sweep_from_here(lab):  # noqa: F811
         page.wait_for_function(
             "() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000
         )
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lithify-chart')]"
+            ".some(c => (c.dataset.query || '').includes('theme=dark'))",
+            timeout=30_000,
+        )
         page.wait_for_timeout(500)
-        page.screenshot(path=str(ARTIFACTS / "ext-04-dark.png"))
+        tidy(page)
+        page.screenshot(path=str(ARTIFACTS / "ext-05-dark.png"))
+        if os.environ.get("LITHIFY_UPDATE_DOCS"):
+            page.screenshot(path=str(DOCS_IMG / "workbench-lab-dark.png"))
         palette = page.evaluate(
             "window.jupyterapp.commands.listCommands().filter(c => c.startsWith('lithify:'))"
         )
         assert set(palette) >= {
             "lithify:open-sidebar",
+            "lithify:open-journal",
+            "lithify:open-in-lithify",
             "lithify:fork-sweep",
             "lithify:open-results",
+            "lithify:diff",
         }
         browser.close()
     assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"
+    assert json.loads(json.dumps(runs_of(db, pending.id)))  # the journal still reads

@@ -1,7 +1,12 @@
-// lithify in JupyterLab: the journals under the server root in the sidebar (journal ->
-// branches -> events), the payload and state of the selected event, "Fork sweep from here..."
-// on any event, and a results panel with the live matrix and chart. Everything is computed by
-// the Python library behind /lithify/api/ (workbench/server.py); this file only displays it.
+// lithify in JupyterLab. The sidebar opens any journal (a path, a PostgreSQL URL, or "Open in
+// lithify" on a *.db file in the file browser), each in its own section that follows the
+// journal live (it polls /lithify/api/tail): the fork tree drawn as timelines with fork points,
+// sweep groups that collapse, the events of a branch, an event's payload and state, and a diff of
+// any two points. A results panel per sweep: progress, failures with their cell, error and
+// notebook, cancel / rerun failed / resume, a chart whose axes, colour, aggregation and scale are
+// chosen from what the matrix holds (or a parallel-coordinates view, or two sweeps overlaid), the
+// matrix as a sortable table and downloads. Everything is computed by the Python library behind
+// /lithify/api/ (workbench/server.py); this file only displays it.
 
 import {
   ILayoutRestorer,
@@ -10,12 +15,15 @@ import {
 } from '@jupyterlab/application';
 import { Dialog, ICommandPalette, MainAreaWidget, showDialog } from '@jupyterlab/apputils';
 import { URLExt } from '@jupyterlab/coreutils';
+import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ServerConnection } from '@jupyterlab/services';
 import { LabIcon } from '@jupyterlab/ui-components';
 import { Widget } from '@lumino/widgets';
 
-const ROW = 22;
+const ROW = 22; // event rows
+const TREE_ROW = 20; // fork tree rows
 const PAGE = 100;
+const LIVE_MS = 1000;
 
 const icon = new LabIcon({
   name: 'lithify:journal',
@@ -42,6 +50,7 @@ interface Branch {
   head: number;
   params: Record<string, unknown>;
   status: string | null;
+  sweep: number | null;
 }
 
 interface Selection {
@@ -50,10 +59,24 @@ interface Selection {
   seq: number;
 }
 
-async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+class ApiError extends Error {
+  constructor(message: string, readonly kind: string, readonly status: number) {
+    super(message);
+  }
+}
+
+function apiUrl(path: string): string {
   const settings = ServerConnection.makeSettings();
-  const url = URLExt.join(settings.baseUrl, 'lithify/api', path);
-  const response = await ServerConnection.makeRequest(url, init, settings);
+  return URLExt.join(settings.baseUrl, 'lithify/api', path);
+}
+
+async function raw(path: string, init: RequestInit = {}): Promise<Response> {
+  const settings = ServerConnection.makeSettings();
+  return ServerConnection.makeRequest(apiUrl(path), init, settings);
+}
+
+async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
+  const response = await raw(path, init);
   const text = await response.text();
   let body: any = {};
   try {
@@ -62,13 +85,14 @@ async function api<T>(path: string, init: RequestInit = {}): Promise<T> {
     body = { error: text };
   }
   if (!response.ok) {
-    throw new Error(body.error || response.statusText);
+    throw new ApiError(body.error || response.statusText, body.kind || 'Error', response.status);
   }
   return body as T;
 }
 
-function q(params: Record<string, string | number>): string {
+function q(params: Record<string, string | number | boolean | null | undefined>): string {
   return Object.entries(params)
+    .filter(([, v]) => v !== null && v !== undefined && v !== '')
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
     .join('&');
 }
@@ -88,13 +112,69 @@ function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
+function svgEl(tag: string, attrs: Record<string, string | number>): SVGElement {
+  const node = document.createElementNS('http://www.w3.org/2000/svg', tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    node.setAttribute(k, String(v));
+  }
+  return node;
+}
+
+function darkTheme(): boolean {
+  return document.body.dataset.jpThemeLight === 'false';
+}
+
+/** A value as readable text: JSON, but strings that hold newlines printed as their lines. */
+function pretty(value: unknown, indent = ''): string {
+  const next = indent + '  ';
+  if (typeof value === 'string') {
+    if (value.includes('\n')) {
+      return '|\n' + value.split('\n').map(line => next + line).join('\n');
+    }
+    return JSON.stringify(value);
+  }
+  if (Array.isArray(value)) {
+    if (!value.length) {
+      return '[]';
+    }
+    return '[\n' + value.map(v => next + pretty(v, next)).join(',\n') + '\n' + indent + ']';
+  }
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>);
+    if (!entries.length) {
+      return '{}';
+    }
+    return (
+      '{\n' +
+      entries.map(([k, v]) => `${next}${JSON.stringify(k)}: ${pretty(v, next)}`).join(',\n') +
+      '\n' +
+      indent +
+      '}'
+    );
+  }
+  return JSON.stringify(value);
+}
+
+function readable(column: string, v: unknown): string {
+  if (v === null || v === undefined) {
+    return '';
+  }
+  if ((column === 'ts' || column.endsWith('_ts')) && typeof v === 'number') {
+    return new Date(v).toISOString().replace('T', ' ').slice(0, 19);
+  }
+  if (typeof v === 'number' && !Number.isInteger(v)) {
+    return String(+v.toPrecision(4));
+  }
+  return String(v);
+}
+
 /** A list that renders only the rows in view, loading pages of events as they scroll in. */
 class EventList {
   readonly node = el('div', 'lithify-events');
   private spacer = el('div', 'lithify-events-spacer');
   private pages = new Map<number, EventRow[]>();
   private loading = new Set<number>();
-  private head = 0;
+  head = 0;
   selected = -1;
 
   constructor(
@@ -107,13 +187,22 @@ class EventList {
     this.node.addEventListener('scroll', () => this.render());
   }
 
-  async load(): Promise<void> {
+  async load(keepScroll = false): Promise<void> {
     const first = await api<{ head: number; events: EventRow[] }>(
       `events?${q({ journal: this.journal, branch: this.branch, offset: 1, limit: 1 })}`
     );
+    const atEnd =
+      this.node.scrollTop + this.node.clientHeight >= this.head * ROW - ROW || this.head === 0;
+    const grew = first.head !== this.head;
     this.head = first.head;
+    if (grew) {
+      const last = Math.floor(Math.max(0, this.head - 1) / PAGE);
+      this.pages.delete(last); // the last page gained rows
+    }
     this.spacer.style.height = `${this.head * ROW}px`;
-    this.node.scrollTop = Math.max(0, this.head * ROW - this.node.clientHeight);
+    if (!keepScroll || atEnd) {
+      this.node.scrollTop = Math.max(0, this.head * ROW - this.node.clientHeight);
+    }
     this.render();
   }
 
@@ -122,11 +211,14 @@ class EventList {
       return;
     }
     this.loading.add(p);
-    const res = await api<{ events: EventRow[] }>(
-      `events?${q({ journal: this.journal, branch: this.branch, offset: p * PAGE + 1, limit: PAGE })}`
-    );
-    this.pages.set(p, res.events);
-    this.loading.delete(p);
+    try {
+      const res = await api<{ events: EventRow[] }>(
+        `events?${q({ journal: this.journal, branch: this.branch, offset: p * PAGE + 1, limit: PAGE })}`
+      );
+      this.pages.set(p, res.events);
+    } finally {
+      this.loading.delete(p);
+    }
     this.render();
   }
 
@@ -149,6 +241,7 @@ class EventList {
       const line = el('div', `lithify-event lithify-kind-${row.kind}`);
       line.style.top = `${i * ROW}px`;
       line.dataset.seq = String(row.seq);
+      line.dataset.branch = String(row.branch);
       if (row.seq === this.selected) {
         line.classList.add('jp-mod-selected');
       }
@@ -173,15 +266,396 @@ class EventList {
   }
 }
 
-/** The sidebar: journals, their branch trees, the events of a branch, the selected event. */
-class Sidebar extends Widget {
-  selection: Selection | null = null;
-  private list = el('div', 'lithify-journals');
+interface TreeRow {
+  kind: 'branch' | 'group';
+  depth: number;
+  branch?: Branch;
+  sweep?: number;
+  count?: number;
+  through: number[]; // x positions of connectors passing through this row
+  elbow: number | null; // x of the fork point this branch starts from
+}
+
+/** The fork tree: each branch a timeline (fork seq .. head) on a shared seq axis, a connector
+ * from the fork point on its parent's timeline, sweeps' forks grouped under a header that
+ * collapses. Only the rows in view are drawn (10^4 branches stay fast). */
+class ForkTree {
+  readonly node = el('div', 'lithify-tree');
+  private spacer = el('div', 'lithify-tree-spacer');
+  private rows: TreeRow[] = [];
+  private branches: Branch[] = [];
+  private maxSeq = 1;
+  collapsed = new Set<number>(); // sweep ids
+  expandedOnce = new Set<number>();
+  selected: number | null = null;
+
+  constructor(private onSelect: (b: Branch) => void) {
+    this.node.appendChild(this.spacer);
+    this.node.addEventListener('scroll', () => this.render());
+  }
+
+  setBranches(branches: Branch[]): void {
+    this.branches = branches;
+    for (const b of branches) {
+      if (b.sweep !== null && !this.expandedOnce.has(b.sweep)) {
+        this.expandedOnce.add(b.sweep); // new sweeps start expanded; the user's choice stays
+      }
+    }
+    this.layout();
+    this.render();
+  }
+
+  private x(seq: number, width: number): number {
+    return 6 + (seq / Math.max(1, this.maxSeq)) * (width - 12);
+  }
+
+  private layout(): void {
+    const children = new Map<number | null, Branch[]>();
+    this.maxSeq = 1;
+    for (const b of this.branches) {
+      children.set(b.parent, [...(children.get(b.parent) || []), b]);
+      this.maxSeq = Math.max(this.maxSeq, b.head, b.fork_seq);
+    }
+    const rows: TreeRow[] = [];
+    const walk = (parent: number | null, depth: number) => {
+      const kids = children.get(parent) || [];
+      let openGroup: number | null = null;
+      for (const b of kids) {
+        if (b.sweep !== null && b.sweep !== openGroup) {
+          openGroup = b.sweep;
+          rows.push({
+            kind: 'group',
+            depth,
+            sweep: b.sweep,
+            count: kids.filter(k => k.sweep === b.sweep).length,
+            through: [],
+            elbow: null
+          });
+        }
+        if (b.sweep !== null && this.collapsed.has(b.sweep)) {
+          continue;
+        }
+        rows.push({ kind: 'branch', depth, branch: b, through: [], elbow: null });
+        walk(b.id, depth + 1);
+      }
+    };
+    walk(null, 0);
+    // connectors: from the parent's row down to each child's row, at the fork seq
+    const rowOf = new Map<number, number>();
+    rows.forEach((r, i) => r.branch && rowOf.set(r.branch.id, i));
+    rows.forEach((r, i) => {
+      const b = r.branch;
+      if (!b || b.parent === null) {
+        return;
+      }
+      const p = rowOf.get(b.parent);
+      if (p === undefined) {
+        return;
+      }
+      r.elbow = b.fork_seq;
+      for (let k = p + 1; k < i; k++) {
+        rows[k].through.push(b.fork_seq);
+      }
+    });
+    this.rows = rows;
+    this.spacer.style.height = `${rows.length * TREE_ROW}px`;
+    if (!this.node.dataset.sized) {
+      this.node.style.height = `${Math.min(220, rows.length * TREE_ROW + 6)}px`;
+      this.node.dataset.sized = rows.length > 10 ? '1' : '';
+    }
+  }
+
+  render(): void {
+    const width = Math.max(120, Math.min(220, (this.node.clientWidth || 300) * 0.45));
+    const top = this.node.scrollTop;
+    const first = Math.max(0, Math.floor(top / TREE_ROW) - 5);
+    const last = Math.min(
+      this.rows.length,
+      Math.ceil((top + (this.node.clientHeight || 240)) / TREE_ROW) + 5
+    );
+    this.spacer.querySelectorAll('.lithify-tree-row').forEach(n => n.remove());
+    for (let i = first; i < last; i++) {
+      const r = this.rows[i];
+      const row = el('div', 'lithify-tree-row');
+      row.style.top = `${i * TREE_ROW}px`;
+      const svg = svgEl('svg', { width, height: TREE_ROW, class: 'lithify-timeline' });
+      for (const t of r.through) {
+        const x = this.x(t, width);
+        svg.append(svgEl('line', { x1: x, y1: 0, x2: x, y2: TREE_ROW, class: 'lithify-link' }));
+      }
+      if (r.kind === 'group') {
+        row.classList.add('lithify-sweep-group');
+        row.dataset.sweep = String(r.sweep);
+        const closed = this.collapsed.has(r.sweep!);
+        row.append(
+          svg,
+          el('span', 'lithify-tree-label', `${closed ? '▸' : '▾'} sweep ${r.sweep} · ${r.count} forks`)
+        );
+        row.onclick = () => {
+          if (closed) {
+            this.collapsed.delete(r.sweep!);
+          } else {
+            this.collapsed.add(r.sweep!);
+          }
+          this.layout();
+          this.render();
+        };
+        this.spacer.appendChild(row);
+        continue;
+      }
+      const b = r.branch!;
+      const mid = TREE_ROW / 2;
+      const x0 = this.x(b.fork_seq, width);
+      const x1 = this.x(Math.max(b.head, b.fork_seq), width);
+      if (r.elbow !== null) {
+        svg.append(svgEl('line', { x1: x0, y1: 0, x2: x0, y2: mid, class: 'lithify-link' }));
+        svg.append(svgEl('circle', { cx: x0, cy: 2, r: 2.5, class: 'lithify-forkpoint' }));
+      }
+      svg.append(
+        svgEl('line', {
+          x1: x0,
+          y1: mid,
+          x2: Math.max(x1, x0 + 2),
+          y2: mid,
+          class: `lithify-span lithify-status-${b.status || 'none'}`
+        })
+      );
+      svg.append(svgEl('circle', { cx: x1, cy: mid, r: 3, class: `lithify-head lithify-status-${b.status || 'none'}` }));
+      row.classList.add('lithify-branch');
+      row.dataset.branch = String(b.id);
+      if (b.status) {
+        row.dataset.status = b.status;
+      }
+      if (this.selected === b.id) {
+        row.classList.add('jp-mod-selected');
+      }
+      const params = Object.entries(b.params)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(' ');
+      const where = b.parent === null ? '' : ` @${b.fork_seq}`;
+      row.append(
+        svg,
+        el(
+          'span',
+          'lithify-tree-label',
+          `${b.name || '#' + b.id}${where} ${params} · head ${b.head}${b.status ? ' · ' + b.status : ''}`
+        )
+      );
+      row.onclick = () => {
+        this.selected = b.id;
+        this.render();
+        this.onSelect(b);
+      };
+      this.spacer.appendChild(row);
+    }
+  }
+}
+
+/** One open journal: its fork tree, the selected branch's events and the selected event,
+ * following the journal live. */
+class JournalSection {
+  readonly node = el('div', 'lithify-section');
+  private tree: ForkTree;
+  private info = el('div', 'lithify-fork-info');
   private eventsBox = el('div', 'lithify-events-box');
   private detail = el('div', 'lithify-detail');
-  private message = el('div', 'lithify-message');
+  private events: EventList | null = null;
+  private branch: number | null = null;
+  private cursor = -1;
+  private mainHead = -1;
+  private busy = false;
 
-  constructor(private app: JupyterFrontEnd) {
+  constructor(
+    readonly journal: string,
+    private sidebar: Sidebar,
+    onClose: () => void
+  ) {
+    this.node.dataset.journal = journal;
+    const head = el('div', 'lithify-section-head');
+    const label = el('span', 'lithify-journal-label lithify-open', `▾ ${journal}`);
+    const close = el('button', 'lithify-icon-button lithify-close', '×');
+    close.title = 'Close this journal';
+    close.onclick = onClose;
+    head.append(label, close);
+    this.tree = new ForkTree(b => void this.showBranch(b));
+    this.node.append(head, this.tree.node, this.info, this.eventsBox, this.detail);
+  }
+
+  async start(): Promise<void> {
+    await this.reloadBranches();
+    const tail = await api<{ cursor: number }>(`tail?${q({ journal: this.journal, cursor: 0, limit: 1 })}`);
+    this.cursor = tail.cursor;
+    await this.poll(); // up to now
+  }
+
+  /** One live step: events after the cursor; new branches, heads and statuses redrawn. */
+  async poll(): Promise<void> {
+    if (this.busy || this.cursor < 0) {
+      return;
+    }
+    this.busy = true;
+    try {
+      let changed = false;
+      let touched = new Set<number>();
+      for (;;) {
+        const res = await api<{ cursor: number; events: EventRow[] }>(
+          `tail?${q({ journal: this.journal, cursor: this.cursor, limit: 2000 })}`
+        );
+        if (!res.events.length) {
+          break;
+        }
+        changed = true;
+        res.events.forEach(e => touched.add(e.branch));
+        this.cursor = res.cursor;
+        if (res.events.length < 2000) {
+          break;
+        }
+      }
+      const statuses = await this.reloadBranches(changed);
+      if (statuses) {
+        changed = true;
+      }
+      if (changed && this.branch !== null && this.events && (touched.has(this.branch) || touched.size === 0)) {
+        await this.events.load(true);
+      }
+      touched = new Set();
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        this.sidebar.say(`${this.journal}: ${e.message}`);
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  private lastStatuses = '';
+
+  /** Fetch the branches (when events arrived, or sweep statuses may have moved); whether
+   * anything changed. A journal made again (its main head went back) starts over. */
+  private async reloadBranches(force = true): Promise<boolean> {
+    const res = await api<{ branches: Branch[] }>(`branches?${q({ journal: this.journal })}`);
+    const statuses = res.branches.map(b => `${b.id}:${b.head}:${b.status}`).join(',');
+    const mainHead = res.branches.find(b => b.parent === null)?.head ?? 0;
+    if (mainHead < this.mainHead) {
+      this.cursor = 0; // deleted and made again: a new journal at that path
+      this.branch = null;
+      this.eventsBox.textContent = '';
+      this.detail.textContent = '';
+      this.info.textContent = '';
+    }
+    this.mainHead = mainHead;
+    if (!force && statuses === this.lastStatuses) {
+      return false;
+    }
+    const moved = statuses !== this.lastStatuses;
+    this.lastStatuses = statuses;
+    if (moved) {
+      this.tree.setBranches(res.branches);
+    }
+    return moved;
+  }
+
+  private async showBranch(b: Branch): Promise<void> {
+    this.branch = b.id;
+    this.eventsBox.textContent = '';
+    this.detail.textContent = '';
+    this.info.textContent = '';
+    const list = new EventList(
+      this.journal,
+      b.id,
+      row => void this.showEvent(b.id, row),
+      row => {
+        this.sidebar.selection = { journal: this.journal, branch: b.id, seq: row.seq };
+      }
+    );
+    this.events = list;
+    this.eventsBox.append(el('div', 'lithify-subtitle', `Events of branch ${b.name || '#' + b.id}`), list.node);
+    void this.showInfo(b.id);
+    await list.load();
+  }
+
+  private async showInfo(branch: number): Promise<void> {
+    try {
+      const d = await api<any>(`branch?${q({ journal: this.journal, branch })}`);
+      this.info.textContent = '';
+      const dl = el('dl', 'lithify-facts');
+      const add = (k: string, v: string) => dl.append(el('dt', '', k), el('dd', '', v));
+      add('branch', `${d.name || '#' + d.id}${d.parent === null ? '' : ` forked from ${d.parent}@${d.fork_seq}`}`);
+      add('head', `${d.head} · ${String(d.head_hash).slice(0, 12)}`);
+      if (Object.keys(d.params || {}).length) {
+        add('params', Object.entries(d.params).map(([k, v]) => `${k}=${v}`).join(' '));
+      }
+      if (d.status) {
+        add('status', d.status);
+      }
+      const metrics = Object.entries(d.metrics || {});
+      if (metrics.length) {
+        add('metrics', metrics.map(([k, v]) => `${k} ${readable(k, v)}`).join(' · '));
+      }
+      if (d.error) {
+        add('error', `${d.error.ename}: ${d.error.evalue}`);
+      }
+      this.info.append(dl);
+    } catch (e) {
+      this.info.textContent = String((e as Error).message);
+    }
+  }
+
+  private async showEvent(branch: number, row: EventRow): Promise<void> {
+    this.sidebar.selection = { journal: this.journal, branch, seq: row.seq };
+    this.detail.textContent = '';
+    const fork = el('button', 'jp-Button lithify-button lithify-fork', 'Fork sweep from here…');
+    fork.onclick = () => void this.sidebar.app.commands.execute('lithify:fork-sweep');
+    const mark = el('button', 'jp-Button lithify-button lithify-mark', 'Mark for diff');
+    mark.onclick = () => {
+      this.sidebar.marked = { journal: this.journal, branch, seq: row.seq };
+      mark.textContent = `Marked ${branch}@${row.seq}`;
+    };
+    const actions = el('div', 'lithify-actions');
+    actions.append(fork, mark);
+    const m = this.sidebar.marked;
+    if (m && m.journal === this.journal && !(m.branch === branch && m.seq === row.seq)) {
+      const diff = el('button', 'jp-Button lithify-button lithify-diff-button', `Diff ${m.branch}@${m.seq} → here`);
+      diff.onclick = () =>
+        void this.sidebar.app.commands.execute('lithify:diff', {
+          journal: this.journal,
+          from: `${m.branch}@${m.seq}`,
+          to: `${branch}@${row.seq}`
+        });
+      actions.append(diff);
+    }
+    const payload = el('pre', 'lithify-json', pretty(row.payload));
+    const stateBox = el('pre', 'lithify-json', 'loading state…');
+    this.detail.append(
+      el('div', 'lithify-subtitle', `seq ${row.seq} · ${row.kind} · ${row.hash.slice(0, 12)}`),
+      actions,
+      el('div', 'lithify-label', 'payload'),
+      payload,
+      el('div', 'lithify-label', `state at seq ${row.seq}`),
+      stateBox
+    );
+    try {
+      const st = await api<{ state: unknown }>(`state?${q({ journal: this.journal, branch, seq: row.seq })}`);
+      stateBox.textContent = pretty(st.state);
+    } catch (e) {
+      stateBox.textContent = String((e as Error).message);
+    }
+  }
+}
+
+/** The sidebar: open a journal by path or URL, every journal under the server root, and a
+ * section per open journal, each following its journal live. */
+class Sidebar extends Widget {
+  selection: Selection | null = null;
+  marked: Selection | null = null;
+  private list = el('div', 'lithify-journals');
+  private sections = el('div', 'lithify-sections');
+  private message = el('div', 'lithify-message');
+  private path = el('input', 'lithify-path');
+  private open = new Map<string, JournalSection>();
+  private timer = 0;
+
+  constructor(readonly app: JupyterFrontEnd) {
     super();
     this.id = 'lithify-sidebar';
     this.addClass('lithify-sidebar');
@@ -191,7 +665,31 @@ class Sidebar extends Widget {
     const refresh = el('button', 'jp-Button lithify-button', 'Refresh');
     refresh.onclick = () => void this.refresh();
     header.append(el('span', 'lithify-title', 'Journals'), refresh);
-    this.node.append(header, this.message, this.list, this.eventsBox, this.detail);
+    const opener = el('div', 'lithify-opener');
+    this.path.placeholder = 'path/to/journal.db or postgresql://…';
+    this.path.onkeydown = (e: KeyboardEvent) => {
+      if (e.key === 'Enter') {
+        void this.openJournal(this.path.value.trim());
+      }
+    };
+    const go = el('button', 'jp-Button lithify-button lithify-open-button', 'Open');
+    go.onclick = () => void this.openJournal(this.path.value.trim());
+    opener.append(this.path, go);
+    this.node.append(header, opener, this.message, this.list, this.sections);
+    this.timer = window.setInterval(() => void this.live(), LIVE_MS);
+  }
+
+  say(text: string): void {
+    this.message.textContent = text;
+  }
+
+  private async live(): Promise<void> {
+    if (!this.isVisible) {
+      return;
+    }
+    for (const section of this.open.values()) {
+      await section.poll();
+    }
   }
 
   async refresh(): Promise<void> {
@@ -202,12 +700,10 @@ class Sidebar extends Widget {
         this.list.append(el('div', 'lithify-empty', 'No journals (*.db) under the server root.'));
       }
       for (const j of res.journals) {
-        const item = el('div', 'lithify-journal');
-        const label = el('div', 'lithify-journal-label', `▸ ${j.path}`);
-        const tree = el('div', 'lithify-branches');
-        label.onclick = () => void this.toggle(j.path, label, tree);
-        item.append(label, tree);
-        this.list.append(item);
+        const label = el('div', 'lithify-journal-label', `${this.open.has(j.path) ? '▾' : '▸'} ${j.path}`);
+        label.dataset.journal = j.path;
+        label.onclick = () => void this.openJournal(j.path, true);
+        this.list.append(label);
       }
       this.message.textContent = '';
     } catch (e) {
@@ -215,97 +711,277 @@ class Sidebar extends Widget {
     }
   }
 
-  private async toggle(path: string, label: HTMLElement, tree: HTMLElement): Promise<void> {
-    if (tree.childElementCount) {
-      tree.textContent = '';
-      label.textContent = `▸ ${path}`;
+  /** Open a journal (or close it again from the list); a section per open journal. */
+  async openJournal(path: string, toggle = false): Promise<void> {
+    if (!path) {
+      this.say('Type the path of a journal (relative to the server root) or a PostgreSQL URL.');
       return;
     }
-    label.textContent = `▾ ${path}`;
-    const res = await api<{ branches: Branch[] }>(`branches?${q({ journal: path })}`);
-    const depth = new Map<number, number>();
-    const children = new Map<number | null, Branch[]>();
-    res.branches.forEach(b => children.set(b.parent, [...(children.get(b.parent) || []), b]));
-    const walk = (parent: number | null, d: number) => {
-      for (const b of children.get(parent) || []) {
-        depth.set(b.id, d);
-        const params = Object.entries(b.params)
-          .map(([k, v]) => `${k}=${v}`)
-          .join(' ');
-        const where = b.parent === null ? '' : ` @${b.fork_seq}`;
-        const node = el(
-          'div',
-          'lithify-branch',
-          `${b.name || '#' + b.id}${where} ${params} · head ${b.head}${b.status ? ' · ' + b.status : ''}`
-        );
-        node.style.paddingLeft = `${8 + d * 12}px`;
-        node.dataset.branch = String(b.id);
-        node.onclick = () => {
-          tree.querySelectorAll('.lithify-branch').forEach(n => n.classList.remove('jp-mod-selected'));
-          node.classList.add('jp-mod-selected');
-          void this.showBranch(path, b.id);
-        };
-        tree.append(node);
-        walk(b.id, d + 1);
+    const existing = this.open.get(path);
+    if (existing) {
+      if (toggle) {
+        this.closeJournal(path);
+      } else {
+        existing.node.scrollIntoView();
       }
-    };
-    walk(null, 0);
-  }
-
-  private async showBranch(journal: string, branch: number): Promise<void> {
-    this.eventsBox.textContent = '';
-    this.detail.textContent = '';
-    const list = new EventList(
-      journal,
-      branch,
-      row => void this.showEvent(journal, branch, row),
-      row => {
-        this.selection = { journal, branch, seq: row.seq };
-      }
-    );
-    this.eventsBox.append(el('div', 'lithify-subtitle', `Events of branch ${branch}`), list.node);
-    await list.load();
-  }
-
-  private async showEvent(journal: string, branch: number, row: EventRow): Promise<void> {
-    this.selection = { journal, branch, seq: row.seq };
-    this.detail.textContent = '';
-    const fork = el('button', 'jp-Button lithify-button lithify-fork', 'Fork sweep from here…');
-    fork.onclick = () => void this.app.commands.execute('lithify:fork-sweep');
-    const payload = el('pre', 'lithify-json', JSON.stringify(row.payload, null, 1));
-    const stateBox = el('pre', 'lithify-json', 'loading state…');
-    this.detail.append(
-      el('div', 'lithify-subtitle', `seq ${row.seq} · ${row.kind} · ${row.hash.slice(0, 12)}`),
-      fork,
-      el('div', 'lithify-label', 'payload'),
-      payload,
-      el('div', 'lithify-label', `state at seq ${row.seq}`),
-      stateBox
-    );
+      return;
+    }
+    const section = new JournalSection(path, this, () => this.closeJournal(path));
     try {
-      const st = await api<{ state: unknown }>(`state?${q({ journal, branch, seq: row.seq })}`);
-      stateBox.textContent = JSON.stringify(st.state, null, 1);
+      await section.start();
     } catch (e) {
-      stateBox.textContent = String((e as Error).message);
+      this.say(`${path}: ${(e as Error).message}`);
+      return;
+    }
+    this.open.set(path, section);
+    this.sections.append(section.node);
+    this.say('');
+    this.markOpen();
+  }
+
+  private closeJournal(path: string): void {
+    this.open.get(path)?.node.remove();
+    this.open.delete(path);
+    this.markOpen();
+  }
+
+  private markOpen(): void {
+    this.list.querySelectorAll<HTMLElement>('.lithify-journal-label').forEach(n => {
+      const p = n.dataset.journal || '';
+      n.textContent = `${this.open.has(p) ? '▾' : '▸'} ${p}`;
+    });
+  }
+
+  dispose(): void {
+    window.clearInterval(this.timer);
+    super.dispose();
+  }
+}
+
+/** Two points of a journal side by side: their states and what changed. */
+class DiffView extends Widget {
+  constructor(journal: string, from: string, to: string) {
+    super();
+    this.addClass('lithify-diff');
+    this.title.label = `Diff ${from} → ${to}`;
+    this.title.closable = true;
+    this.node.append(el('h3', '', `${journal}: ${from} → ${to}`));
+    void this.load(journal, from, to);
+  }
+
+  private async load(journal: string, from: string, to: string): Promise<void> {
+    try {
+      const d = await api<any>(`diff?${q({ journal, from, to })}`);
+      const changes = el('ul', 'lithify-changes');
+      for (const c of d.changes) {
+        const item = el('li', `lithify-change lithify-change-${c.op}`);
+        const sign = c.op === 'added' ? '+' : c.op === 'removed' ? '−' : '~';
+        const detail =
+          c.op === 'modified'
+            ? `${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`
+            : JSON.stringify(c.op === 'added' ? c.after : c.before);
+        item.textContent = `${sign} ${c.path}  ${detail}`;
+        changes.append(item);
+      }
+      if (!d.changes.length) {
+        changes.append(el('li', '', 'The two states are identical.'));
+      }
+      const sides = el('div', 'lithify-sides');
+      const left = el('div', 'lithify-side');
+      left.append(el('div', 'lithify-label', `${d.from.branch}@${d.from.seq}`), el('pre', 'lithify-json', pretty(d.states[0])));
+      const right = el('div', 'lithify-side');
+      right.append(el('div', 'lithify-label', `${d.to.branch}@${d.to.seq}`), el('pre', 'lithify-json', pretty(d.states[1])));
+      sides.append(left, right);
+      this.node.append(el('div', 'lithify-subtitle', `${d.changes.length} change(s)`), changes, sides);
+    } catch (e) {
+      this.node.append(el('div', 'lithify-message', String((e as Error).message)));
     }
   }
 }
 
-/** The results of a journal's sweeps: fork statuses, the matrix and the chart, polled. */
+/** One sweep's results: progress and failures, controls, the chart, the matrix and downloads,
+ * polled while the sweep runs. */
 class Results extends Widget {
   private timer = 0;
   private chart = el('img', 'lithify-chart');
+  private chartMessage = el('div', 'lithify-chart-message');
   private status = el('div', 'lithify-status');
+  private bar = el('div', 'lithify-progress');
+  private fill = el('div', 'lithify-progress-bar');
+  private failures = el('div', 'lithify-failures');
+  private actionsMessage = el('div', 'lithify-message');
+  private controls = el('div', 'lithify-controls');
+  private exports = el('div', 'lithify-exports');
   private table = el('div', 'lithify-matrix');
+  private columns = el('details', 'lithify-columns');
+  private select: Record<string, HTMLSelectElement> = {};
+  private logX = el('input');
+  private hidden = new Set<string>();
+  private sortBy: { column: string; desc: boolean } | null = null;
+  private rows: { columns: string[]; rows: unknown[][] } = { columns: [], rows: [] };
+  private lastChartKey = '';
+  private finishedOnce = false;
+  private themes = new MutationObserver(() => void this.drawChart(true));
 
-  constructor(private journal: string, private sweep: number) {
+  constructor(
+    private app: JupyterFrontEnd,
+    readonly journal: string,
+    readonly sweep: number
+  ) {
     super();
     this.addClass('lithify-results');
     this.title.label = `Sweep ${sweep} · ${journal}`;
     this.title.closable = true;
-    this.node.append(el('h3', '', `Sweep ${sweep} of ${journal}`), this.status, this.chart, this.table);
+    this.bar.append(this.fill);
+    const actions = el('div', 'lithify-actions');
+    const button = (cls: string, text: string, route: string) => {
+      const b = el('button', `jp-Button lithify-button ${cls}`, text);
+      b.onclick = async () => {
+        try {
+          await api(route, { method: 'POST', body: JSON.stringify({ journal, sweep }) });
+          this.actionsMessage.textContent = '';
+          this.start();
+        } catch (e) {
+          this.actionsMessage.textContent = String((e as Error).message);
+        }
+      };
+      actions.append(b);
+    };
+    button('lithify-cancel', 'Cancel', 'sweeps/cancel');
+    button('lithify-rerun', 'Rerun failed', 'sweeps/rerun');
+    button('lithify-resume', 'Resume', 'sweeps/resume');
+    this.node.append(
+      el('h3', '', `Sweep ${sweep} of ${journal}`),
+      this.status,
+      this.bar,
+      actions,
+      this.actionsMessage,
+      this.failures,
+      this.controls,
+      this.chartMessage,
+      this.chart,
+      this.exports,
+      this.columns,
+      this.table
+    );
+    void this.setupControls();
+    this.start();
+    // charts follow JupyterLab's theme: drawn again (dark or light) when it changes
+    this.themes.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light'] });
+  }
+
+  start(): void {
+    window.clearInterval(this.timer);
+    this.finishedOnce = false;
     void this.poll();
-    this.timer = window.setInterval(() => void this.poll(), 1500);
+    this.timer = window.setInterval(() => void this.poll(), 1000);
+  }
+
+  private async setupControls(): Promise<void> {
+    try {
+      const axes = await api<any>(`axes?${q({ journal: this.journal, sweep: this.sweep })}`);
+      if (!axes.x || !axes.y) {
+        this.chartMessage.textContent =
+          'Nothing to chart yet: the matrix has no parameter and metric to plot.';
+        return; // asked again once rows arrive
+      }
+      this.controls.textContent = '';
+      this.select = {};
+      const make = (name: string, options: string[], value: string | null, blank = false) => {
+        const s = el('select', `lithify-select-${name}`);
+        s.name = name;
+        if (blank) {
+          s.append(new Option('(none)', ''));
+        }
+        options.forEach(o => s.append(new Option(o, o)));
+        s.value = value || '';
+        s.onchange = () => void this.drawChart(true);
+        this.select[name] = s;
+        const label = el('label', 'lithify-control');
+        label.append(el('span', '', name), s);
+        this.controls.append(label);
+      };
+      make('view', ['curve', 'parallel'], 'curve');
+      make('x', axes.params, axes.x);
+      make('y', axes.metrics, axes.y);
+      make('color', axes.params, axes.color, true);
+      make('agg', ['mean', 'max', 'last'], 'mean');
+      make('compare', axes.sweeps.filter((s: number) => s !== this.sweep).map(String), '', true);
+      this.logX.type = 'checkbox';
+      this.logX.className = 'lithify-log-x';
+      this.logX.checked = true;
+      this.logX.onchange = () => void this.drawChart(true);
+      const log = el('label', 'lithify-control');
+      log.append(this.logX, el('span', '', 'log x'));
+      this.controls.append(log);
+      this.chartMessage.textContent = '';
+    } catch (e) {
+      this.chartMessage.textContent = String((e as Error).message);
+    }
+  }
+
+  private chartQuery(): Record<string, string | number | null> {
+    const v = (name: string) => this.select[name]?.value || null;
+    const compare = v('compare');
+    return {
+      journal: this.journal,
+      sweep: compare ? null : this.sweep,
+      sweeps: compare ? `${this.sweep},${compare}` : null,
+      x: v('x'),
+      y: v('y'),
+      color: compare ? null : v('color'),
+      agg: v('agg'),
+      log_x: this.logX.checked ? 1 : 0,
+      kind: v('view') === 'parallel' ? 'parallel' : null,
+      theme: darkTheme() ? 'dark' : 'light'
+    };
+  }
+
+  private async drawChart(force = false): Promise<void> {
+    if (!this.select.x) {
+      return;
+    }
+    const query = this.chartQuery();
+    const key = `${q(query)}#${this.rows.rows.length}`;
+    if (!force && key === this.lastChartKey) {
+      return;
+    }
+    this.lastChartKey = key;
+    const res = await raw(`chart.svg?${q(query)}`);
+    const text = await res.text();
+    if (!res.ok) {
+      let message = text;
+      try {
+        message = JSON.parse(text).error;
+      } catch {
+        /* not JSON: the text itself */
+      }
+      this.chartMessage.textContent = message;
+      this.chart.style.display = 'none';
+      return;
+    }
+    this.chartMessage.textContent = '';
+    this.chart.style.display = '';
+    this.chart.src = `data:image/svg+xml;base64,${btoa(unescape(encodeURIComponent(text)))}`;
+    this.chart.dataset.rows = String(this.rows.rows.length);
+    this.chart.dataset.query = q(query);
+    this.renderExports(query);
+  }
+
+  private renderExports(query: Record<string, string | number | null>): void {
+    this.exports.textContent = '';
+    const link = (cls: string, text: string, path: string, file: string) => {
+      const a = el('a', `lithify-button lithify-download ${cls}`, text);
+      a.href = apiUrl(path);
+      a.download = file;
+      this.exports.append(a);
+    };
+    const stem = `sweep-${this.sweep}`;
+    link('lithify-csv', 'CSV', `matrix?${q({ journal: this.journal, sweep: this.sweep, format: 'csv' })}`, `${stem}.csv`);
+    link('lithify-parquet', 'Parquet', `matrix?${q({ journal: this.journal, sweep: this.sweep, format: 'parquet' })}`, `${stem}.parquet`);
+    const light = { ...query, theme: 'light' };
+    link('lithify-png', 'PNG', `chart.png?${q(light)}`, `${stem}.png`);
+    link('lithify-svg', 'SVG', `chart.svg?${q(light)}`, `${stem}.svg`);
   }
 
   async poll(): Promise<void> {
@@ -313,56 +989,137 @@ class Results extends Widget {
       const sw = await api<{ sweeps: any[] }>(`sweeps?${q({ journal: this.journal })}`);
       const mine = sw.sweeps.find(s => s.id === this.sweep);
       if (mine) {
-        const done = mine.forks.filter((f: any) => f.status === 'finished').length;
-        this.status.textContent = `${done}/${mine.forks.length} forks finished · ${mine.forks
-          .map((f: any) => `#${f.branch} ${f.status}${f.total ? ` ${f.done}/${f.total}` : ''}`)
-          .join(' · ')}`;
-        this.status.dataset.finished = String(done);
-        if (!mine.running && done + mine.forks.filter((f: any) => f.status !== 'finished').length) {
-          if (mine.forks.every((f: any) => ['finished', 'failed', 'cancelled'].includes(f.status))) {
-            window.clearInterval(this.timer);
-          }
-        }
+        this.showProgress(mine);
       }
       const m = await api<{ columns: string[]; rows: unknown[][] }>(
-        `matrix?${q({ journal: this.journal, sweep: this.sweep })}`
+        `matrix?${q({ journal: this.journal, sweep: this.sweep, wide: 1 })}`
       );
-      const t = el('table', 'lithify-table');
-      const head = el('tr');
-      m.columns.forEach(c => head.append(el('th', '', c)));
-      t.append(head);
-      m.rows.slice(-40).forEach(r => {
-        const tr = el('tr');
-        r.forEach(v =>
-          tr.append(
-            el('td', '', typeof v === 'number' && !Number.isInteger(v) ? String(+v.toPrecision(4)) : String(v ?? ''))
-          )
-        );
-        t.append(tr);
-      });
-      this.table.textContent = '';
-      this.table.append(t);
+      this.rows = m;
+      this.renderTable();
+      if (m.rows.length && !this.select.x) {
+        await this.setupControls(); // the first rows: now there are axes to choose from
+      }
       if (m.rows.length) {
-        const settings = ServerConnection.makeSettings();
-        const url = URLExt.join(settings.baseUrl, 'lithify/api', 'chart.svg');
-        const probe = await ServerConnection.makeRequest(
-          `${url}?${q({ journal: this.journal, sweep: this.sweep })}`,
-          {},
-          settings
-        );
-        if (probe.ok) {
-          const svg = await probe.text();
-          this.chart.src = `data:image/svg+xml;base64,${btoa(unescape(encodeURIComponent(svg)))}`;
-          this.chart.dataset.rows = String(m.rows.length);
+        await this.drawChart();
+      }
+      const ended =
+        mine && !mine.running && mine.forks.every((f: any) => ['finished', 'failed', 'cancelled'].includes(f.status));
+      if (ended) {
+        if (this.finishedOnce) {
+          window.clearInterval(this.timer); // one more poll after the end, then stop
         }
+        this.finishedOnce = true;
       }
     } catch (e) {
       this.status.textContent = String((e as Error).message);
     }
   }
 
+  private showProgress(mine: any): void {
+    const forks: any[] = mine.forks;
+    const count = (s: string) => forks.filter(f => f.status === s).length;
+    const done = count('finished');
+    const failed = count('failed');
+    this.status.textContent = `${done}/${forks.length} forks finished${failed ? ` · ${failed} failed` : ''}${
+      count('cancelled') ? ` · ${count('cancelled')} cancelled` : ''
+    }${mine.running ? ' · running' : ''}`;
+    this.status.dataset.finished = String(done);
+    this.status.dataset.failed = String(failed);
+    this.fill.style.width = `${forks.length ? (100 * (done + failed)) / forks.length : 0}%`;
+    this.bar.classList.toggle('lithify-progress-failed', failed > 0);
+    this.failures.textContent = '';
+    for (const f of forks.filter(f => f.status === 'failed' && f.error)) {
+      const box = el('div', 'lithify-failure');
+      box.dataset.branch = String(f.branch);
+      const e = f.error;
+      const where = e.cell !== undefined && e.cell !== null ? ` in cell ${e.cell}` : e.where ? ` (${e.where})` : '';
+      box.append(el('div', 'lithify-failure-title', `#${f.branch} ${e.ename}${where}: ${e.evalue}`));
+      if (e.traceback && e.traceback.length) {
+        box.append(el('pre', 'lithify-traceback', e.traceback.slice(-8).join('\n')));
+      }
+      if (f.notebook_rel) {
+        const open = el('a', 'lithify-open-notebook', `open ${f.notebook_rel}`);
+        open.href = '#';
+        open.onclick = (ev: MouseEvent) => {
+          ev.preventDefault();
+          void this.app.commands.execute('docmanager:open', { path: f.notebook_rel });
+        };
+        box.append(open);
+      }
+      this.failures.append(box);
+    }
+  }
+
+  private renderTable(): void {
+    const { columns, rows } = this.rows;
+    if (!this.columns.childElementCount || this.columns.dataset.cols !== columns.join(',')) {
+      this.columns.textContent = '';
+      this.columns.dataset.cols = columns.join(',');
+      this.columns.append(el('summary', '', 'Columns'));
+      for (const c of columns) {
+        const box = el('input');
+        box.type = 'checkbox';
+        box.checked = !this.hidden.has(c);
+        box.dataset.column = c;
+        box.onchange = () => {
+          if (box.checked) {
+            this.hidden.delete(c);
+          } else {
+            this.hidden.add(c);
+          }
+          this.renderTable();
+        };
+        const label = el('label', 'lithify-column-choice');
+        label.append(box, el('span', '', c));
+        this.columns.append(label);
+      }
+    }
+    const shown = columns.map((c, i) => [c, i] as [string, number]).filter(([c]) => !this.hidden.has(c));
+    let data = rows.slice();
+    if (this.sortBy) {
+      const idx = columns.indexOf(this.sortBy.column);
+      const sign = this.sortBy.desc ? -1 : 1;
+      data.sort((a, b) => {
+        const x = a[idx] as any;
+        const y = b[idx] as any;
+        if (x === y) {
+          return 0;
+        }
+        if (x === null || x === undefined) {
+          return 1;
+        }
+        if (y === null || y === undefined) {
+          return -1;
+        }
+        return (x < y ? -1 : 1) * sign;
+      });
+    }
+    data = data.slice(0, 500);
+    const t = el('table', 'lithify-table');
+    const head = el('tr');
+    for (const [c] of shown) {
+      const arrow = this.sortBy?.column === c ? (this.sortBy.desc ? ' ▼' : ' ▲') : '';
+      const th = el('th', '', c + arrow);
+      th.dataset.column = c;
+      th.onclick = () => {
+        this.sortBy = { column: c, desc: this.sortBy?.column === c ? !this.sortBy.desc : false };
+        this.renderTable();
+      };
+      head.append(th);
+    }
+    t.append(head);
+    for (const r of data) {
+      const tr = el('tr');
+      shown.forEach(([c, i]) => tr.append(el('td', '', readable(c, r[i]))));
+      t.append(tr);
+    }
+    this.table.textContent = '';
+    this.table.append(t);
+  }
+
   dispose(): void {
     window.clearInterval(this.timer);
+    this.themes.disconnect();
     super.dispose();
   }
 }
@@ -418,14 +1175,20 @@ const plugin: JupyterFrontEndPlugin<void> = {
   description: 'lithify journals: browse events, fork a sweep from any event, watch the results.',
   autoStart: true,
   requires: [ICommandPalette],
-  optional: [ILayoutRestorer],
-  activate: (app: JupyterFrontEnd, palette: ICommandPalette, restorer: ILayoutRestorer | null) => {
+  optional: [ILayoutRestorer, IFileBrowserFactory],
+  activate: (
+    app: JupyterFrontEnd,
+    palette: ICommandPalette,
+    restorer: ILayoutRestorer | null,
+    browsers: IFileBrowserFactory | null
+  ) => {
     const sidebar = new Sidebar(app);
     app.shell.add(sidebar, 'left', { rank: 600 });
     if (restorer) {
       restorer.add(sidebar, 'lithify-sidebar');
     }
     void sidebar.refresh();
+    const results = new Map<string, MainAreaWidget<Results>>();
 
     app.commands.addCommand('lithify:open-sidebar', {
       label: 'Lithify: Show Journals',
@@ -437,6 +1200,35 @@ const plugin: JupyterFrontEndPlugin<void> = {
     app.commands.addCommand('lithify:refresh', {
       label: 'Lithify: Refresh Journals',
       execute: () => sidebar.refresh()
+    });
+    app.commands.addCommand('lithify:open-journal', {
+      label: 'Lithify: Open Journal',
+      execute: async (args: any) => {
+        app.shell.activateById(sidebar.id);
+        await sidebar.openJournal(String(args.path || ''));
+      }
+    });
+    const selectedDb = (): string | null => {
+      const item = browsers?.tracker.currentWidget?.selectedItems().next();
+      const value = item && !('done' in item && item.done) ? (item as any).value ?? item : null;
+      const path: string | undefined = value?.path;
+      return path && path.endsWith('.db') ? path : null;
+    };
+    app.commands.addCommand('lithify:open-in-lithify', {
+      label: 'Open in lithify',
+      isVisible: () => selectedDb() !== null,
+      execute: async () => {
+        const path = selectedDb();
+        if (path) {
+          app.shell.activateById(sidebar.id);
+          await sidebar.openJournal(path);
+        }
+      }
+    });
+    app.contextMenu.addItem({
+      command: 'lithify:open-in-lithify',
+      selector: '.jp-DirListing-item[data-isdir="false"]',
+      rank: 0
     });
     app.commands.addCommand('lithify:open-results', {
       label: 'Lithify: Open Sweep Results',
@@ -453,10 +1245,30 @@ const plugin: JupyterFrontEndPlugin<void> = {
         if (sweep === undefined) {
           return;
         }
-        const panel = new MainAreaWidget({ content: new Results(journal, sweep) });
+        const key = `${journal}#${sweep}`;
+        const open = results.get(key);
+        if (open && !open.isDisposed) {
+          open.content.start(); // one panel per sweep: show it again, polling afresh
+          app.shell.activateById(open.id);
+          return;
+        }
+        const panel = new MainAreaWidget({ content: new Results(app, journal, sweep) });
         panel.id = `lithify-results-${sweep}-${Date.now()}`;
-        app.shell.add(panel, 'main', { mode: 'split-right' });
+        results.set(key, panel);
+        const another = Array.from(results.values()).find(p => p !== panel && !p.isDisposed);
+        app.shell.add(panel, 'main', another ? { mode: 'tab-after', ref: another.id } : { mode: 'split-right' });
         app.shell.activateById(panel.id);
+      }
+    });
+    app.commands.addCommand('lithify:diff', {
+      label: 'Lithify: Diff Two Points',
+      execute: (args: any) => {
+        const view = new MainAreaWidget({
+          content: new DiffView(String(args.journal), String(args.from), String(args.to))
+        });
+        view.id = `lithify-diff-${Date.now()}`;
+        app.shell.add(view, 'main', { mode: 'split-right' });
+        app.shell.activateById(view.id);
       }
     });
     app.commands.addCommand('lithify:fork-sweep', {
@@ -505,7 +1317,13 @@ const plugin: JupyterFrontEndPlugin<void> = {
       }
     });
     app.contextMenu.addItem({ command: 'lithify:fork-sweep', selector: '.lithify-event', rank: 0 });
-    for (const command of ['lithify:open-sidebar', 'lithify:refresh', 'lithify:fork-sweep', 'lithify:open-results']) {
+    for (const command of [
+      'lithify:open-sidebar',
+      'lithify:refresh',
+      'lithify:open-journal',
+      'lithify:fork-sweep',
+      'lithify:open-results'
+    ]) {
       palette.addItem({ command, category: 'Lithify' });
     }
   }

@@ -1,0 +1,97 @@
+"use strict";(self.rspackChunklithify_workbench=self.rspackChunklithify_workbench||[]).push([[700],{646(o,r,i){var t=i(601),e=i.n(t),l=i(314),a=(i.n(l))()(e());a.push([o.id,`/* Follows JupyterLab's theme (light and dark) through its CSS variables. */
+.lithify-sidebar {
+  display: flex;
+  flex-direction: column;
+  background: var(--jp-layout-color1);
+  color: var(--jp-ui-font-color1);
+  font-size: var(--jp-ui-font-size1);
+  overflow: auto;
+  min-width: 260px;
+}
+.lithify-header { display: flex; align-items: center; justify-content: space-between; padding: 6px 8px; border-bottom: 1px solid var(--jp-border-color2); }
+.lithify-title { font-weight: 600; text-transform: uppercase; letter-spacing: 0.04em; }
+.lithify-button { background: var(--jp-layout-color2); color: var(--jp-ui-font-color1); border: 1px solid var(--jp-border-color1); border-radius: 3px; padding: 2px 8px; cursor: pointer; }
+.lithify-fork { background: var(--jp-brand-color1); color: var(--jp-ui-inverse-font-color1); border: none; margin: 4px 0; }
+.lithify-message { color: var(--jp-error-color1); padding: 0 8px; }
+.lithify-journal-label { padding: 4px 8px; cursor: pointer; font-family: var(--jp-code-font-family); }
+.lithify-journal-label:hover, .lithify-branch:hover { background: var(--jp-layout-color2); }
+.lithify-branch { padding: 2px 8px; cursor: pointer; white-space: nowrap; font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
+.lithify-branch.jp-mod-selected, .lithify-event.jp-mod-selected { background: var(--jp-layout-color3); color: var(--jp-ui-font-color0); }
+.lithify-subtitle { padding: 6px 8px 2px; font-weight: 600; }
+.lithify-events { position: relative; height: 280px; overflow-y: auto; border-top: 1px solid var(--jp-border-color2); border-bottom: 1px solid var(--jp-border-color2); }
+.lithify-events-spacer { position: relative; }
+.lithify-event { position: absolute; left: 0; right: 0; height: 22px; line-height: 22px; padding: 0 6px; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; cursor: pointer; font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
+.lithify-event span { margin-right: 8px; }
+.lithify-seq { display: inline-block; min-width: 42px; text-align: right; color: var(--jp-ui-font-color2); }
+.lithify-kind { display: inline-block; min-width: 52px; }
+.lithify-kind-effect .lithify-kind { color: var(--jp-warn-color1); }
+.lithify-kind-delta .lithify-kind { color: var(--jp-success-color1); }
+.lithify-kind-compact .lithify-kind { color: var(--jp-error-color1); }
+.lithify-kind-observe .lithify-kind { color: var(--jp-info-color1); }
+.lithify-hash { color: var(--jp-ui-font-color2); }
+.lithify-detail { padding: 0 8px 8px; }
+.lithify-label { margin-top: 6px; color: var(--jp-ui-font-color2); }
+.lithify-json { background: var(--jp-layout-color2); color: var(--jp-content-font-color1); padding: 6px; max-height: 260px; overflow: auto; white-space: pre-wrap; word-break: break-word; font-size: var(--jp-code-font-size); }
+.lithify-results { padding: 12px; overflow: auto; background: var(--jp-layout-color1); color: var(--jp-ui-font-color1); }
+.lithify-chart { display: block; max-width: 100%; margin: 8px 0; }
+.lithify-table { border-collapse: collapse; font-size: var(--jp-code-font-size); }
+.lithify-table th, .lithify-table td { border: 1px solid var(--jp-border-color2); padding: 2px 6px; }
+.lithify-form { display: flex; flex-direction: column; min-width: 420px; }
+.lithify-form-row { display: flex; align-items: center; gap: 8px; margin: 4px 0; }
+.lithify-form-row > span { min-width: 70px; }
+.lithify-form-row textarea, .lithify-form-row input, .lithify-form-row select { flex: 1; }
+.lithify-opener { display: flex; gap: 4px; padding: 4px 8px; }
+.lithify-path { flex: 1; min-width: 0; background: var(--jp-input-background, var(--jp-layout-color1)); color: var(--jp-ui-font-color1); border: 1px solid var(--jp-border-color1); border-radius: 3px; padding: 2px 4px; }
+.lithify-section { border-top: 2px solid var(--jp-border-color2); margin-top: 4px; }
+.lithify-section-head { display: flex; align-items: center; justify-content: space-between; }
+.lithify-icon-button { background: none; border: none; color: var(--jp-ui-font-color2); cursor: pointer; font-size: 14px; padding: 0 8px; }
+.lithify-tree { position: relative; height: 220px; overflow: auto; border-top: 1px solid var(--jp-border-color2); resize: vertical; }
+.lithify-tree-spacer { position: relative; }
+.lithify-tree-row { position: absolute; left: 0; right: 0; height: 20px; display: flex; align-items: center; white-space: nowrap; cursor: pointer; font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
+.lithify-tree-row:hover { background: var(--jp-layout-color2); }
+.lithify-tree-row.jp-mod-selected { background: var(--jp-layout-color3); color: var(--jp-ui-font-color0); }
+.lithify-timeline { flex: none; }
+.lithify-tree-label { padding-left: 4px; overflow: hidden; text-overflow: ellipsis; }
+.lithify-sweep-group .lithify-tree-label { font-style: italic; color: var(--jp-ui-font-color2); }
+.lithify-link { stroke: var(--jp-border-color1); stroke-width: 1; }
+.lithify-forkpoint { fill: var(--jp-brand-color1); }
+.lithify-span { stroke: var(--jp-ui-font-color2); stroke-width: 2; }
+.lithify-head { fill: var(--jp-ui-font-color2); }
+.lithify-span.lithify-status-finished { stroke: var(--jp-success-color1); }
+.lithify-head.lithify-status-finished { fill: var(--jp-success-color1); }
+.lithify-span.lithify-status-failed { stroke: var(--jp-error-color1); }
+.lithify-head.lithify-status-failed { fill: var(--jp-error-color1); }
+.lithify-span.lithify-status-running { stroke: var(--jp-info-color1); }
+.lithify-head.lithify-status-running { fill: var(--jp-info-color1); }
+.lithify-fork-info { padding: 2px 8px; }
+.lithify-facts { display: grid; grid-template-columns: auto 1fr; gap: 1px 8px; margin: 4px 0; }
+.lithify-facts dt { color: var(--jp-ui-font-color2); }
+.lithify-facts dd { margin: 0; word-break: break-word; }
+.lithify-actions { display: flex; flex-wrap: wrap; gap: 4px; margin: 4px 0; }
+.lithify-status { margin: 4px 0; }
+.lithify-progress { height: 6px; background: var(--jp-layout-color3); border-radius: 3px; overflow: hidden; max-width: 600px; }
+.lithify-progress-bar { height: 100%; width: 0; background: var(--jp-success-color1); transition: width 0.3s; }
+.lithify-progress-failed .lithify-progress-bar { background: var(--jp-error-color1); }
+.lithify-failure { border-left: 3px solid var(--jp-error-color1); padding: 4px 8px; margin: 6px 0; background: var(--jp-layout-color2); }
+.lithify-failure-title { font-weight: 600; color: var(--jp-error-color1); }
+.lithify-traceback { font-size: var(--jp-code-font-size); white-space: pre-wrap; margin: 4px 0; max-height: 160px; overflow: auto; }
+.lithify-open-notebook { color: var(--jp-content-link-color); cursor: pointer; }
+.lithify-controls { display: flex; flex-wrap: wrap; gap: 10px; margin: 8px 0; align-items: center; }
+.lithify-control { display: flex; gap: 4px; align-items: center; }
+.lithify-control > span { color: var(--jp-ui-font-color2); }
+.lithify-control select { background: var(--jp-layout-color1); color: var(--jp-ui-font-color1); border: 1px solid var(--jp-border-color1); }
+.lithify-chart-message { color: var(--jp-warn-color1); margin: 4px 0; }
+.lithify-exports { display: flex; gap: 6px; margin: 6px 0; }
+.lithify-download { text-decoration: none; }
+.lithify-columns { margin: 6px 0; }
+.lithify-column-choice { margin-right: 10px; white-space: nowrap; }
+.lithify-table th { cursor: pointer; user-select: none; background: var(--jp-layout-color2); }
+.lithify-diff { padding: 12px; overflow: auto; background: var(--jp-layout-color1); color: var(--jp-ui-font-color1); }
+.lithify-changes { font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
+.lithify-change-added { color: var(--jp-success-color1); }
+.lithify-change-removed { color: var(--jp-error-color1); }
+.lithify-change-modified { color: var(--jp-warn-color1); }
+.lithify-sides { display: flex; gap: 12px; }
+.lithify-side { flex: 1; min-width: 0; }
+.lithify-side .lithify-json { max-height: 480px; }
+`,""]),i.d(r,{},{A:a})},314(o){o.exports=function(o){var r=[];return r.toString=function(){return this.map(function(r){var i="",t=void 0!==r[5];return r[4]&&(i+="@supports (".concat(r[4],") {")),r[2]&&(i+="@media ".concat(r[2]," {")),t&&(i+="@layer".concat(r[5].length>0?" ".concat(r[5]):""," {")),i+=o(r),t&&(i+="}"),r[2]&&(i+="}"),r[4]&&(i+="}"),i}).join("")},r.i=function(o,i,t,e,l){"string"==typeof o&&(o=[[null,o,void 0]]);var a={};if(t)for(var n=0;n<this.length;n++){var p=this[n][0];null!=p&&(a[p]=!0)}for(var c=0;c<o.length;c++){var f=[].concat(o[c]);t&&a[f[0]]||(void 0!==l&&(void 0===f[5]||(f[1]="@layer".concat(f[5].length>0?" ".concat(f[5]):""," {").concat(f[1],"}")),f[5]=l),i&&(f[2]&&(f[1]="@media ".concat(f[2]," {").concat(f[1],"}")),f[2]=i),e&&(f[4]?(f[1]="@supports (".concat(f[4],") {").concat(f[1],"}"),f[4]=e):f[4]="".concat(e)),r.push(f))}},r}},601(o){o.exports=function(o){return o[1]}},72(o){var r=[];function i(o){for(var i=-1,t=0;t<r.length;t++)if(r[t].identifier===o){i=t;break}return i}function t(o,t){for(var e={},l=[],a=0;a<o.length;a++){var n=o[a],p=t.base?n[0]+t.base:n[0],c=e[p]||0,f="".concat(p," ").concat(c);e[p]=c+1;var s=i(f),d={css:n[1],media:n[2],sourceMap:n[3],supports:n[4],layer:n[5]};if(-1!==s)r[s].references++,r[s].updater(d);else{var h=function(o,r){var i=r.domAPI(r);return i.update(o),function(r){r?(r.css!==o.css||r.media!==o.media||r.sourceMap!==o.sourceMap||r.supports!==o.supports||r.layer!==o.layer)&&i.update(o=r):i.remove()}}(d,t);t.byIndex=a,r.splice(a,0,{identifier:f,updater:h,references:1})}l.push(f)}return l}o.exports=function(o,e){var l=t(o=o||[],e=e||{});return function(o){o=o||[];for(var a=0;a<l.length;a++){var n=i(l[a]);r[n].references--}for(var p=t(o,e),c=0;c<l.length;c++){var f=i(l[c]);0===r[f].references&&(r[f].updater(),r.splice(f,1))}l=p}}},659(o){var r={};o.exports=function(o,i){var t=function(o){if(void 0===r[o]){var i=document.querySelector(o);if(window.HTMLIFrameElement&&i instanceof window.HTMLIFrameElement)try{i=i.contentDocument.head}catch(o){i=null}r[o]=i}return r[o]}(o);if(!t)throw Error("Couldn't find a style target. This probably means that the value for the 'insert' parameter is invalid.");t.appendChild(i)}},540(o){o.exports=function(o){var r=document.createElement("style");return o.setAttributes(r,o.attributes),o.insert(r,o.options),r}},56(o,r,i){o.exports=function(o){var r=i.nc;r&&o.setAttribute("nonce",r)}},825(o){o.exports=function(o){if("u"<typeof document)return{update:function(){},remove:function(){}};var r=o.insertStyleElement(o);return{update:function(i){var t,e,l;t="",i.supports&&(t+="@supports (".concat(i.supports,") {")),i.media&&(t+="@media ".concat(i.media," {")),(e=void 0!==i.layer)&&(t+="@layer".concat(i.layer.length>0?" ".concat(i.layer):""," {")),t+=i.css,e&&(t+="}"),i.media&&(t+="}"),i.supports&&(t+="}"),(l=i.sourceMap)&&"u">typeof btoa&&(t+="\n/*# sourceMappingURL=data:application/json;base64,".concat(btoa(unescape(encodeURIComponent(JSON.stringify(l))))," */")),o.styleTagTransform(t,r,o.options)},remove:function(){var o;null===(o=r).parentNode||o.parentNode.removeChild(o)}}}},113(o){o.exports=function(o,r){if(r.styleSheet)r.styleSheet.cssText=o;else{for(;r.firstChild;)r.removeChild(r.firstChild);r.appendChild(document.createTextNode(o))}}},959(o,r,i){var t=i(72),e=i.n(t),l=i(825),a=i.n(l),n=i(659),p=i.n(n),c=i(56),f=i.n(c),s=i(540),d=i.n(s),h=i(113),u=i.n(h),y=i(646),v={};v.styleTagTransform=u(),v.setAttributes=f(),v.insert=p().bind(null,"head"),v.domAPI=a(),v.insertStyleElement=d(),e()(y.A,v),y.A&&y.A.locals&&y.A.locals}}]);
