@@ -158,6 +158,7 @@ class StorageContract:
         self.append(store, chain, 5)
         everything = store.tail(0, None)
         assert [e.seq for e in everything] == [1, 2, 3, 4, 5]
+        assert store.top_position() == everything[-1].position
         assert [e.seq for e in store.tail(everything[1].position, 2)] == [3, 4]
         h = chain.hashes[4]
         lo = h[:4]

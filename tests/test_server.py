@@ -185,6 +185,8 @@ async def test_nested_journals_downloads_tail_and_charts(jp_fetch, journal_file,
     assert rest["events"][0]["seq"] == 6
     done = await get(jp_fetch, "tail", journal=journal_file, cursor=str(rest["cursor"]))
     assert done["events"] == [] and done["cursor"] == rest["cursor"]
+    end = await get(jp_fetch, "tail", journal=journal_file, cursor="end")
+    assert end == {"cursor": rest["cursor"], "events": []}
     code, body = await fetch_error(
         jp_fetch, "chart.svg", params={"journal": journal_file, "x": "nope", "y": "recall"}
     )

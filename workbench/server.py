@@ -638,12 +638,15 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
         only = None
 
     class Tail(Base):
-        """GET ?journal=J&cursor=N[&limit=M]: events after a global cursor, and the new one."""
+        """GET ?journal=J&cursor=N[&limit=M]: events after a global cursor, and the new one
+        (``cursor=end``: the current end, to start following from)."""
 
         @web.authenticated
         def get(self) -> None:
             def run() -> Any:
                 j = self.journal()
+                if self.arg("cursor") == "end":  # where a live view starts: nothing yet
+                    return {"cursor": j.storage.top_position(), "events": []}
                 cursor = _int(self.arg("cursor"), "cursor", 0)
                 limit = min(5000, max(1, _int(self.arg("limit"), "limit", 1000)))
                 events, after = j.tail(cursor, limit=limit)

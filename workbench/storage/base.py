@@ -396,6 +396,10 @@ class Storage(Protocol):
         """Events after a global position, in order."""
         ...
 
+    def top_position(self) -> int:
+        """The global position of the last stored event (0 when there is none)."""
+        ...
+
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
         """Events whose hash lies in [lo, hi), earliest first."""
         ...

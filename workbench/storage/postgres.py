@@ -716,6 +716,10 @@ class PostgresStorage:
             sql += f" LIMIT {int(limit)}"
         return [StoredEvent(*r) for r in self._all(sql, (cursor,))]
 
+    def top_position(self) -> int:
+        """The global position of the last stored event (0 when there is none)."""
+        return int(self._one("SELECT coalesce(max(position), 0) FROM events")[0])
+
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
         """Events whose hash lies in [lo, hi), earliest first."""
         rows = self._all(

@@ -371,6 +371,13 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
             rows = self.conn.execute(sql, (cursor,)).fetchall()
         return [StoredEvent(*r) for r in rows]
 
+    def top_position(self) -> int:
+        """The global position of the last stored event (0 when there is none)."""
+        with self._guard:
+            return int(
+                self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+            )
+
     def observations(self, since: int = 0) -> list[Observation]:
         """Observations after a global position, in order."""
         with self._guard:

@@ -23,7 +23,7 @@ import { Widget } from '@lumino/widgets';
 const ROW = 22; // event rows
 const TREE_ROW = 20; // fork tree rows
 const PAGE = 100;
-const LIVE_MS = 1000;
+const LIVE_MS = 500; // how often an open journal is asked what is new
 
 const icon = new LabIcon({
   name: 'lithify:journal',
@@ -482,10 +482,10 @@ class JournalSection {
   }
 
   async start(): Promise<void> {
+    // the end first, then the branches: nothing appended in between is missed
+    const tail = await api<{ cursor: number }>(`tail?${q({ journal: this.journal, cursor: 'end' })}`);
     await this.reloadBranches();
-    const tail = await api<{ cursor: number }>(`tail?${q({ journal: this.journal, cursor: 0, limit: 1 })}`);
     this.cursor = tail.cursor;
-    await this.poll(); // up to now
   }
 
   /** One live step: events after the cursor; new branches, heads and statuses redrawn. */

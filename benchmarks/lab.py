@@ -1,0 +1,182 @@
+"""The JupyterLab sidebar on a big journal, in a real browser (Debian's Chromium, headless):
+10,000 branches and 1,000,000 events. Measures the first paint of the fork tree after opening
+the journal, a page of events scrolled into view, and the live-update latency from an append
+by another process to the new head on screen (goal <= 1 s). Baseline: the same server API
+call made directly (what the page must at least wait for).
+Writes benchmarks/results/lab.json.
+
+    python benchmarks/lab.py [--branches 10000] [--events 1000000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+from workbench import Journal
+
+RESULTS = Path(__file__).parent / "results"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def build(path: Path, branches: int, events: int) -> None:
+    """main with most of the events, then forks with a few each."""
+    per_fork = max(1, (events // 2) // max(1, branches))
+    with Journal.open(path) as j:
+        main = j.root()
+        left = events - per_fork * branches
+        while left > 0:
+            n = min(50_000, left)
+            main.apply_many([{"i": i} for i in range(n)])
+            left -= n
+        head = main.head
+        for k in range(branches):
+            f = main.fork_at(head - (k % 100), params={"k": k})
+            f.apply_many([{"f": k, "i": i} for i in range(per_fork)])
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--branches", type=int, default=10_000)
+    ap.add_argument("--events", type=int, default=1_000_000)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    tmp = Path(tempfile.mkdtemp(prefix="lithify-lab-bench-"))
+    work = tmp / "work"
+    work.mkdir()
+    db = work / "big.db"
+    t = time.perf_counter()
+    build(db, args.branches, args.events)
+    build_s = time.perf_counter() - t
+    port = free_port()
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp / "cfg"),
+        "JUPYTER_RUNTIME_DIR": str(tmp / "rt"),
+    }
+    lab = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "workbench",
+            "lab",
+            str(work),
+            "--port",
+            str(port),
+            "--no-browser",
+            "--ServerApp.ip=127.0.0.1",
+            "--IdentityProvider.token=",
+            "--expose-app-in-browser",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(600):
+            try:
+                urllib.request.urlopen(base + "/lab", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.1)
+        api = f"{base}/lithify/api/branches?journal=big.db"
+        direct = []
+        for _ in range(3):
+            t = time.perf_counter()
+            urllib.request.urlopen(api, timeout=120).read()
+            direct.append((time.perf_counter() - t) * 1000)
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
+            page = browser.new_page(viewport={"width": 1500, "height": 950})
+            page.goto(f"{base}/lab?reset", timeout=120_000)
+            page.wait_for_function(
+                "() => window.jupyterapp && "
+                "window.jupyterapp.commands.hasCommand('lithify:open-sidebar')",
+                timeout=120_000,
+            )
+            page.evaluate("window.jupyterapp.restored.then(() => true)")
+            page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
+            side = page.locator("#lithify-sidebar")
+            side.locator(".lithify-path").fill("big.db")
+            t = time.perf_counter()
+            side.locator(".lithify-open-button").click()
+            side.locator(".lithify-branch[data-branch='0']").wait_for(timeout=120_000)
+            first_paint = (time.perf_counter() - t) * 1000
+            side.locator(".lithify-branch[data-branch='0']").click()
+            side.locator(".lithify-event").first.wait_for(timeout=60_000)
+            pages = []
+            with Journal.open(db, readonly=True) as j:
+                main_head = j.root().head
+            for target in (10, main_head // 3, main_head // 2):
+                t = time.perf_counter()
+                side.locator(".lithify-events").evaluate(
+                    f"n => {{ n.scrollTop = {target} * 22; n.dispatchEvent(new Event('scroll')); }}"
+                )
+                side.locator(f".lithify-event[data-seq='{target + 1}']").wait_for(timeout=60_000)
+                pages.append((time.perf_counter() - t) * 1000)
+            live = []
+            for n in range(5):
+                with Journal.open(db) as j:
+                    b = j.branch(1)
+                    t = time.perf_counter()
+                    b.apply({"live": n})
+                    want = b.head
+                page.wait_for_function(
+                    "(h) => [...document.querySelectorAll(\".lithify-branch[data-branch='1']\")]"
+                    ".some(r => r.textContent.includes('head ' + h))",
+                    arg=want,
+                    timeout=30_000,
+                )
+                live.append((time.perf_counter() - t) * 1000)
+            browser.close()
+    finally:
+        lab.terminate()
+        lab.wait(timeout=30)
+    med = statistics.median
+    doc = {
+        "branches": args.branches,
+        "events": args.events,
+        "build_s": build_s,
+        "branches_api_ms": direct,
+        "first_paint_ms": first_paint,
+        "page_ms": pages,
+        "live_update_ms": live,
+        "goal_live_ms": 1000,
+        "pass": {"live": max(live) <= 1000},
+    }
+    print(f"JupyterLab sidebar on {args.branches:,} branches / {args.events:,} events")
+    print(f"  branches API call (baseline)   median {med(direct):8.0f} ms")
+    print(f"  open -> fork tree painted      {first_paint:8.0f} ms")
+    print(f"  a page of events scrolled in   median {med(pages):8.0f} ms  max {max(pages):.0f} ms")
+    print(
+        f"  append -> new head on screen   median {med(live):8.0f} ms  max {max(live):.0f} ms"
+        "  goal <= 1000 ms"
+    )
+    RESULTS.mkdir(exist_ok=True)
+    (RESULTS / "lab.json").write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"\nwrote {RESULTS / 'lab.json'}")
+
+
+if __name__ == "__main__":
+    main()
