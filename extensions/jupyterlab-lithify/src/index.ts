@@ -272,8 +272,7 @@ interface TreeRow {
   branch?: Branch;
   sweep?: number;
   count?: number;
-  through: number[]; // x positions of connectors passing through this row
-  elbow: number | null; // x of the fork point this branch starts from
+  elbow: number | null; // the fork seq this branch starts from
 }
 
 /** The fork tree: each branch a timeline (fork seq .. head) on a shared seq axis, a connector
@@ -283,6 +282,7 @@ class ForkTree {
   readonly node = el('div', 'lithify-tree');
   private spacer = el('div', 'lithify-tree-spacer');
   private rows: TreeRow[] = [];
+  private spans: { seq: number; from: number; to: number }[] = [];
   private branches: Branch[] = [];
   private maxSeq = 1;
   collapsed = new Set<number>(); // sweep ids
@@ -292,6 +292,28 @@ class ForkTree {
   constructor(private onSelect: (b: Branch) => void) {
     this.node.appendChild(this.spacer);
     this.node.addEventListener('scroll', () => this.render());
+  }
+
+  /** New heads from the live tail: redrawn without fetching every branch again. Returns the
+   * ids it does not know (new branches: the caller fetches the branches then). */
+  updateHeads(heads: Map<number, number>): number[] {
+    const known = new Map(this.branches.map(b => [b.id, b]));
+    const unknown: number[] = [];
+    let moved = false;
+    heads.forEach((seq, id) => {
+      const b = known.get(id);
+      if (!b) {
+        unknown.push(id);
+      } else if (seq > b.head) {
+        b.head = seq;
+        moved = true;
+      }
+    });
+    if (moved) {
+      this.layout();
+      this.render();
+    }
+    return unknown;
   }
 
   setBranches(branches: Branch[]): void {
@@ -313,36 +335,38 @@ class ForkTree {
     const children = new Map<number | null, Branch[]>();
     this.maxSeq = 1;
     for (const b of this.branches) {
-      children.set(b.parent, [...(children.get(b.parent) || []), b]);
+      const list = children.get(b.parent);
+      if (list) {
+        list.push(b);
+      } else {
+        children.set(b.parent, [b]);
+      }
       this.maxSeq = Math.max(this.maxSeq, b.head, b.fork_seq);
     }
     const rows: TreeRow[] = [];
     const walk = (parent: number | null, depth: number) => {
       const kids = children.get(parent) || [];
+      const groupSize = new Map<number, number>();
+      kids.forEach(k => k.sweep !== null && groupSize.set(k.sweep, (groupSize.get(k.sweep) || 0) + 1));
       let openGroup: number | null = null;
       for (const b of kids) {
         if (b.sweep !== null && b.sweep !== openGroup) {
           openGroup = b.sweep;
-          rows.push({
-            kind: 'group',
-            depth,
-            sweep: b.sweep,
-            count: kids.filter(k => k.sweep === b.sweep).length,
-            through: [],
-            elbow: null
-          });
+          rows.push({ kind: 'group', depth, sweep: b.sweep, count: groupSize.get(b.sweep), elbow: null });
         }
         if (b.sweep !== null && this.collapsed.has(b.sweep)) {
           continue;
         }
-        rows.push({ kind: 'branch', depth, branch: b, through: [], elbow: null });
+        rows.push({ kind: 'branch', depth, branch: b, elbow: null });
         walk(b.id, depth + 1);
       }
     };
     walk(null, 0);
-    // connectors: from the parent's row down to each child's row, at the fork seq
+    // connectors: one vertical span per parent and fork seq, from the parent's row down to the
+    // last child that forked there (however many forks share it)
     const rowOf = new Map<number, number>();
     rows.forEach((r, i) => r.branch && rowOf.set(r.branch.id, i));
+    const spans = new Map<string, { seq: number; from: number; to: number }>();
     rows.forEach((r, i) => {
       const b = r.branch;
       if (!b || b.parent === null) {
@@ -353,10 +377,15 @@ class ForkTree {
         return;
       }
       r.elbow = b.fork_seq;
-      for (let k = p + 1; k < i; k++) {
-        rows[k].through.push(b.fork_seq);
+      const key = `${b.parent}:${b.fork_seq}`;
+      const span = spans.get(key);
+      if (span) {
+        span.to = Math.max(span.to, i);
+      } else {
+        spans.set(key, { seq: b.fork_seq, from: p, to: i });
       }
     });
+    this.spans = Array.from(spans.values());
     this.rows = rows;
     this.spacer.style.height = `${rows.length * TREE_ROW}px`;
     if (!this.node.dataset.sized) {
@@ -379,9 +408,15 @@ class ForkTree {
       const row = el('div', 'lithify-tree-row');
       row.style.top = `${i * TREE_ROW}px`;
       const svg = svgEl('svg', { width, height: TREE_ROW, class: 'lithify-timeline' });
-      for (const t of r.through) {
-        const x = this.x(t, width);
-        svg.append(svgEl('line', { x1: x, y1: 0, x2: x, y2: TREE_ROW, class: 'lithify-link' }));
+      const drawn = new Set<number>();
+      for (const span of this.spans) {
+        if (span.from < i && i < span.to) {
+          const x = Math.round(this.x(span.seq, width));
+          if (!drawn.has(x)) {
+            drawn.add(x);
+            svg.append(svgEl('line', { x1: x, y1: 0, x2: x, y2: TREE_ROW, class: 'lithify-link' }));
+          }
+        }
       }
       if (r.kind === 'group') {
         row.classList.add('lithify-sweep-group');
@@ -464,6 +499,8 @@ class JournalSection {
   private cursor = -1;
   private mainHead = -1;
   private busy = false;
+  private polls = 0;
+  private reloaded = Date.now();
 
   constructor(
     readonly journal: string,
@@ -495,30 +532,33 @@ class JournalSection {
     }
     this.busy = true;
     try {
-      let changed = false;
-      let touched = new Set<number>();
+      const heads = new Map<number, number>();
       for (;;) {
         const res = await api<{ cursor: number; events: EventRow[] }>(
           `tail?${q({ journal: this.journal, cursor: this.cursor, limit: 2000 })}`
         );
-        if (!res.events.length) {
-          break;
-        }
-        changed = true;
-        res.events.forEach(e => touched.add(e.branch));
+        res.events.forEach(e => heads.set(e.branch, Math.max(heads.get(e.branch) || 0, e.seq)));
         this.cursor = res.cursor;
         if (res.events.length < 2000) {
           break;
         }
       }
-      const statuses = await this.reloadBranches(changed);
-      if (statuses) {
-        changed = true;
+      this.polls++;
+      // Heads come from the tail itself; the whole branch list (and run statuses) is fetched
+      // only for branches not seen yet, after activity at most every 2 s, and every 5 s.
+      const unknown = this.tree.updateHeads(heads);
+      const now = Date.now();
+      if (
+        unknown.length ||
+        (heads.size && now - this.reloaded > 2000) ||
+        now - this.reloaded > 5000
+      ) {
+        this.reloaded = now;
+        await this.reloadBranches(false);
       }
-      if (changed && this.branch !== null && this.events && (touched.has(this.branch) || touched.size === 0)) {
+      if (this.branch !== null && this.events && heads.has(this.branch)) {
         await this.events.load(true);
       }
-      touched = new Set();
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
         this.sidebar.say(`${this.journal}: ${e.message}`);
