@@ -79,7 +79,10 @@ def test_a_sqlite_journal_refuses_a_remote_scheduler(tmp_path: Path) -> None:
         s = sweep.plan(j, base=0, at=at, grid={"x": [1]})
         with pytest.raises(InvalidValue, match="not shared between machines"):
             sweep.run(s, fn="sweep_fns:counted", runner="dask", scheduler="tcp://10.0.0.1:8786")
-        assert {r.status for r in j.storage.runs(s.id)} == {"pending"}  # nothing ran
+        runs = j.storage.runs(s.id)  # nothing ran; the forks say why instead of staying pending
+        assert {r.status for r in runs} == {"failed"} and '"where": "start"' in (
+            runs[0].error or ""
+        )
 
 
 def test_failed_and_cancelled_forks_keep_their_error(cluster, tmp_path: Path) -> None:
