@@ -184,3 +184,68 @@ def test_workbench_links_launcher_and_live_view(audited):
         assert any("sleep=0.1" in label for label, _ in wb.explorer.branch_list.options)
     finally:
         wb.live.stop()
+
+
+def test_explorer_follows_the_journal_and_diffs_any_two_points(audited):
+    ex = JournalExplorer(audited)
+    at = fork_seq_after_files(audited.root(), 2)
+    ex.select(0, at)
+    assert not ex.poll()  # nothing new
+    code = (
+        "import sys\nfrom workbench import Journal\nwith Journal.open(sys.argv[1]) as j:\n"
+        f"    f = j.root().fork_at({at}, name='elsewhere')\n"
+        "    f.apply({'type': 'budget', 'budget': 77})\n"
+    )
+    subprocess.run([sys.executable, "-c", code, audited.path], check=True)
+    assert ex.poll()  # another process wrote: the tree shows the new branch, no Refresh
+    assert any("elsewhere" in label for label, _ in ex.branch_list.options)
+    assert (ex.selected_branch, ex.selected_seq) == (0, at)  # the selection is kept
+    ex.compare_mode.value = "diff vs point"
+    ex.compare_ref.value = f"elsewhere@{at + 1}"
+    assert f"@{at + 1} → 0@{at}" in ex.state_view.value and "budget" in ex.state_view.value
+    ex.compare_ref.value = "nowhere@3"
+    assert "nowhere" in ex.message.value  # a clear error, nothing raised
+
+
+def test_state_text_prints_multi_line_strings_as_lines():
+    from workbench.widgets.explorer import state_text
+
+    text = state_text({"note": "## file.go\n63 lines\nNo findings."})
+    assert "    ## file.go\n    63 lines\n" in text and "\\n" not in text
+
+
+def test_launcher_shows_failures_and_resumes(audited):
+    from workbench import sweep
+
+    la = SweepLauncher(
+        audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2"
+    )
+    la.launch()
+    la.wait(timeout=60)
+    assert "RuntimeError" in la.failures.value and "no luck" in la.failures.value
+    assert not la.resume_button.disabled
+    la.fn = "sweep_fns:sleepy"
+    la.resume_button.click()
+    assert la.wait(timeout=60).ok and la.resume_button.disabled
+    assert {f.status for f in sweep.status(audited, la.sweep_id)} == {"finished"}
+
+
+def test_live_results_pick_axes_and_export(audited):
+    for b in (300, 3000):
+        f = audited.root().fork_at(11, params={"budget": b, "seed": 0})
+        f.observe("recall", b / 3000)
+        f.observe("precision", 0.5)
+    live = LiveResults(audited, x="budget", y="recall", autostart=False)
+    assert "precision" in live.pick_y.options and "seed" in live.pick_x.options
+    live.pick_y.value = "precision"
+    live.pick_agg.value = "max"
+    live.pick_log.value = False
+    spec = live.chart.chart.to_dict()
+    assert "precision (max) vs budget" in str(spec["title"])
+    assert live.export("csv").decode().startswith("branch,branch_name,seq,metric,value")
+    assert live.export("parquet")[:4] == b"PAR1"
+    assert live.export("svg").startswith(b"<svg")
+    live.export_buttons[0].click()
+    assert "download='results.csv'" in live.downloads.value
+    with pytest.raises(InvalidValue):
+        live.export("xlsx")

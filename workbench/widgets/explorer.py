@@ -1,11 +1,13 @@
 """``JournalExplorer``: the branch tree, a paged event table, the state at an event and its
-diff, and lookup by hash prefix."""
+diff (against the previous event, a seq, or any point of any branch), lookup by hash prefix
+and full-text search; it follows the journal live (``follow``)."""
 
 from __future__ import annotations
 
 import difflib
 import html
 import json
+import threading
 from typing import Any
 
 import ipywidgets as w
@@ -27,11 +29,33 @@ def branch_label(info: BranchInfo, depth: int, status: str) -> str:
     return f"{lead}{name}{where} {params} head {info.head} {status}".rstrip()
 
 
+def pretty(value: Any, indent: str = "") -> str:
+    """A value as readable text: JSON with sorted keys, but strings that hold newlines printed
+    as their lines (a note, a prompt, a file reads as written)."""
+    inner = indent + "  "
+    if isinstance(value, str):
+        if "\n" in value:
+            return "|\n" + "\n".join(inner + line for line in value.split("\n"))
+        return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, (list, tuple)):
+        if not value:
+            return "[]"
+        return "[\n" + ",\n".join(inner + pretty(v, inner) for v in value) + "\n" + indent + "]"
+    if isinstance(value, dict):
+        if not value:
+            return "{}"
+        items = sorted(value.items(), key=lambda kv: str(kv[0]))
+        body = ",\n".join(
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {pretty(v, inner)}" for k, v in items
+        )
+        return "{\n" + body + "\n" + indent + "}"
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
 def state_text(state: Any, limit: int = 20_000) -> str:
-    """A state as readable, stable JSON (dataclasses and plain values alike)."""
-    text = json.dumps(
-        encode_state(state), indent=1, sort_keys=True, ensure_ascii=False, default=str
-    )
+    """A state as readable, stable text (dataclasses and plain values alike; multi-line
+    strings as lines)."""
+    text = pretty(json.loads(json.dumps(encode_state(state), default=str)))
     return (
         text if len(text) <= limit else text[:limit] + f"\n… ({len(text) - limit} more characters)"
     )
@@ -51,8 +75,11 @@ class JournalExplorer(w.VBox):
     selected_branch = traitlets.Int(0)
     selected_seq = traitlets.Int(0)
 
-    def __init__(self, journal: Journal, page_size: int = 50, **kw: Any) -> None:
+    def __init__(
+        self, journal: Journal, page_size: int = 50, live: bool = False, **kw: Any
+    ) -> None:
         self.journal = journal
+        self._runs: tuple[tuple[int, str], ...] = ()
         self.page_size = page_size
         self.branch_list = w.Select(options=[], rows=8, layout=w.Layout(width="100%"))
         self.refresh_button = w.Button(
@@ -64,9 +91,14 @@ class JournalExplorer(w.VBox):
         self.page = w.BoundedIntText(value=1, min=1, max=1, layout=w.Layout(width="90px"))
         self.page_info = w.HTML()
         self.compare_mode = w.ToggleButtons(
-            options=["state", "diff vs previous", "diff vs seq"], value="state"
+            options=["state", "diff vs previous", "diff vs seq", "diff vs point"], value="state"
         )
         self.compare_seq = w.BoundedIntText(value=0, min=0, max=0, layout=w.Layout(width="100px"))
+        self.compare_ref = w.Text(
+            placeholder="any point: other@14, main@40, a label",
+            continuous_update=False,
+            layout=w.Layout(width="260px"),
+        )
         self.state_view = w.HTML(layout=w.Layout(max_height="420px", overflow="auto"))
         self.hash_box = w.Text(placeholder="hash prefix (8+ hex)", layout=w.Layout(width="220px"))
         self.find_button = w.Button(
@@ -104,7 +136,7 @@ class JournalExplorer(w.VBox):
             self.event_list,
             w.HBox([self.search_box, self.search_scope, self.search_button]),
             self.search_results,
-            w.HBox([self.compare_mode, self.compare_seq]),
+            w.HBox([self.compare_mode, self.compare_seq, self.compare_ref]),
             self.state_view,
             self.message,
         ]
@@ -120,14 +152,55 @@ class JournalExplorer(w.VBox):
         self.search_results.observe(self._on_hit, "value")
         self.compare_mode.observe(lambda _: self._show_state(), "value")
         self.compare_seq.observe(lambda _: self._show_state(), "value")
+        self.compare_ref.observe(lambda _: self._show_state(), "value")
+        self._cursor = journal.storage.top_position()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
         self.refresh()
+        if live:
+            self.follow()
+
+    # -- live -----------------------------------------------------------------------------
+
+    def poll(self) -> bool:
+        """Fold in what other writers appended since the last look (new branches, heads and
+        run statuses): the tree and the page are redrawn, the selection kept. Whether anything
+        arrived."""
+        events, self._cursor = self.journal.tail(self._cursor, limit=5000)
+        runs = tuple((r.branch, r.status) for r in self.journal.storage.runs())
+        if not events and runs == self._runs:
+            return False
+        self.refresh()
+        return True
+
+    def follow(self, interval: float = 0.5) -> None:
+        """Poll in a background thread every ``interval`` seconds (``unfollow`` stops)."""
+        if self._thread is not None and self._thread.is_alive():
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            while not self._stop.wait(interval):
+                try:
+                    self.poll()
+                except Exception as e:  # noqa: BLE001 (keep following; say what went wrong)
+                    self._error(e)
+
+        self._thread = threading.Thread(target=loop, name="lithify-explorer", daemon=True)
+        self._thread.start()
+
+    def unfollow(self) -> None:
+        """Stop following the journal."""
+        self._stop.set()
 
     # -- branches -------------------------------------------------------------------------
 
     def refresh(self) -> None:
         """Reload the branch tree (new forks, new heads) and the current page."""
         infos = self.journal.branches()
-        runs = {r.branch: r.status for r in self.journal.storage.runs()}
+        run_rows = self.journal.storage.runs()
+        self._runs = tuple((r.branch, r.status) for r in run_rows)
+        runs = {r.branch: r.status for r in run_rows}
         children: dict[int | None, list[BranchInfo]] = {}
         for info in infos:
             children.setdefault(info.parent, []).append(info)
@@ -260,6 +333,20 @@ class JournalExplorer(w.VBox):
         if mode == "state":
             body = html.escape(state_text(now))
             title = f"state as of seq {seq} on branch {b.id}"
+        elif mode == "diff vs point":
+            ref = self.compare_ref.value.strip()
+            if not ref:
+                body, title = "(type a point: other@14, main@40, a label)", "diff vs a point"
+            else:
+                try:
+                    ob, oseq = self.journal.resolve(ref)
+                    before = self.journal.branch(ob).at(oseq)
+                except WorkbenchError as e:
+                    self._error(e)
+                    return
+                lines = state_diff(before, now, f"{ob}@{oseq}", f"{b.id}@{seq}")
+                body = "\n".join(_color(line) for line in lines) or "(no change)"
+                title = f"diff of the state: {ob}@{oseq} → {b.id}@{seq}"
         else:
             other = (
                 max(0, seq - 1)

@@ -72,6 +72,8 @@ class SweepLauncher(w.VBox):
         )
         self.cancel_button = w.Button(description="Cancel", icon="stop", disabled=True)
         self.rerun_button = w.Button(description="Rerun failed", icon="repeat", disabled=True)
+        self.resume_button = w.Button(description="Resume", icon="forward", disabled=True)
+        self.failures = w.HTML()
         self.status = w.HTML()
         self.forks = w.VBox()
         self.summary = w.HTML()
@@ -82,15 +84,17 @@ class SweepLauncher(w.VBox):
             w.HBox([self.branch, self.seq]),
             self.grid,
             w.HBox([self.seeds, self.workers, self.runner]),
-            w.HBox([self.launch_button, self.cancel_button, self.rerun_button]),
+            w.HBox([self.launch_button, self.cancel_button, self.rerun_button, self.resume_button]),
             self.status,
             self.forks,
+            self.failures,
             self.summary,
         ]
         self.branch.observe(self._on_branch, "value")
         self.launch_button.on_click(lambda _: self._safely(self.launch))
         self.cancel_button.on_click(lambda _: self.cancel())
         self.rerun_button.on_click(lambda _: self._safely(self.rerun_failed))
+        self.resume_button.on_click(lambda _: self._safely(self.resume))
         self.refresh_branches()
         if explorer is not None:
             explorer.observe(
@@ -165,6 +169,12 @@ class SweepLauncher(w.VBox):
             raise InvalidValue("launch a sweep first")
         return self._start("failed")
 
+    def resume(self) -> sweeps.SweepHandle:
+        """Run every fork of the last sweep that has not finished (after a cancel or a crash)."""
+        if self.plan is None:
+            raise InvalidValue("launch a sweep first")
+        return self._start(None)
+
     def _start(self, only: str | None) -> sweeps.SweepHandle:
         assert self.plan is not None
         runner = self.runner.value
@@ -202,6 +212,8 @@ class SweepLauncher(w.VBox):
         self.launch_button.disabled = True
         self.cancel_button.disabled = False
         self.rerun_button.disabled = True
+        self.resume_button.disabled = True
+        self.failures.value = ""
         self.status.value = (
             f"sweep {self.plan.id}: {len(self.handle.forks)} forks running on {runner}…"
         )
@@ -253,9 +265,35 @@ class SweepLauncher(w.VBox):
             f", <b>{failed} failed</b>" if failed else ""
         )
         self.summary.value = _summary_html(result, self.metrics)
+        self.failures.value = failures_html(result)
         self.launch_button.disabled = False
         self.cancel_button.disabled = True
         self.rerun_button.disabled = failed == 0
+        self.resume_button.disabled = done == len(result.forks)
+
+
+def failures_html(result: sweeps.SweepResult) -> str:
+    """Each failed fork: where (cell), the error's name and message, the traceback's last
+    lines, and the executed notebook (a link JupyterLab opens)."""
+    out = []
+    for f in result.failed:
+        e = f.error or {}
+        where = f" in cell {e['cell']}" if e.get("cell") is not None else ""
+        tb = "\n".join((e.get("traceback") or [])[-8:])
+        link = ""
+        if f.notebook:
+            name = html.escape(f.notebook)
+            link = f"<div><a href='{name}' target='_blank'>{name}</a></div>"
+        out.append(
+            "<div class='lithify-failure' style='border-left:3px solid #c00;padding:2px 6px;"
+            "margin:4px 0'>"
+            f"<b style='color:#c00'>#{f.branch} {html.escape(str(e.get('ename', 'Error')))}"
+            f"{where}: {html.escape(str(e.get('evalue', '')))}</b>"
+            + (f"<pre style='font-size:11px;margin:2px 0'>{html.escape(tb)}</pre>" if tb else "")
+            + link
+            + "</div>"
+        )
+    return "".join(out)
 
 
 def _summary_html(result: sweeps.SweepResult, metrics: list[str]) -> str:

@@ -59,9 +59,28 @@ class LiveResults(w.VBox):
                 "no defaults"
             )
         self.x, self.y, self.color = x, y, color
+        self.agg, self.log_x = "mean", None
         self.live = mx.LiveMatrix(journal)
         self.interval = interval
         self.info = w.HTML()
+        self.pick_x = w.Dropdown(description="x", options=[x], value=x)
+        self.pick_y = w.Dropdown(description="y", options=[y], value=y)
+        self.pick_color = w.Dropdown(
+            description="colour",
+            options=[("(none)", "")] + ([color] if color else []),
+            value=color or "",
+        )
+        self.pick_agg = w.Dropdown(description="agg", options=list(charts.AGGREGATIONS))
+        self.pick_log = w.Checkbox(description="log x", value=True, indent=False)
+        for control in (self.pick_x, self.pick_y, self.pick_color, self.pick_agg, self.pick_log):
+            control.observe(lambda _: self._picked(), "value")
+        self.downloads = w.HTML()
+        self.export_buttons = [
+            w.Button(description=fmt.upper(), layout=w.Layout(width="80px"))
+            for fmt in ("csv", "parquet", "png", "svg")
+        ]
+        for button, fmt in zip(self.export_buttons, ("csv", "parquet", "png", "svg"), strict=True):
+            button.on_click(lambda _, fmt=fmt: self._offer(fmt))
         self.table = w.HTML(layout=w.Layout(max_height="260px", overflow="auto"))
         self.chart = alt.JupyterChart(
             self._placeholder(), embed_options={"renderer": "svg", "actions": False}
@@ -70,7 +89,16 @@ class LiveResults(w.VBox):
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()
         super().__init__(**kw)
-        self.children = [w.HTML("<b>Results</b>"), self.info, self.chart, self.table]
+        self.children = [
+            w.HTML("<b>Results</b>"),
+            self.info,
+            w.HBox([self.pick_x, self.pick_y, self.pick_color]),
+            w.HBox([self.pick_agg, self.pick_log]),
+            self.chart,
+            w.HBox([w.HTML("download:"), *self.export_buttons]),
+            self.downloads,
+            self.table,
+        ]
         if sweep is not None:
             self.sweep = sweep
         self.observe(lambda _: self.redraw(), "sweep")
@@ -98,6 +126,64 @@ class LiveResults(w.VBox):
             ids = next((s.branches for s in self.journal.sweeps() if s.id == self.sweep), [])
             df = df.filter(pl.col("branch").is_in(ids))
         return df
+
+    def _picked(self) -> None:
+        self.x, self.y = self.pick_x.value, self.pick_y.value
+        self.color = self.pick_color.value or None
+        self.agg, self.log_x = self.pick_agg.value, self.pick_log.value
+        self.redraw()
+
+    def _choices(self, df: Any) -> None:
+        """The pickers offer the parameters and metrics the matrix holds."""
+        params = [p for p in mx.param_columns(df) if p not in ("metric", "value")]
+        metrics = sorted(set(df["metric"].to_list())) if len(df) else []
+        for picker, options in ((self.pick_x, params), (self.pick_y, metrics)):
+            merged = list(dict.fromkeys([picker.value, *options]))
+            if list(picker.options) != merged:
+                picker.options = merged
+        colors = [("(none)", ""), *[(p, p) for p in params]]
+        if list(self.pick_color.options) != colors:
+            keep = self.pick_color.value
+            self.pick_color.options = colors
+            self.pick_color.value = keep if keep in params else ""
+
+    def export(self, fmt: str) -> bytes:
+        """The matrix (csv, parquet) or the chart (png, svg) as the file's bytes."""
+        import io
+
+        df = self.frame()
+        if fmt in ("csv", "parquet"):
+            buf = io.BytesIO()
+            (df.write_csv if fmt == "csv" else df.write_parquet)(buf)
+            return buf.getvalue()
+        if fmt not in ("png", "svg"):
+            raise InvalidValue(f"export takes csv, parquet, png or svg, not {fmt!r}")
+        import vl_convert as vlc
+
+        chart = self.chart.chart
+        if chart is None:
+            raise InvalidValue("no chart yet: wait for observations")
+        spec = chart.to_dict()
+        return (
+            vlc.vegalite_to_png(spec, scale=2)
+            if fmt == "png"
+            else vlc.vegalite_to_svg(spec).encode()
+        )
+
+    def _offer(self, fmt: str) -> None:
+        import base64
+
+        data = base64.b64encode(self.export(fmt)).decode("ascii")
+        mime = {
+            "csv": "text/csv",
+            "parquet": "application/vnd.apache.parquet",
+            "png": "image/png",
+            "svg": "image/svg+xml",
+        }[fmt]
+        name = f"results{'' if self.sweep < 0 else f'-sweep-{self.sweep}'}.{fmt}"
+        self.downloads.value = (
+            f"<a download='{name}' href='data:{mime};base64,{data}'>save {name}</a>"
+        )
 
     def refresh(self) -> int:
         """Fold in new observations and redraw if any arrived; returns how many."""
@@ -129,14 +215,23 @@ class LiveResults(w.VBox):
             for row in shown.select(cols).iter_rows()
         )
         self.table.value = f"<table style='font-size:12px'><tr>{head}</tr>{body}</table>"
+        if len(df):
+            self._choices(df)
         have = len(df) and self.x in df.columns and self.y in set(df["metric"].to_list())
         if have:
             data = df.filter(pl.col(self.x).is_not_null())
             have = len(data.filter(pl.col("metric") == self.y)) > 0
+        log_x = (
+            (self.log_x if self.log_x is not None else charts.auto_log_x(data, self.x))
+            if have
+            else False
+        )
+        if have and log_x:
+            positive = data.filter(pl.col(self.x) > 0) if data.schema[self.x].is_numeric() else data
+            log_x = len(positive) == len(data)  # a log axis only for positive values
+        color = self.color if self.color in df.columns else None
         self.chart.chart = (
-            charts.metric_vs_param(
-                data, x=self.x, y=self.y, color=self.color, log_x=charts.auto_log_x(data, self.x)
-            )
+            charts.metric_vs_param(data, x=self.x, y=self.y, color=color, log_x=log_x, agg=self.agg)
             if have
             else self._placeholder()
         )
