@@ -336,5 +336,12 @@ async def test_axes_cross_branch_diff_compare_and_parallel(jp_fetch, journal_fil
         params={"journal": journal_file, "sweep": str(ids[0]), "kind": "parallel"},
     )
     assert par.body.startswith(b"<svg")
+    other = await get(jp_fetch, "branch", journal=journal_file, branch=str(fork.id))
+    assert other["name"] == "other" and other["fork_seq"] == 11 and other["parent"] == 0
+    assert other["metrics"]["recall"] >= 0 and other["status"] is None
+    code, body = await fetch_error(
+        jp_fetch, "branch", params={"journal": journal_file, "branch": "999"}
+    )
+    assert (code, body["kind"]) == (404, "NotFound")
     wide = await get(jp_fetch, "matrix", journal=journal_file, wide="1")
     assert "recall" in wide["columns"] and "metric" not in wide["columns"]
