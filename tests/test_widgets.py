@@ -178,9 +178,12 @@ def test_workbench_links_launcher_and_live_view(audited):
         wb.launcher.runner.value = "process"
         wb.launcher.seeds.value = 0
         wb.launcher.grid.value = "sleep=0.1"
+        wb.explorer.select(0, 11)
+        assert wb.launcher.seq.value == 11
         wb.launcher.launch()
         wb.launcher.wait(timeout=60)
         assert wb.live.sweep == wb.launcher.sweep_id
+        assert wb.launcher.seq.value == 11  # stays where the user put it, not the head
         assert any("sleep=0.1" in label for label, _ in wb.explorer.branch_list.options)
     finally:
         wb.live.stop()
