@@ -345,3 +345,11 @@ async def test_axes_cross_branch_diff_compare_and_parallel(jp_fetch, journal_fil
     assert (code, body["kind"]) == (404, "NotFound")
     wide = await get(jp_fetch, "matrix", journal=journal_file, wide="1")
     assert "recall" in wide["columns"] and "metric" not in wide["columns"]
+
+
+async def test_an_empty_grid_is_refused_not_replaced_by_the_default(jp_fetch, journal_file):
+    body = {"journal": journal_file, "at": 21, "grid": "  "}
+    code, err = await fetch_error(jp_fetch, "sweeps", method="POST", body=json.dumps(body))
+    assert (code, err["kind"]) == (400, "InvalidValue") and "grid is empty" in err["error"]
+    listed = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
+    assert listed == []  # nothing was planned

@@ -395,6 +395,8 @@ def test_charts_aggregate_by_max_and_last_and_follow_a_dark_theme(tmp_path):
         spec = charts.metric_vs_param(df, x="budget", y="recall", agg=agg).to_dict()
         rows = [r for r in spec["datasets"][next(iter(spec["datasets"]))] if r["_layer"] == "group"]
         assert [round(r["mean"], 6) for r in sorted(rows, key=lambda r: r["budget"])] == want
+    same = charts.metric_vs_param(df, x="budget", y="recall", color="budget").to_dict()
+    assert "color" not in same["layer"][1]["encoding"]  # colour = x: one line, not a crash
     dark = charts.metric_vs_param(df, x="budget", y="recall", theme="dark").to_dict()
     assert dark["config"]["background"] == "#1e1e1e"
     with pytest.raises(Exception, match="no branch has both"):

@@ -55,6 +55,10 @@ def metric_vs_param(
     import altair as alt
     import polars as pl
 
+    if color == x:
+        color = None  # one line per x value is what the x axis already shows
+    if facet in (x, color):
+        facet = None
     data = last_per_branch(df, y)
     for col in (x, color, facet):
         if col is not None and col not in data.columns:

@@ -551,7 +551,16 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 body = self.body()
                 j = self.hub.journal(body.get("journal"))
                 agent = plugins.agent_for(j.state_name)
-                grid = body.get("grid") or (dict(agent.grid) if agent else None)
+                grid = body.get("grid")
+                if isinstance(grid, str | dict) and not grid or (
+                    isinstance(grid, str) and not grid.strip()
+                ):
+                    raise InvalidValue(
+                        "the grid is empty: give at least one NAME=V1,V2 line (or leave the "
+                        "field out to use the agent's default grid)"
+                    )
+                if grid is None:
+                    grid = dict(agent.grid) if agent else None
                 if isinstance(grid, str):
                     grid = sweeps.parse_grid(grid)
                 if not isinstance(grid, dict):

@@ -242,6 +242,7 @@ class EventList {
       line.style.top = `${i * ROW}px`;
       line.dataset.seq = String(row.seq);
       line.dataset.branch = String(row.branch);
+      line.title = `${row.seq} · ${row.kind} · ${row.summary}`;
       if (row.seq === this.selected) {
         line.classList.add('jp-mod-selected');
       }
@@ -289,7 +290,10 @@ class ForkTree {
   expandedOnce = new Set<number>();
   selected: number | null = null;
 
-  constructor(private onSelect: (b: Branch) => void) {
+  constructor(
+    private onSelect: (b: Branch) => void,
+    private onSweep: (sweep: number) => void
+  ) {
     this.node.appendChild(this.spacer);
     this.node.addEventListener('scroll', () => this.render());
   }
@@ -422,11 +426,10 @@ class ForkTree {
         row.classList.add('lithify-sweep-group');
         row.dataset.sweep = String(r.sweep);
         const closed = this.collapsed.has(r.sweep!);
-        row.append(
-          svg,
-          el('span', 'lithify-tree-label', `${closed ? '▸' : '▾'} sweep ${r.sweep} · ${r.count} forks`)
-        );
-        row.onclick = () => {
+        const arrow = el('span', 'lithify-tree-toggle', closed ? '▸' : '▾');
+        arrow.title = closed ? 'Show the forks' : 'Hide the forks';
+        arrow.onclick = (ev: MouseEvent) => {
+          ev.stopPropagation();
           if (closed) {
             this.collapsed.delete(r.sweep!);
           } else {
@@ -435,6 +438,14 @@ class ForkTree {
           this.layout();
           this.render();
         };
+        const label = el(
+          'span',
+          'lithify-tree-label lithify-sweep-link',
+          `sweep ${r.sweep} · ${r.count} fork${r.count === 1 ? '' : 's'} · results`
+        );
+        label.title = `Open the results of sweep ${r.sweep}`;
+        row.append(svg, arrow, label);
+        row.onclick = () => this.onSweep(r.sweep!);
         this.spacer.appendChild(row);
         continue;
       }
@@ -468,14 +479,9 @@ class ForkTree {
         .map(([k, v]) => `${k}=${v}`)
         .join(' ');
       const where = b.parent === null ? '' : ` @${b.fork_seq}`;
-      row.append(
-        svg,
-        el(
-          'span',
-          'lithify-tree-label',
-          `${b.name || '#' + b.id}${where} ${params} · head ${b.head}${b.status ? ' · ' + b.status : ''}`
-        )
-      );
+      const text = `${b.name || '#' + b.id}${where} ${params} · head ${b.head}${b.status ? ' · ' + b.status : ''}`;
+      row.title = text; // the whole label, however narrow the sidebar
+      row.append(svg, el('span', 'lithify-tree-label', text));
       row.onclick = () => {
         this.selected = b.id;
         this.render();
@@ -514,7 +520,10 @@ class JournalSection {
     close.title = 'Close this journal';
     close.onclick = onClose;
     head.append(label, close);
-    this.tree = new ForkTree(b => void this.showBranch(b));
+    this.tree = new ForkTree(
+      b => void this.showBranch(b),
+      sweep => void this.sidebar.app.commands.execute('lithify:open-results', { journal, sweep })
+    );
     this.node.append(head, this.tree.node, this.info, this.eventsBox, this.detail);
   }
 
@@ -719,8 +728,14 @@ class Sidebar extends Widget {
     this.timer = window.setInterval(() => void this.live(), LIVE_MS);
   }
 
+  private sayTimer = 0;
+
   say(text: string): void {
     this.message.textContent = text;
+    window.clearTimeout(this.sayTimer);
+    if (text) {
+      this.sayTimer = window.setTimeout(() => (this.message.textContent = ''), 15000);
+    }
   }
 
   private async live(): Promise<void> {
@@ -753,6 +768,9 @@ class Sidebar extends Widget {
 
   /** Open a journal (or close it again from the list); a section per open journal. */
   async openJournal(path: string, toggle = false): Promise<void> {
+    if (!path.includes('://')) {
+      path = path.replace(/^(\.\/)+/, '').replace(/\/{2,}/g, '/'); // one journal, one name
+    }
     if (!path) {
       this.say('Type the path of a journal (relative to the server root) or a PostgreSQL URL.');
       return;
@@ -816,11 +834,13 @@ class DiffView extends Widget {
       for (const c of d.changes) {
         const item = el('li', `lithify-change lithify-change-${c.op}`);
         const sign = c.op === 'added' ? '+' : c.op === 'removed' ? '−' : '~';
+        const show = (v: unknown) => (typeof v === 'string' && v.includes('\n') ? pretty(v) : JSON.stringify(v));
         const detail =
           c.op === 'modified'
-            ? `${JSON.stringify(c.before)} → ${JSON.stringify(c.after)}`
-            : JSON.stringify(c.op === 'added' ? c.after : c.before);
+            ? `${show(c.before)} → ${show(c.after)}`
+            : show(c.op === 'added' ? c.after : c.before);
         item.textContent = `${sign} ${c.path}  ${detail}`;
+        item.style.whiteSpace = 'pre-wrap';
         changes.append(item);
       }
       if (!d.changes.length) {
@@ -861,6 +881,9 @@ class Results extends Widget {
   private rows: { columns: string[]; rows: unknown[][] } = { columns: [], rows: [] };
   private lastChartKey = '';
   private finishedOnce = false;
+  private cancelButton!: HTMLButtonElement;
+  private rerunButton!: HTMLButtonElement;
+  private resumeButton!: HTMLButtonElement;
   private themes = new MutationObserver(() => void this.drawChart(true));
 
   constructor(
@@ -874,7 +897,7 @@ class Results extends Widget {
     this.title.closable = true;
     this.bar.append(this.fill);
     const actions = el('div', 'lithify-actions');
-    const button = (cls: string, text: string, route: string) => {
+    const button = (cls: string, text: string, route: string): HTMLButtonElement => {
       const b = el('button', `jp-Button lithify-button ${cls}`, text);
       b.onclick = async () => {
         try {
@@ -886,10 +909,11 @@ class Results extends Widget {
         }
       };
       actions.append(b);
+      return b;
     };
-    button('lithify-cancel', 'Cancel', 'sweeps/cancel');
-    button('lithify-rerun', 'Rerun failed', 'sweeps/rerun');
-    button('lithify-resume', 'Resume', 'sweeps/resume');
+    this.cancelButton = button('lithify-cancel', 'Cancel', 'sweeps/cancel');
+    this.rerunButton = button('lithify-rerun', 'Rerun failed', 'sweeps/rerun');
+    this.resumeButton = button('lithify-resume', 'Resume', 'sweeps/resume');
     this.node.append(
       el('h3', '', `Sweep ${sweep} of ${journal}`),
       this.status,
@@ -947,6 +971,11 @@ class Results extends Widget {
       make('color', axes.params, axes.color, true);
       make('agg', ['mean', 'max', 'last'], 'mean');
       make('compare', axes.sweeps.filter((s: number) => s !== this.sweep).map(String), '', true);
+      Array.from(this.select.compare.options).forEach(o => {
+        if (o.value) {
+          o.text = `sweep ${o.value}`;
+        }
+      });
       this.logX.type = 'checkbox';
       this.logX.className = 'lithify-log-x';
       this.logX.checked = true;
@@ -1068,26 +1097,41 @@ class Results extends Widget {
     this.fill.style.width = `${forks.length ? (100 * (done + failed)) / forks.length : 0}%`;
     this.bar.classList.toggle('lithify-progress-failed', failed > 0);
     this.failures.textContent = '';
+    // forks that failed the same way are one entry: the error once, every fork listed
+    const groups = new Map<string, any[]>();
     for (const f of forks.filter(f => f.status === 'failed' && f.error)) {
+      const key = `${f.error.ename}|${f.error.evalue}|${f.error.cell}`;
+      groups.set(key, [...(groups.get(key) || []), f]);
+    }
+    for (const same of groups.values()) {
+      const f = same[0];
       const box = el('div', 'lithify-failure');
       box.dataset.branch = String(f.branch);
       const e = f.error;
       const where = e.cell !== undefined && e.cell !== null ? ` in cell ${e.cell}` : e.where ? ` (${e.where})` : '';
-      box.append(el('div', 'lithify-failure-title', `#${f.branch} ${e.ename}${where}: ${e.evalue}`));
+      const who = same.length === 1 ? `#${f.branch}` : `${same.length} forks (${same.map(x => '#' + x.branch).join(' ')})`;
+      box.append(el('div', 'lithify-failure-title', `${who} ${e.ename}${where}: ${e.evalue}`));
       if (e.traceback && e.traceback.length) {
         box.append(el('pre', 'lithify-traceback', e.traceback.slice(-8).join('\n')));
       }
-      if (f.notebook_rel) {
-        const open = el('a', 'lithify-open-notebook', `open ${f.notebook_rel}`);
-        open.href = '#';
-        open.onclick = (ev: MouseEvent) => {
-          ev.preventDefault();
-          void this.app.commands.execute('docmanager:open', { path: f.notebook_rel });
-        };
-        box.append(open);
+      for (const g of same.slice(0, 5)) {
+        if (g.notebook_rel) {
+          const open = el('a', 'lithify-open-notebook', `open ${g.notebook_rel}`);
+          open.href = '#';
+          open.onclick = (ev: MouseEvent) => {
+            ev.preventDefault();
+            void this.app.commands.execute('docmanager:open', { path: g.notebook_rel });
+          };
+          box.append(open, el('span', '', ' '));
+        }
       }
       this.failures.append(box);
     }
+    // the actions that make sense now
+    const unfinished = forks.filter(f => f.status !== 'finished').length;
+    this.cancelButton.disabled = !mine.running;
+    this.rerunButton.disabled = mine.running || failed === 0;
+    this.resumeButton.disabled = mine.running || unfinished === 0;
   }
 
   private renderTable(): void {
