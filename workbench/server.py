@@ -552,8 +552,10 @@ def make_handlers(hub: _Hub) -> list[tuple[str, Any, dict[str, Any]]]:
                 j = self.hub.journal(body.get("journal"))
                 agent = plugins.agent_for(j.state_name)
                 grid = body.get("grid")
-                if isinstance(grid, str | dict) and not grid or (
-                    isinstance(grid, str) and not grid.strip()
+                if (
+                    isinstance(grid, str | dict)
+                    and not grid
+                    or (isinstance(grid, str) and not grid.strip())
                 ):
                     raise InvalidValue(
                         "the grid is empty: give at least one NAME=V1,V2 line (or leave the "
