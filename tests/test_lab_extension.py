@@ -202,6 +202,13 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             results.locator(".lithify-csv").click()
         csv = Path(got.value.path()).read_text()
         assert csv.splitlines()[0].startswith("branch,branch_name,seq,metric,value")
+        results.locator(".lithify-columns summary").click()
+        results.locator(".lithify-columns input[data-column='branch_name']").uncheck()
+        with page.expect_download(timeout=30_000) as got:
+            results.locator(".lithify-table-csv").click()
+        shown = Path(got.value.path()).read_text().splitlines()
+        assert shown[0].startswith("branch,budget") and "branch_name" not in shown[0]
+        assert len(shown) == 3  # the header and the two forks, as the table shows them
         results.locator(".lithify-table th", has_text="branch").first.click()  # sortable
 
         # -- a failing fork: its cell, error, traceback and notebook; rerun failed --------------
@@ -289,6 +296,15 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         page.screenshot(path=str(ARTIFACTS / "ext-05-dark.png"))
         if os.environ.get("LITHIFY_UPDATE_DOCS"):
             page.screenshot(path=str(DOCS_IMG / "workbench-lab-dark.png"))
+        # a reload brings the results panels back
+        page.goto(f"{base}/lab", timeout=60_000)
+        page.wait_for_function(
+            "() => window.jupyterapp && "
+            "window.jupyterapp.commands.hasCommand('lithify:open-results')",
+            timeout=90_000,
+        )
+        page.evaluate("window.jupyterapp.restored.then(() => true)")
+        page.locator(".lithify-results").first.wait_for(timeout=60_000)
         palette = page.evaluate(
             "window.jupyterapp.commands.listCommands().filter(c => c.startsWith('lithify:'))"
         )

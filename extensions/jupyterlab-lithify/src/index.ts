@@ -13,7 +13,7 @@ import {
   JupyterFrontEnd,
   JupyterFrontEndPlugin
 } from '@jupyterlab/application';
-import { Dialog, ICommandPalette, MainAreaWidget, showDialog } from '@jupyterlab/apputils';
+import { Dialog, ICommandPalette, MainAreaWidget, showDialog, WidgetTracker } from '@jupyterlab/apputils';
 import { URLExt } from '@jupyterlab/coreutils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
 import { ServerConnection } from '@jupyterlab/services';
@@ -1046,6 +1046,19 @@ class Results extends Widget {
       this.exports.append(a);
     };
     const stem = `sweep-${this.sweep}`;
+    const table = el('a', 'lithify-button lithify-download lithify-table-csv', 'Table CSV');
+    table.title = 'The table as shown: its columns and order';
+    table.href = '#';
+    table.onclick = (ev: MouseEvent) => {
+      ev.preventDefault();
+      const blob = new Blob([this.tableCsv()], { type: 'text/csv' });
+      const a = document.createElement('a');
+      a.href = URL.createObjectURL(blob);
+      a.download = `${stem}-table.csv`;
+      a.click();
+      window.setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
+    };
+    this.exports.append(table);
     link('lithify-csv', 'CSV', `matrix?${q({ journal: this.journal, sweep: this.sweep, format: 'csv' })}`, `${stem}.csv`);
     link('lithify-parquet', 'Parquet', `matrix?${q({ journal: this.journal, sweep: this.sweep, format: 'parquet' })}`, `${stem}.parquet`);
     const light = { ...query, theme: 'light' };
@@ -1134,6 +1147,45 @@ class Results extends Widget {
     this.resumeButton.disabled = mine.running || unfinished === 0;
   }
 
+  /** The table as CSV: the shown columns, in the shown (sorted) order, every row. */
+  private tableCsv(): string {
+    const cell = (v: unknown) => {
+      const text = v === null || v === undefined ? '' : String(v);
+      return /[",\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+    };
+    const { columns } = this.rows;
+    const shown = columns.map((c, i) => [c, i] as [string, number]).filter(([c]) => !this.hidden.has(c));
+    const lines = [shown.map(([c]) => cell(c)).join(',')];
+    for (const r of this.sortedRows()) {
+      lines.push(shown.map(([, i]) => cell(r[i])).join(','));
+    }
+    return lines.join('\n') + '\n';
+  }
+
+  private sortedRows(): unknown[][] {
+    const { columns, rows } = this.rows;
+    const data = rows.slice();
+    if (this.sortBy) {
+      const idx = columns.indexOf(this.sortBy.column);
+      const sign = this.sortBy.desc ? -1 : 1;
+      data.sort((a, b) => {
+        const x = a[idx] as any;
+        const y = b[idx] as any;
+        if (x === y) {
+          return 0;
+        }
+        if (x === null || x === undefined) {
+          return 1;
+        }
+        if (y === null || y === undefined) {
+          return -1;
+        }
+        return (x < y ? -1 : 1) * sign;
+      });
+    }
+    return data;
+  }
+
   private renderTable(): void {
     const { columns, rows } = this.rows;
     if (!this.columns.childElementCount || this.columns.dataset.cols !== columns.join(',')) {
@@ -1159,26 +1211,7 @@ class Results extends Widget {
       }
     }
     const shown = columns.map((c, i) => [c, i] as [string, number]).filter(([c]) => !this.hidden.has(c));
-    let data = rows.slice();
-    if (this.sortBy) {
-      const idx = columns.indexOf(this.sortBy.column);
-      const sign = this.sortBy.desc ? -1 : 1;
-      data.sort((a, b) => {
-        const x = a[idx] as any;
-        const y = b[idx] as any;
-        if (x === y) {
-          return 0;
-        }
-        if (x === null || x === undefined) {
-          return 1;
-        }
-        if (y === null || y === undefined) {
-          return -1;
-        }
-        return (x < y ? -1 : 1) * sign;
-      });
-    }
-    data = data.slice(0, 500);
+    const data = this.sortedRows().slice(0, 500);
     const t = el('table', 'lithify-table');
     const head = el('tr');
     for (const [c] of shown) {
@@ -1273,6 +1306,15 @@ const plugin: JupyterFrontEndPlugin<void> = {
     }
     void sidebar.refresh();
     const results = new Map<string, MainAreaWidget<Results>>();
+    // results panels come back after a page reload, each on its sweep
+    const tracker = new WidgetTracker<MainAreaWidget<Results>>({ namespace: 'lithify-results' });
+    if (restorer) {
+      void restorer.restore(tracker, {
+        command: 'lithify:open-results',
+        args: panel => ({ journal: panel.content.journal, sweep: panel.content.sweep }),
+        name: panel => `${panel.content.journal}#${panel.content.sweep}`
+      });
+    }
 
     app.commands.addCommand('lithify:open-sidebar', {
       label: 'Lithify: Show Journals',
@@ -1339,6 +1381,7 @@ const plugin: JupyterFrontEndPlugin<void> = {
         const panel = new MainAreaWidget({ content: new Results(app, journal, sweep) });
         panel.id = `lithify-results-${sweep}-${Date.now()}`;
         results.set(key, panel);
+        void tracker.add(panel);
         const another = Array.from(results.values()).find(p => p !== panel && !p.isDisposed);
         app.shell.add(panel, 'main', another ? { mode: 'tab-after', ref: another.id } : { mode: 'split-right' });
         app.shell.activateById(panel.id);
