@@ -63,7 +63,7 @@ def test_the_design_example(mem: Journal) -> None:
     assert bundle.graph.edge_count() == 1
     assert bundle.receipt.estimated_tokens <= 2000
     assert bundle.receipt.source == {"branch": 0, "seq": b.head, "head_hash": b.head_hash}
-    assert "query-accuracy-suite" in bundle.text and bundle.receipt.selected == [
+    assert "query-accuracy-suite" in bundle.text and bundle.receipt.selected_ids == [
         "fact:714:affected"
     ]
     with b.receipt(bundle.receipt):  # journaled with the call that used it
@@ -171,10 +171,10 @@ def test_compile_is_deterministic_and_stops_at_the_budget(mem: Journal) -> None:
     reasons = {o["reason"] for o in small.receipt.omitted}
     assert reasons == {"budget"} and small.receipt.examined == 13
     big = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], budget=10_000))
-    assert set(small.receipt.selected) < set(big.receipt.selected)  # more budget, a superset
-    assert big.receipt.selected[-1] == "f-far"  # two hops away comes last
+    assert set(small.receipt.selected_ids) < set(big.receipt.selected_ids)  # more budget, a superset
+    assert big.receipt.selected_ids[-1] == "f-far"  # two hops away comes last
     shallow = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], depth=1))
-    assert "f-far" not in shallow.receipt.selected
+    assert "f-far" not in shallow.receipt.selected_ids
 
 
 def test_receipt_omissions_confidence_predicate_and_scope(mem: Journal) -> None:
@@ -190,7 +190,7 @@ def test_receipt_omissions_confidence_predicate_and_scope(mem: Journal) -> None:
     by_reason = {o["id"]: o["reason"] for o in r.omitted}
     assert by_reason["f-far"] == "predicate"
     assert by_reason["f02"] == "confidence" and by_reason["f03"] == "confidence"
-    assert r.selected == ["f00", "f01"]
+    assert r.selected_ids == ["f00", "f01"] and r.selected == 2
 
 
 def test_retrieval_and_fusion_are_deterministic(mem: Journal) -> None:
@@ -311,11 +311,11 @@ def test_review_regressions_for_the_memory_core(mem: Journal) -> None:
     both = ContextCompiler().compile(
         view, ContextRequest(seeds=["zS"], query="zebra", providers=lit, depth=2)
     )
-    assert "f_XQ" in both.receipt.selected  # two hops from the seed, whatever the query adds
+    assert "f_XQ" in both.receipt.selected_ids  # two hops from the seed, whatever the query adds
     only_rel = ContextCompiler().compile(
         view, ContextRequest(seeds=["zS"], query="zebra", providers=lit, predicates=["rel"])
     )
-    assert "f_aB" not in only_rel.receipt.selected
+    assert "f_aB" not in only_rel.receipt.selected_ids
     for bad in (
         {"seeds": None},
         {"seeds": ["zS"], "predicates": "rel"},

@@ -66,8 +66,9 @@ class MemoryReceipt:
     estimator: str
     budget: int
     estimated_tokens: int
-    examined: int
-    selected: list[str]
+    examined: int  # facts the walk and the retrieval reached
+    selected: int  # facts in the context
+    selected_ids: list[str]  # their ids, in context order
     omitted: list[dict[str, Any]]
     excluded_by_scope: list[str]
     hits: list[dict[str, Any]]
@@ -81,6 +82,7 @@ class MemoryReceipt:
             "estimated_tokens": self.estimated_tokens,
             "examined": self.examined,
             "selected": self.selected,
+            "selected_ids": self.selected_ids,
             "omitted": self.omitted,
             "excluded_by_scope": self.excluded_by_scope,
             "hits": self.hits,
@@ -224,7 +226,8 @@ class ContextCompiler:
             budget=request.budget,
             estimated_tokens=used,
             examined=len(candidates),
-            selected=[f["id"] for f in selected],
+            selected=len(selected),
+            selected_ids=[f["id"] for f in selected],
             omitted=omitted,
             excluded_by_scope=excluded,
             hits=[h.to_json() for h in hits],
