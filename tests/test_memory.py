@@ -171,7 +171,9 @@ def test_compile_is_deterministic_and_stops_at_the_budget(mem: Journal) -> None:
     reasons = {o["reason"] for o in small.receipt.omitted}
     assert reasons == {"budget"} and small.receipt.examined == 13
     big = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], budget=10_000))
-    assert set(small.receipt.selected_ids) < set(big.receipt.selected_ids)  # more budget, a superset
+    assert set(small.receipt.selected_ids) < set(
+        big.receipt.selected_ids
+    )  # more budget, a superset
     assert big.receipt.selected_ids[-1] == "f-far"  # two hops away comes last
     shallow = ContextCompiler().compile(view, ContextRequest(seeds=["hub"], depth=1))
     assert "f-far" not in shallow.receipt.selected_ids
