@@ -77,9 +77,10 @@ def lab(tmp_path):
     yield base, work
     proc.terminate()
     try:
-        proc.wait(10)
+        proc.wait(20)  # the server shuts its kernels down first
     except subprocess.TimeoutExpired:
         proc.kill()
+        proc.wait(10)
     log.close()
 
 
