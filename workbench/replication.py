@@ -28,7 +28,7 @@ from typing import Any
 from .errors import Conflict, IntegrityError, InvalidValue, NotFound
 from .events import ZERO_HASH, event_hash
 from .storage import BranchRow, FullEvent, Storage, is_url, open_storage
-from .storage.catalog import RUN_FIELDS
+from .storage.base import RUN_FIELDS
 
 BATCH = 1000  # events per transaction
 

@@ -10,6 +10,8 @@ encrypted file). The PostgreSQL backend is ``postgres.PostgresStorage`` (its sch
 
 from __future__ import annotations
 
+from typing import Any
+
 from .base import (
     EVENT_SHAPES,
     FULL_EVENT_COLS,
@@ -95,20 +97,12 @@ def open_storage(
 ) -> Storage:
     """Open (or create) the journal backend at ``path``: a file, ":memory:", or a PostgreSQL
     URL (``postgresql://user@host:port/db?journal=NAME``)."""
+    backend: type[Any] = SQLiteStorage
     if is_url(path):
         from .postgres import PostgresStorage
 
-        return PostgresStorage(
-            path,
-            durability,
-            busy_timeout_ms,
-            source,
-            key,
-            readonly=readonly,
-            create=create,
-            schema=schema,
-        )
-    return SQLiteStorage(
+        backend = PostgresStorage
+    return backend(
         path,
         durability,
         busy_timeout_ms,

@@ -15,6 +15,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any, NamedTuple, Protocol
 
+from ..errors import BranchConflict, Conflict, InvalidValue
+
 # (branch, first_seq, last_seq or None): one piece of a resolved history, seqs inclusive.
 Segment = tuple[int, int, int | None]
 # An event to write: (branch, seq, kind, hash, parent_hash, ts, payload) followed by the
@@ -38,6 +40,51 @@ EVENT_SHAPES: dict[str, tuple[str, ...]] = {
     "observe": ("metric", "value"),
     "observe_identified": ("metric", "value", "event_id"),
 }
+
+
+# The fields of a fork's run record besides its branch, sweep and status.
+RUN_FIELDS = ("runner", "notebook", "error", "started", "finished", "wall_ms")
+
+
+def check_run_fields(fields: Iterable[str]) -> None:
+    """Refuse a run-record field no backend stores (before anything is written)."""
+    unknown = set(fields) - set(RUN_FIELDS)
+    if unknown:
+        raise InvalidValue(
+            f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}"
+        )
+
+
+def branch_moved(branch: int, expected: int, actual: int | None) -> BranchConflict:
+    """The error of an append that does not follow the branch's stored head (every backend)."""
+    return BranchConflict(
+        f"branch {branch} moved: this handle expected head {expected} but the journal's "
+        f"head is {actual} (another writer appended, or events this handle counted on "
+        f"were never written); take a fresh handle with journal.branch({branch}) and "
+        f"decide again",
+        branch=branch,
+        expected=expected,
+        actual=actual,
+    )
+
+
+def event_id_taken(branch: int) -> Conflict:
+    """The error of an append whose caller id another writer took first (every backend)."""
+    return Conflict(
+        "that event id was taken by another writer a moment ago; apply again: the same "
+        "delta returns the existing seq, another one is refused",
+        branch=branch,
+    )
+
+
+def name_taken(rows: Sequence[tuple[str | None, int, int, str, int | None]]) -> Conflict:
+    """The error of ``insert_branches`` when a name is in use (every backend)."""
+    taken = [name for name, *_ in rows if name is not None]
+    return Conflict(
+        f"a branch named {taken[0]!r} already exists; choose another name or open it "
+        f"with journal.branch({taken[0]!r})",
+        name=taken[0],
+    )
 
 
 class StoredEvent(NamedTuple):

@@ -9,12 +9,9 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ..errors import Conflict, InvalidValue
-from .base import BranchRow, Provenance, RunRow, SweepRow
+from .base import BranchRow, Provenance, RunRow, SweepRow, check_run_fields, name_taken
 from .connection import now_ms
 from .schema import BRANCH_COLS
-
-RUN_FIELDS = ("runner", "notebook", "error", "started", "finished", "wall_ms")
 
 
 class Catalog:
@@ -74,12 +71,7 @@ class Catalog:
                         )
                         ids.append(int(cur.lastrowid))
             except self.driver.IntegrityError:
-                taken = [name for name, *_ in rows if name is not None]
-                raise Conflict(
-                    f"a branch named {taken[0]!r} already exists; choose another name or open it "
-                    f"with journal.branch({taken[0]!r})",
-                    name=taken[0],
-                ) from None
+                raise name_taken(rows) from None
         return ids
 
     def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
@@ -93,11 +85,7 @@ class Catalog:
 
     def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
         """Create or update a fork's run record (status, and any of RUN_FIELDS)."""
-        unknown = set(fields) - set(RUN_FIELDS)
-        if unknown:
-            raise InvalidValue(
-                f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}"
-            )
+        check_run_fields(fields)
         cols = ["branch", "sweep", "status", *fields]
         with self._guard:
             self.conn.execute(

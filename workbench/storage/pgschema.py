@@ -24,11 +24,11 @@ from ..errors import (
     StorageError,
     WorkbenchError,
 )
+from .schema import APPEND_REFUSED  # the same refusal text as the SQLite trigger's
 
 SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_JOURNAL = "main"
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
-APPEND_REFUSED = "lithify: an append must follow the branch head"
 # durability -> synchronous_commit: what a commit waits for before it returns (README).
 SYNCHRONOUS_COMMIT = {"process": "local", "fsync": "on", "lazy": "off"}
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ..errors import BranchConflict, Conflict, InvalidValue, NotFound, ReadOnly, WorkbenchError
+from ..errors import BranchConflict, InvalidValue, NotFound, ReadOnly, WorkbenchError
 from .base import (
     EVENT_SHAPES,
     FULL_EVENT_COLS,
@@ -43,9 +43,12 @@ from .base import (
     StoredEvent,
     SweepRow,
     VerifyEvent,
+    branch_moved,
+    check_run_fields,
+    event_id_taken,
+    name_taken,
     observation_schema,
 )
-from .catalog import RUN_FIELDS
 from .connection import now_ms
 from .intents import (
     announcement_live,
@@ -565,11 +568,7 @@ class PostgresStorage:
         text = str(err)
         state = getattr(getattr(err, "diag", None), "sqlstate", None) or ""
         if state == "23505" and "event_id" in text:
-            return Conflict(
-                "that event id was taken by another writer a moment ago; apply again: the same "
-                "delta returns the existing seq, another one is refused",
-                branch=branch,
-            )
+            return event_id_taken(branch)
         if state == "23505" or APPEND_REFUSED in text:
             actual_seq: int | None = None
             if not self._depth:
@@ -578,15 +577,7 @@ class PostgresStorage:
                     actual_seq = actual.seq if actual else self.fork_seq(branch)
                 except WorkbenchError:
                     pass
-            return BranchConflict(
-                f"branch {branch} moved: this handle expected head {expected} but the journal's "
-                f"head is {actual_seq} (another writer appended, or events this handle counted on "
-                f"were never written); take a fresh handle with journal.branch({branch}) and "
-                f"decide again",
-                branch=branch,
-                expected=expected,
-                actual=actual_seq,
-            )
+            return branch_moved(branch, expected, actual_seq)
         return translate(err, self.where, f"appending to branch {branch}")
 
     def head(self, branch: int) -> Head | None:
@@ -987,20 +978,9 @@ class PostgresStorage:
                             ).fetchone()[0]
                         )
                     )
-        except self.pg.errors.UniqueViolation:
-            taken = [name for name, *_ in rows if name is not None]
-            raise Conflict(
-                f"a branch named {taken[0]!r} already exists; choose another name or open it "
-                f"with journal.branch({taken[0]!r})",
-                name=taken[0],
-            ) from None
         except WorkbenchError as e:
-            if isinstance(e.__cause__, self.pg.errors.UniqueViolation) or "23505" in str(e):
-                taken = [name for name, *_ in rows if name is not None]
-                raise Conflict(
-                    f"a branch named {taken[0]!r} already exists; choose another name",
-                    name=taken[0],
-                ) from None
+            if isinstance(e.__cause__, self.pg.errors.UniqueViolation):  # the guard's translation
+                raise name_taken(rows) from None
             raise
         return ids
 
@@ -1026,11 +1006,7 @@ class PostgresStorage:
 
     def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
         """Create or update a fork's run record."""
-        unknown = set(fields) - set(RUN_FIELDS)
-        if unknown:
-            raise InvalidValue(
-                f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}"
-            )
+        check_run_fields(fields)
         names = ["branch", "sweep", "status", *fields]
         with self._guard:
             self.conn.execute(

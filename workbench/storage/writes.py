@@ -16,8 +16,8 @@ from typing import Any
 
 import orjson
 
-from ..errors import BranchConflict, Conflict, ReadOnly, StorageError, WorkbenchError
-from .base import EVENT_SHAPES, EventRow, Head
+from ..errors import BranchConflict, ReadOnly, StorageError, WorkbenchError
+from .base import EVENT_SHAPES, EventRow, Head, branch_moved, event_id_taken
 from .faults import is_driver_error, translate
 from .schema import APPEND_REFUSED, FOLLOW_HEAD, SNAPSHOT_COLS, TRIGGERLESS_BATCH
 
@@ -319,11 +319,7 @@ class EventWrites:
             except ReadOnly as ro:
                 return ro
         if isinstance(err, self.driver.IntegrityError) and "event_id" in str(err):
-            return Conflict(
-                "that event id was taken by another writer a moment ago; apply again: the same "
-                "delta returns the existing seq, another one is refused",
-                branch=branch,
-            )
+            return event_id_taken(branch)
         if isinstance(err, self.driver.IntegrityError) and (
             "UNIQUE" in str(err) or APPEND_REFUSED in str(err)
         ):
@@ -332,13 +328,5 @@ class EventWrites:
                 actual_seq = actual[0] if actual else self.fork_seq(branch)
             except WorkbenchError:
                 actual_seq = None
-            return BranchConflict(
-                f"branch {branch} moved: this handle expected head {expected} but the journal's "
-                f"head is {actual_seq} (another writer appended, or events this handle counted on "
-                f"were never written); take a fresh handle with journal.branch({branch}) and "
-                f"decide again",
-                branch=branch,
-                expected=expected,
-                actual=actual_seq,
-            )
+            return branch_moved(branch, expected, actual_seq)
         return translate(err, self.path, f"appending to branch {branch}")
