@@ -97,7 +97,6 @@ def main() -> None:
     t = time.perf_counter()
     graph = view.graph()
     project_s = time.perf_counter() - t
-    view._graph = graph  # type: ignore[attr-defined]  (the compiler reuses a view's graph)
     compiler = ContextCompiler()
     samples = []
     selected = []

@@ -23,6 +23,22 @@ AGGREGATIONS = ("mean", "max", "last")
 THEMES = ("light", "dark")
 
 
+def themed(chart: Any, theme: str) -> Any:
+    """A chart as drawn for JupyterLab's theme: "light" as it is, "dark" on a dark background
+    with light ink."""
+    if theme != "dark":
+        return chart
+    ink, grid = "#e0e0e0", "#444444"
+    return (
+        chart.configure(background="#1e1e1e")
+        .configure_axis(
+            labelColor=ink, titleColor=ink, gridColor=grid, domainColor=ink, tickColor=ink
+        )
+        .configure_legend(labelColor=ink, titleColor=ink)
+        .configure_title(color=ink)
+    )
+
+
 def auto_log_x(df: pl.DataFrame, x: str) -> bool:
     """A log x axis when the parameter is positive and spans at least a factor of 20."""
     vals = [
@@ -140,17 +156,7 @@ def metric_vs_param(
         chart = chart.facet(column=alt.Column(f"{facet}:N", title=facet))
     label = {"mean": "", "max": " (max)", "last": " (last)"}[agg]
     chart = chart.properties(title=title or f"{y}{label} vs {x}")
-    if theme == "dark":
-        ink, grid = "#e0e0e0", "#444444"
-        chart = (
-            chart.configure(background="#1e1e1e")
-            .configure_axis(
-                labelColor=ink, titleColor=ink, gridColor=grid, domainColor=ink, tickColor=ink
-            )
-            .configure_legend(labelColor=ink, titleColor=ink)
-            .configure_title(color=ink)
-        )
-    return chart
+    return themed(chart, theme)
 
 
 def parallel(df: pl.DataFrame, y: str, theme: str = "light") -> alt.Chart:
@@ -195,15 +201,7 @@ def parallel(df: pl.DataFrame, y: str, theme: str = "light") -> alt.Chart:
         )
         .properties(width=460, height=260, title=f"{y} across {', '.join(params)}")
     )
-    if theme == "dark":
-        ink = "#e0e0e0"
-        chart = (
-            chart.configure(background="#1e1e1e")
-            .configure_axis(labelColor=ink, titleColor=ink, gridColor="#444444")
-            .configure_legend(labelColor=ink, titleColor=ink)
-            .configure_title(color=ink)
-        )
-    return chart
+    return themed(chart, theme)
 
 
 def recall_vs_budget(

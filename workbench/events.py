@@ -291,6 +291,11 @@ def canonical_plain(value: Any, path: str = "value") -> tuple[str, bool]:
 MAX_TIME_MS = 8_640_000_000_000_000  # ±275,760 years around 1970: the range of a JavaScript Date
 
 
+def iso_ms(ms: int) -> str:
+    """Unix milliseconds as an ISO 8601 UTC time, to the millisecond (what people read)."""
+    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
+
+
 def unix_ms(value: Any, what: str) -> int:
     """Unix milliseconds from a datetime (naive = UTC) or a number: milliseconds, or seconds
     (as ``time.time()`` gives) when below 10**11 (10**11 ms is 1973; 10**11 s is year 5138)."""

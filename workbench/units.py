@@ -116,16 +116,15 @@ class Unit:
 
 @dataclass
 class SessionState(State):
-    """A session's units by identity (``type/key`` -> unit as JSON), its label, and its last
-    snapshot's label. Deltas: ``{"op": "session", ...}`` (the first event), ``{"op":
-    "snapshot", "label", "put": [units], "drop": [identities], "rollback_of"}``."""
+    """A session's units by identity (``type/key`` -> unit as JSON) and its label (a snapshot's
+    own label and position are its event's). Deltas: ``{"op": "session", ...}`` (the first
+    event), ``{"op": "snapshot", "label", "put": [units], "drop": [identities],
+    "rollback_of"}``."""
 
     state_name = "lithify.units.session/1"
     session: str = ""
     label: str | None = None
     units: dict[str, dict[str, Any]] = field(default_factory=dict)
-    snapshot_label: str | None = None
-    snapshots: int = 0
 
     def apply(self, delta: dict[str, Any]) -> None:
         op = delta.get("op")
@@ -138,8 +137,6 @@ class SessionState(State):
                 self.units.pop(ident, None)
             for doc in delta.get("put", []):
                 self.units[identity(doc["key"], doc["type"])] = doc
-            self.snapshot_label = delta.get("label")
-            self.snapshots += 1
 
 
 def latest_by_identity(units: Iterable[Unit]) -> dict[str, Unit]:

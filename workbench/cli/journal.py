@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,7 @@ import typer
 
 from .. import charts
 from ..errors import Corrupt, InvalidValue, NotFound
-from ..events import encode_state
+from ..events import encode_state, iso_ms
 from ..matrix import export
 from ..verify import VerifyReport
 from .app import (
@@ -583,7 +582,7 @@ def history(
     docs = [
         {
             **r.to_json(),
-            "time": _iso(r.ts),
+            "time": iso_ms(r.ts),
             "labels": labels.get((r.branch, r.seq), []),
             "summary": r.summary(),
         }
@@ -641,10 +640,3 @@ def x_given_other(x: str | None, agent: Any) -> bool:
     """Whether --x names another parameter than the agent's own axis (its colour is then not
     meant for this chart)."""
     return x is not None and x != agent.x
-
-
-def _iso(ms: int) -> str:
-    """Unix ms as an ISO 8601 UTC time, to the millisecond."""
-    from datetime import datetime
-
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")

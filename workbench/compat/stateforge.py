@@ -21,20 +21,15 @@ import os
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from .. import units
 from ..errors import InvalidValue, NotFound
-from ..events import Record, canonical
+from ..events import Record, canonical, iso_ms
 from ..journal import Journal
 from ..units import SESSION_PREFIX, SessionState, Unit
 
 __all__ = ["Diff", "Session", "Snapshot", "StateForge", "Unit", "units"]
-
-
-def _iso(ms: int) -> str:
-    return datetime.fromtimestamp(ms / 1000, tz=UTC).isoformat(timespec="milliseconds")
 
 
 @dataclass(frozen=True)
@@ -191,7 +186,7 @@ class StateForge:
             id=info["id"],
             label=info.get("label"),
             branch=b.id,
-            created_at=_iso(first[0].ts),
+            created_at=iso_ms(first[0].ts),
             head_id=snaps[-1].hash if snaps else None,
         )
 
@@ -369,7 +364,7 @@ class StateForge:
                 "source": doc.get("source"),
                 "written": {
                     "snapshot": first.hash,
-                    "at": _iso(first.ts),
+                    "at": iso_ms(first.ts),
                     "writer": who.get("writer"),
                     "pid": who.get("pid"),
                     "process_source": who.get("source"),
@@ -429,7 +424,7 @@ class StateForge:
                     label=r.payload.get("label"),
                     seq=r.seq,
                     branch=b.id,
-                    created_at=_iso(r.ts),
+                    created_at=iso_ms(r.ts),
                     parent_id=out[-1].id if out else None,
                     unit_ids=tuple(current[i] for i in sorted(current)),
                     rollback_of=r.payload.get("rollback_of"),
@@ -448,7 +443,7 @@ class StateForge:
             label=rec.payload.get("label"),
             seq=seq,
             branch=b.id,
-            created_at=_iso(rec.ts),
+            created_at=iso_ms(rec.ts),
             parent_id=previous,
             unit_ids=tuple(state.units[i]["id"] for i in sorted(state.units)),
             rollback_of=rec.payload.get("rollback_of"),

@@ -135,7 +135,7 @@ class ContextCompiler:
         (its id, head and head hash go into the receipt)."""
         if source is None and view.source is not None:
             source = view.source
-        return self.compile_graph(_graph_of(view), request, source)
+        return self.compile_graph(view.graph(), request, source)
 
     def compile_graph(self, graph: Graph, request: ContextRequest, source: Any = None) -> Bundle:
         """``compile`` over a graph already projected (a view's, or a part of it)."""
@@ -238,14 +238,6 @@ class ContextCompiler:
             selected,
         )
         return Bundle(text, sub, selected, receipt, hits)
-
-
-def _graph_of(view: View) -> Graph:
-    g = getattr(view, "_graph", None)
-    if g is None:
-        g = view.graph()
-        view._graph = g  # type: ignore[attr-defined]
-    return g
 
 
 def _walk(

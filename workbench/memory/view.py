@@ -33,6 +33,7 @@ class View:
         self.known = known
         self.source: dict[str, Any] | None = None  # set by compile(..., source=branch)
         self._facts: list[dict[str, Any]] | None = None
+        self._graph: Graph | None = None
 
     def _known(self, at: int | None) -> bool:
         return at is not None and (self.known is None or at <= self.known)
@@ -104,8 +105,13 @@ class View:
         return self.memory.nodes
 
     def graph(self, facts: Iterable[dict[str, Any]] | None = None) -> Graph:
-        """The facts in force (or the given ones) as a graph."""
-        return Graph.build(self.nodes, list(self.in_force() if facts is None else facts))
+        """The facts in force (or the given ones) as a graph; the view's own is projected once
+        and kept (a view does not change)."""
+        if facts is not None:
+            return Graph.build(self.nodes, list(facts))
+        if self._graph is None:
+            self._graph = Graph.build(self.nodes, list(self.in_force()))
+        return self._graph
 
     def digest(self) -> str:
         """A hash of the view's canonical form (same facts and nodes, same digest)."""

@@ -11,7 +11,6 @@ context order, so more budget only ever adds documents (recall does not fall as 
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Sequence
 from pathlib import Path
@@ -165,14 +164,3 @@ def case_table(cases: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         if c["relevant"]:
             out.append({"id": c["id"], **case_metrics(c["relevant"], c["ranked"], KS)})
     return out
-
-
-def describe(dataset: Dataset) -> str:
-    """One line about a dataset."""
-    return json.dumps(
-        {
-            "name": dataset.name,
-            "questions": len(dataset.questions),
-            "documents": len(dataset.documents),
-        }
-    )
