@@ -123,6 +123,10 @@ def test_usage_and_not_found_exit_codes(tmp_path):
     assert r.returncode == 1 and "0..21" in r.stderr
     assert lithify("--db", db, "report", "--branch", "7").returncode == 1
     assert lithify("--db", db, "sweep", "--at", "1", "--budgets", "a,b").returncode == 2
+    r = lithify("--db", db, "sweep", "--at", "1", "--budget", "300")  # not the agent's shorthand
+    assert r.returncode == 2 and "no such option: --budget" in r.stderr and "--budgets" in r.stderr
+    r = lithify("--db", db, "sweep", "--at", "1", "--budgets", "300", "--param", "budget=600")
+    assert r.returncode == 2 and "give one of them" in r.stderr
     assert lithify("--db", db, "at").returncode == 2  # missing --seq
     for cmd in (
         "run",

@@ -84,11 +84,13 @@ def test_save_png_svg_html(tmp_path):
 
 
 def test_recall_vs_budget_one_liner(tmp_path):
+    from workbench.agents.auditor import recall_vs_budget
+
     with Journal.in_memory() as j:
         with pytest.raises(InvalidValue):
-            charts.recall_vs_budget(j)
+            recall_vs_budget(j)
         sweep_matrix(j)
-        spec = charts.recall_vs_budget(j).to_dict()
+        spec = recall_vs_budget(j).to_dict()
     assert layers(spec)[1]["encoding"]["x"]["field"] == "budget"
 
 

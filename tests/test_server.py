@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
 import json
+import threading
 import time
 
 import pytest
@@ -353,3 +356,63 @@ async def test_an_empty_grid_is_refused_not_replaced_by_the_default(jp_fetch, jo
     assert (code, err["kind"]) == (400, "InvalidValue") and "grid is empty" in err["error"]
     listed = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
     assert listed == []  # nothing was planned
+
+
+async def test_sweep_defaults_come_from_the_library_and_warm_takes_the_agents_template(
+    jp_fetch, journal_file, jp_root_dir, jp_serverapp
+):
+    d = await get(jp_fetch, "defaults", journal=journal_file)
+    assert d["agent"] == "auditor" and d["grid"] == {"budget": [300, 600, 1200, 2400, 4800]}
+    assert d["grid_text"] == "budget=300,600,1200,2400,4800"
+    assert d["runner"] == "process" and d["fn"] == "workbench.agents.auditor:run_fork"
+    assert "warm" in d["runners"] and d["workers"] >= 1
+    # warm without a notebook: the agent's template, as the CLI and the widgets would run it
+    body = {"journal": journal_file, "at": 21, "grid": "budget=100", "runner": "warm", "workers": 1}
+    r = await jp_fetch("lithify", "api", "sweeps", method="POST", body=json.dumps(body))
+    started = json.loads(r.body)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        sweeps = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
+        if all(f["status"] in ("finished", "failed") for f in sweeps[-1]["forks"]):
+            break
+        await asyncio.sleep(0.2)
+    fork = sweeps[-1]["forks"][0]
+    assert sweeps[-1]["id"] == started["sweep"] and fork["status"] == "finished", fork
+    hub = jp_serverapp.web_app.settings["lithify_hub"]
+    handles = list(hub.sweeps.values())
+    for _ in range(600):  # the warm kernel is shut down after the last fork
+        if all(h.done for h in handles):
+            break
+        await asyncio.sleep(0.1)
+    assert all(h.done for h in handles)
+    # The warm kernel's client leaves zmq sockets to the garbage collector; collect them here,
+    # not in the middle of a later import (their finalizers' warnings would run in there).
+    gc.collect()
+    with Journal.open(jp_root_dir / journal_file, readonly=True) as j:
+        how = next(s.how for s in j.sweeps() if s.id == started["sweep"])
+    assert how["runner"] == "warm" and how["notebook"].endswith("auditor_fork.ipynb")
+
+
+async def test_a_slow_library_call_does_not_stall_the_server(jp_fetch, journal_file, monkeypatch):
+    """Handlers run the library on their own threads: while one request waits on a slow call,
+    the server answers others (Jupyter's kernels' websockets share its event loop)."""
+    gate, entered = threading.Event(), threading.Event()
+    real = Journal.branches
+
+    def slow(self):
+        entered.set()
+        gate.wait(30)
+        return real(self)
+
+    monkeypatch.setattr(Journal, "branches", slow)
+    pending = asyncio.ensure_future(get(jp_fetch, "branches", journal=journal_file))
+    for _ in range(3000):
+        if entered.is_set():
+            break
+        await asyncio.sleep(0.01)
+    assert entered.is_set()
+    listed = await get(jp_fetch, "journals")  # answered while /branches is still waiting
+    assert [j["path"] for j in listed["journals"]] == ["work/audit.db"]
+    assert not pending.done()
+    gate.set()
+    assert (await pending)["branches"][0]["id"] == 0

@@ -121,3 +121,16 @@ async def test_server_sweeps_and_charts_with_its_defaults(tally_env, jp_fetch, j
     )
     text = svg.body.decode()
     assert text.startswith("<svg") and "step" in text and "total" in text
+
+
+@pytest.mark.slow
+def test_the_sweep_shorthands_are_the_agents_own(tally_env, tmp_path):
+    """``--budgets`` is what the bundled agents add to ``lithify sweep``; a journal of another
+    agent is told which shorthands its agent adds (none), not offered the auditor's."""
+    db = str(tmp_path / "t.db")
+    assert lithify("--db", db, "tally", "--steps", "3").returncode == 0
+    r = lithify("--db", db, "sweep", "--at", "3", "--budgets", "1,2")
+    assert r.returncode == 2, r.stderr
+    assert "no such option: --budgets" in r.stderr and "agent (tally) adds: none" in r.stderr
+    rows = ok_json("--db", db, "sweep", "--at", "3", "--param", "step=2", "--workers", "1")
+    assert {r["step"] for r in rows} == {2}

@@ -6,11 +6,13 @@ small whatever the size of the journal. ``save`` writes PNG/SVG (vl-convert), HT
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import plugins
 from .errors import InvalidValue
-from .matrix import aggregate, last_per_branch
+from .matrix import aggregate, last_per_branch, param_columns
 
 if TYPE_CHECKING:
     import altair as alt
@@ -21,6 +23,71 @@ if TYPE_CHECKING:
 
 AGGREGATIONS = ("mean", "max", "last")
 THEMES = ("light", "dark")
+
+
+@dataclass(frozen=True)
+class Axes:
+    """What a results matrix can be charted by, and the axes a chart takes by default."""
+
+    params: list[str]
+    varied: list[str]
+    metrics: list[str]
+    x: str | None
+    y: str | None
+    color: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "params": self.params,
+            "varied": self.varied,
+            "metrics": self.metrics,
+            "x": self.x,
+            "y": self.y,
+            "color": self.color,
+        }
+
+
+def default_axes(
+    journal: Journal,
+    df: pl.DataFrame | None = None,
+    *,
+    x: str | None = None,
+    y: str | None = None,
+    color: str | None = None,
+    sweep: int | None = None,
+) -> Axes:
+    """The chart axes every client uses (CLI, server, widgets): the ones given; else the
+    journal's agent's (``x``, ``y`` and its ``color`` when x is the agent's own x), unless the
+    matrix has other parameters (metrics) and not these; else the first varied parameter and
+    the first metric. ``color=""`` means no colour. ``df`` is the matrix (default: the
+    sweep's, or the whole)."""
+    if df is None:
+        df = journal.matrix(sweep=sweep)
+    params = param_columns(df)
+    metrics = sorted(df["metric"].unique().to_list()) if "metric" in df.columns else []
+    varied = [p for p in params if df.select(p).drop_nulls().unique().height > 1]
+    agent = plugins.agent_for(journal.state_name)
+
+    def agent_has(name: str | None, present: list[str]) -> bool:
+        # the agent's axis, unless the matrix has others and not this one
+        return name is not None and (not present or name in present)
+
+    if x is None:
+        if agent is not None and agent_has(agent.x, params):
+            x = agent.x
+        else:
+            x = next(iter(varied or params), None)
+    if y is None:
+        if agent is not None and agent_has(agent.y, metrics):
+            y = agent.y
+        else:
+            y = next(iter(metrics), None)
+    if color is None:
+        if agent is not None and agent.color and x == agent.x and agent_has(agent.color, params):
+            color = agent.color
+    if color == "" or color == x:
+        color = None
+    return Axes(params, varied, metrics, x, y, color)
 
 
 def themed(chart: Any, theme: str) -> Any:
@@ -202,20 +269,6 @@ def parallel(df: pl.DataFrame, y: str, theme: str = "light") -> alt.Chart:
         .properties(width=460, height=260, title=f"{y} across {', '.join(params)}")
     )
     return themed(chart, theme)
-
-
-def recall_vs_budget(
-    journal: Journal, sweep: int | None = None, **kw: Any
-) -> alt.LayerChart | alt.FacetChart:
-    """The auditor's sweep in one line: recall against budget (log scale), mean ± 95% CI."""
-    df = journal.matrix(sweep=sweep, metrics=["recall"])
-    if "budget" not in df.columns or df.is_empty():
-        raise InvalidValue("no recall observations with a budget parameter yet; run a sweep first")
-    import polars as pl
-
-    df = df.filter(pl.col("budget").is_not_null())
-    kw.setdefault("log_x", True)
-    return metric_vs_param(df, x="budget", y="recall", **kw)
 
 
 def save(chart: alt.TopLevelMixin, path: str | Path, scale_factor: float = 2.0) -> Path:

@@ -32,7 +32,16 @@ from .opening import (
     state_name_of,
 )
 from .provenance import provenance as trace_provenance
-from .storage import BranchRow, EventRow, SearchHit, Storage, is_url, now_ms, open_storage
+from .storage import (
+    BranchRow,
+    EventRow,
+    RunRow,
+    SearchHit,
+    Storage,
+    is_url,
+    now_ms,
+    open_storage,
+)
 from .subscriptions import Subscription
 from .verify import VerifyReport, verify
 
@@ -434,20 +443,53 @@ class Journal:
         at: int,
         params: Iterable[Mapping[str, Any]],
         spec: Mapping[str, Any] | None = None,
+        how: Mapping[str, Any] | None = None,
     ) -> list[Branch]:
-        """Fork ``base`` at ``at`` once per parameter set (rows only) and record the sweep."""
+        """Fork ``base`` at ``at`` once per parameter set (rows only) and record the sweep; with
+        ``how`` (runner, workers, target...), also how it runs and a pending run per fork, in
+        the same transaction (a coordinator killed right after planning resumes the same way)."""
         b = base if isinstance(base, Branch) else self.branch(base)
         plist = [dict(p) for p in params]
         if not plist:
             raise InvalidValue("a sweep needs at least one parameter set")
         b._check_seq(at, "sweep at")
         text = ev.canonical({"params": plist, **(dict(spec) if spec else {})}, "sweep")
+        how_text = ev.canonical(dict(how), "how") if how is not None else None
         self.flush(
             b.id
         )  # not inside the transaction: a rollback would take acknowledged events with it
         with self.storage.atomic():
             sweep_id = self.storage.insert_sweep(b.id, at, text)
-            return self.fork(b, at, [(None, p) for p in plist], sweep=sweep_id)
+            forks = self.fork(b, at, [(None, p) for p in plist], sweep=sweep_id)
+            if how is not None and how_text is not None:
+                self.storage.set_sweep_how(sweep_id, how_text)
+                for f in forks:
+                    self.storage.put_run(f.id, sweep_id, "pending", runner=how.get("runner"))
+            return forks
+
+    def runs(self, sweep: int | None = None) -> list[RunRow]:
+        """The run records of a sweep's forks (or of every sweep): status, times, error."""
+        self._settle()
+        return self.storage.runs(sweep)
+
+    def record_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
+        """Create or update a fork's run record (for an agent that runs a sweep's forks itself;
+        the sweep runners record theirs)."""
+        self.storage.put_run(branch, sweep, status, **fields)
+
+    def end(self) -> int:
+        """The tail position after the newest event: where a live view starts following."""
+        self._settle()
+        return self.storage.top_position()
+
+    def tags(self) -> list[tuple[str, int, int]]:
+        """Every label: (label, branch, seq)."""
+        return list(self.storage.tags())
+
+    @property
+    def encrypted(self) -> bool:
+        """Whether the journal is encrypted at rest (SQLCipher)."""
+        return bool(self.storage.encrypted)
 
     def sweeps(self) -> list[SweepInfo]:
         """Every recorded sweep with the ids of its forks."""

@@ -51,7 +51,8 @@ class Agent:
     ``template`` is a notebook for the papermill runner; ``grid`` the default sweep grid;
     ``x``/``y`` the default chart axes (``color``: the parameter that colours its lines);
     ``metrics`` the ones worth showing first; ``db`` the default journal file of its
-    commands."""
+    commands; ``shorthands`` the options it adds to ``lithify sweep`` for its journals
+    (``{"budgets": "budget"}``: ``--budgets 300,600`` means ``--param budget=300,600``)."""
 
     name: str
     state: str
@@ -65,6 +66,7 @@ class Agent:
     color: str | None = None
     metrics: tuple[str, ...] = ()
     db: str | None = None
+    shorthands: Mapping[str, str] = field(default_factory=dict)
 
     def state_class(self) -> type:
         """The agent's State class."""
@@ -75,14 +77,17 @@ class Agent:
 
 
 _registered: dict[str, Agent] = {}
+_explicit: set[str] = set()  # names given to register(): they win over what _load finds
 _loaded = False
 
 
 def register(agent: Agent) -> Agent:
-    """Add (or replace) an agent in this process."""
+    """Add (or replace) an agent in this process; it wins over an entry point or
+    ``$LITHIFY_AGENTS`` of the same name."""
     if not isinstance(agent, Agent):
         raise InvalidValue(f"register takes an Agent, not {type(agent).__name__}")
     _registered[agent.name] = agent
+    _explicit.add(agent.name)
     return agent
 
 
@@ -104,7 +109,7 @@ def _load() -> None:
             _registered.setdefault(agent.name, agent)
     for ref in filter(None, os.environ.get("LITHIFY_AGENTS", "").split(",")):
         agent = import_ref(ref.strip())
-        if isinstance(agent, Agent):
+        if isinstance(agent, Agent) and agent.name not in _explicit:
             _registered[agent.name] = agent
 
 

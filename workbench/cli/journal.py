@@ -18,7 +18,6 @@ from ..events import encode_state, iso_ms
 from ..matrix import export
 from ..verify import VerifyReport
 from .app import (
-    agent_of,
     app,
     brief,
     command,
@@ -145,19 +144,18 @@ def chart(
     if output.is_dir():
         raise InvalidValue(f"-o {output} is a folder; give a file name")
     with open_journal(opts) as j:
-        agent = agent_of(j)
-        x = x or (agent.x if agent else None)
-        y = y or (agent.y if agent else None)
-        if color is None and agent is not None and agent.color and not x_given_other(x, agent):
-            color = agent.color
-        if not x or not y:
+        axes = charts.default_axes(j, x=x, y=y, color=color, sweep=sweep)
+        if not axes.x or not axes.y:
             raise InvalidValue(
                 "which axes? pass --x PARAM --y METRIC (the journal's agent names no defaults)"
             )
-        df = j.matrix(sweep=sweep, metrics=[y])
+        df = j.matrix(sweep=sweep, metrics=[axes.y])
     if df.is_empty():
-        raise NotFound(f"no observations of {y!r} in {opts.path}")
-    charts.save(charts.metric_vs_param(df, x=x, y=y, color=color, facet=facet, log_x=log_x), output)
+        raise NotFound(f"no observations of {axes.y!r} in {opts.path}")
+    chart = charts.metric_vs_param(
+        df, x=axes.x, y=axes.y, color=axes.color, facet=facet, log_x=log_x
+    )
+    charts.save(chart, output)
     emit(
         opts,
         {"path": str(output), "branches": df["branch"].n_unique()},
@@ -497,7 +495,7 @@ def rekey(ctx: typer.Context) -> None:
     $LITHIFY_NEW_KEY or a prompt."""
     opts = options(ctx)
     with open_journal(opts, write=True) as j:  # the journal is checked before a key is asked
-        if not j.storage.encrypted:
+        if not j.encrypted:
             raise InvalidValue(
                 f"{opts.path} is not encrypted; rekey changes the key of an encrypted journal"
             )
@@ -577,7 +575,7 @@ def history(
         last = _seq_in(j, b, hi, "--to") if hi is not None else b.head
         recs = b.history(first, last) if first <= last else []
         labels: dict[tuple[int, int], list[str]] = {}
-        for label, lb, lq in j.storage.tags():
+        for label, lb, lq in j.tags():
             labels.setdefault((lb, lq), []).append(label)
     docs = [
         {
@@ -634,9 +632,3 @@ def search(
 def is_unit_id(text: str) -> bool:
     """Whether a command-line argument is a unit id (``u`` and 32 hex digits)."""
     return len(text) == 33 and text[0] == "u" and all(c in "0123456789abcdef" for c in text[1:])
-
-
-def x_given_other(x: str | None, agent: Any) -> bool:
-    """Whether --x names another parameter than the agent's own axis (its colour is then not
-    meant for this chart)."""
-    return x is not None and x != agent.x

@@ -106,8 +106,7 @@ def tags(ctx: typer.Context) -> None:
     opts = options(ctx)
     with open_journal(opts) as j:
         docs: list[dict[str, Any]] = [
-            {"label": label, "branch": b, "seq": q, "kind": "tag"}
-            for label, b, q in j.storage.tags()
+            {"label": label, "branch": b, "seq": q, "kind": "tag"} for label, b, q in j.tags()
         ]
         if j.state_name == SessionState.state_name:
             docs += [{**d, "kind": "snapshot"} for d in forge(j).labels_sync()]

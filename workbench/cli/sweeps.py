@@ -1,5 +1,5 @@
-"""The generic sweep commands: sweep, sweeps, sweep-resume. The fork function, template and
-default grid come from the journal's agent unless given (--fn, --notebook, --param)."""
+"""The generic sweep commands: sweep, sweeps, sweep-resume. What a sweep runs is decided by
+``workbench.sweep.for_agent`` (the one rule every client uses); this module parses and prints."""
 
 from __future__ import annotations
 
@@ -9,38 +9,48 @@ from typing import Any
 
 import typer
 
+from .. import plugins
 from .. import sweep as sweeps
 from ..errors import InvalidValue
-from .app import agent_of, command, console, emit, matrix_rows, open_journal, options, point
+from .app import agent_of, command, console, emit, matrix_rows, open_journal, options
 
 
-def _ints(text: str, what: str) -> list[int]:
-    try:
-        values = [int(v) for v in text.split(",") if v.strip()]
-    except ValueError:
-        raise InvalidValue(f"{what} takes comma-separated integers, like 300,600,1200") from None
-    if not values:
-        raise InvalidValue(f"{what} needs at least one value, like 300,600,1200")
-    return values
+def _shorthands(extra: list[str], agent: plugins.Agent | None) -> dict[str, str]:
+    """``--NAME V1,V2`` options the journal's agent adds (its ``shorthands``), as grid lines
+    ``PARAM=V1,V2``; anything else left on the command line is an unknown option."""
+    known = dict(agent.shorthands) if agent else {}
+    lines: dict[str, str] = {}
+    i = 0
+    while i < len(extra):
+        tok = extra[i]
+        name, eq, value = tok.partition("=")
+        flag = name[2:] if name.startswith("--") else None
+        if flag is None or flag not in known:
+            offered = ", ".join(f"--{k}" for k in known) or "none"
+            who = f"the journal's agent ({agent.name})" if agent else "no agent"
+            raise InvalidValue(
+                f"no such option: {tok} (lithify sweep --help lists the options; shorthands "
+                f"{who} adds: {offered})"
+            )
+        if not eq:
+            if i + 1 >= len(extra):
+                raise InvalidValue(f"--{flag} takes values, like --{flag} 300,600,1200")
+            value = extra[i + 1]
+            i += 1
+        lines[known[flag]] = value
+        i += 1
+    return lines
 
 
-def _grid(
-    params: list[str], budgets: str | None, default: dict[str, list[Any]]
-) -> dict[str, list[Any]]:
+def _grid(params: list[str], shorthand: dict[str, str]) -> str | None:
     grid = sweeps.parse_grid("\n".join(params)) if params else {}
-    if budgets is not None:
-        if "budget" in grid:
+    for param in shorthand:
+        if param in grid:
             raise InvalidValue(
-                "--budgets and --param budget=... both set the budgets; give one of them"
+                f"a shorthand and --param {param}=... both set {param}; give one of them"
             )
-        grid["budget"] = _ints(budgets, "--budgets")
-    if not grid:
-        if not default:
-            raise InvalidValue(
-                "what to sweep? give --param NAME=V1,V2,... (the journal's agent names no grid)"
-            )
-        grid = {k: list(v) for k, v in default.items()}
-    return grid
+    lines = [*params, *(f"{k}={v}" for k, v in shorthand.items())]
+    return "\n".join(lines) if lines else None
 
 
 def _emit(opts: Any, result: Any, df: Any) -> None:
@@ -49,14 +59,13 @@ def _emit(opts: Any, result: Any, df: Any) -> None:
         raise typer.Exit(1)
 
 
-@command("Sweeps")
+@command("Sweeps", context_settings={"allow_extra_args": True, "ignore_unknown_options": True})
 def sweep(
     ctx: typer.Context,
     at: str = typer.Option(
         ..., "--at", help="Fork every run at this event: a seq or a ref (main@191, a label)."
     ),
     param: list[str] = typer.Option([], "--param", help="NAME=V1,V2,... (repeat for a grid)."),
-    budgets: str = typer.Option(None, "--budgets", help="Shorthand for --param budget=V1,V2,..."),
     seeds: int = typer.Option(
         None, "--seeds", help="Add a seed parameter 0..N-1 to every grid point."
     ),
@@ -69,7 +78,8 @@ def sweep(
     runner: str = typer.Option(
         None,
         "--runner",
-        help="papermill, warm, process or dask (default: papermill with --notebook, else process).",
+        help="papermill, warm, process or dask (default: papermill with --notebook, else "
+        "process with a fork function, else papermill with the agent's template).",
     ),
     scheduler: str = typer.Option(
         None,
@@ -77,44 +87,36 @@ def sweep(
         help="With --runner dask: the scheduler's address (tcp://host:8786; the journal must be "
         "a PostgreSQL URL); default: a LocalCluster of --workers processes here.",
     ),
-    workers: int = typer.Option(4, "--workers", help="Forks run in parallel."),
+    workers: int = typer.Option(
+        None, "--workers", help="Forks run in parallel (default: 4, or the cores here if fewer)."
+    ),
     timeout: float = typer.Option(None, "--timeout", help="Seconds a fork may run."),
     branch: str = typer.Option(
         None, "--branch", help="Branch to fork (id or name; default: main)."
     ),
 ) -> None:
-    """Fork one branch per grid point at an event, run them in parallel, print the matrix rows."""
+    """Fork one branch per grid point at an event, run them in parallel, print the matrix rows.
+    Without --param, the journal's agent's default grid; an agent may add shorthands (the
+    bundled ones: --budgets V1,V2 for --param budget=V1,V2)."""
     opts = options(ctx)
-    chosen = runner or ("papermill" if notebook else "process")
-    sweeps.check_options(chosen, workers, timeout)
-    if scheduler is not None and chosen != "dask":
-        raise InvalidValue("--scheduler is for --runner dask")
-    # dask runs the agent's fork function unless given a template
-    templated = chosen in ("papermill", "warm") or (chosen == "dask" and notebook is not None)
     with open_journal(opts, write=True) as j:
-        agent = agent_of(j)
-        grid = _grid(param, budgets, dict(agent.grid) if agent else {})
-        template: str | Path | None = notebook or (
-            agent.template if templated and agent and agent.template else None
-        )
-        if templated and template is None:
-            raise InvalidValue(f"--runner {chosen} runs a template notebook: pass --notebook")
-        function = None if template is not None else (fn or (agent.fork if agent else None))
-        if template is None and function is None:
-            raise InvalidValue(
-                "which fork function? pass --fn module:function (the journal's agent names none)"
-            )
-        base_id, seq = point(j, at, branch)
-        plan = sweeps.plan(j, base_id, seq, grid, seeds=seeds, notebook=template, fn=function)
-        result = sweeps.run(
-            plan,
+        grid = _grid(param, _shorthands(list(ctx.args), agent_of(j)))
+        launch = sweeps.for_agent(
+            j,
+            at,
+            grid=grid,
+            runner=runner,
+            fn=fn,
+            notebook=notebook,
+            seeds=seeds,
+            branch=branch,
             workers=workers,
-            runner=chosen,
             timeout=timeout,
-            progress=not opts.json,
             scheduler=scheduler,
         )
-        df = j.matrix(sweep=plan.id)
+        handle = launch.start()
+        result = handle.wait(show=not opts.json)
+        df = j.matrix(sweep=handle.plan.id)
     _emit(opts, result, df)
 
 
@@ -125,7 +127,7 @@ def sweeps_cmd(ctx: typer.Context) -> None:
     with open_journal(opts) as j:
         rows: list[dict[str, Any]] = []
         for s in j.sweeps():
-            runs = {r.branch: r.status for r in j.storage.runs(s.id)}
+            runs = {r.branch: r.status for r in j.runs(s.id)}
             counts = {
                 st: sum(v == st for v in runs.values())
                 for st in ("finished", "failed", "running", "cancelled")

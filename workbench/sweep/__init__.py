@@ -1,8 +1,14 @@
 """Sweeps: fork a branch at an event once per grid point and run the forks in parallel.
 
     from workbench import sweep
+    result = sweep.for_agent(j, "main@191", grid={"budget": [300, 600, 1200]}).start().wait()
+
+``for_agent`` decides grid, runner, template and fork function from what is given and the
+journal's agent (``workbench.sweep.launch``: the one rule the CLI, server and widgets share);
+``plan`` and ``run`` are the steps underneath, for full control:
+
     s = sweep.plan(j, base=0, at=191, grid={"budget": [300, 600, 1200]}, seeds=3)
-    result = sweep.run(s, notebook="notebooks/templates/auditor_fork.ipynb", workers=4)
+    result = sweep.run(s, notebook="auditor_fork", workers=4)
 
 Runners ("papermill", "warm", "process"; all orchestrated from threads of this process) are
 described in ``workbench.sweep.runners``.
@@ -17,6 +23,7 @@ workers exit when this process dies (ipykernel's parent poller; the worker's own
 from __future__ import annotations
 
 from .handle import SweepHandle, resume, run, start
+from .launch import Launch, defaults, for_agent, grid_text
 from .plan import (
     RUNNERS,
     Fork,
@@ -35,11 +42,15 @@ __all__ = [
     "PROGRESS_ENV",
     "RUNNERS",
     "Fork",
+    "Launch",
     "ForkRun",
     "SweepHandle",
     "SweepPlan",
     "SweepResult",
     "check_options",
+    "defaults",
+    "for_agent",
+    "grid_text",
     "load",
     "parse_grid",
     "plan",

@@ -51,6 +51,37 @@ def runners_here() -> list[str]:
     return [r for r in RUNNERS if r != "dask" or available()]
 
 
+def check_scheduler(journal: str, scheduler: Any) -> None:
+    """Refuse a scheduler the journal cannot be shared with (before anything is written): an
+    address or a Client of a cluster that may span machines needs a PostgreSQL journal; an SQLite
+    file works with a LocalCluster here. Also refuses a missing Dask installation."""
+    distributed = _distributed()
+    if scheduler is None:
+        return
+    if isinstance(scheduler, str):
+        if not is_url(journal):
+            raise InvalidValue(
+                f"the dask runner with a scheduler address needs a journal every worker can "
+                f"reach: {journal} is an SQLite file, which is not shared between machines. "
+                "Use a PostgreSQL journal (--db postgresql://...; `lithify clone` copies this "
+                "one there), or no scheduler for a LocalCluster on this machine"
+            )
+        return
+    if hasattr(scheduler, "submit") and hasattr(scheduler, "scheduler_info"):
+        cluster = getattr(scheduler, "cluster", None)
+        if not is_url(journal) and not isinstance(cluster, distributed.LocalCluster):
+            raise InvalidValue(
+                f"this Client's cluster may run on other machines, and {journal} is an "
+                "SQLite file, which is not shared between machines: use a PostgreSQL journal, "
+                "or a Client of a LocalCluster"
+            )
+        return
+    raise InvalidValue(
+        "scheduler is a distributed.Client, an address like tcp://host:8786, or None "
+        f"(a LocalCluster here), not {scheduler!r}"
+    )
+
+
 def run_on_worker(
     kind: str,
     target: str,
@@ -125,6 +156,7 @@ class DaskRunner:
         self.kind, self.target, self.start_timeout = kind, target, start_timeout
         self.cancel_name = f"lithify-cancel-{uuid.uuid4().hex}"
         self._own: list[Any] = []  # what this runner started and must close
+        check_scheduler(journal, scheduler)
         if scheduler is None:
             cluster = distributed.LocalCluster(
                 n_workers=workers,
@@ -136,13 +168,6 @@ class DaskRunner:
             self.client = distributed.Client(cluster)
             self._own = [self.client, cluster]
         elif isinstance(scheduler, str):
-            if not is_url(journal):
-                raise InvalidValue(
-                    f"the dask runner with a scheduler address needs a journal every worker can "
-                    f"reach: {journal} is an SQLite file, which is not shared between machines. "
-                    "Use a PostgreSQL journal (--db postgresql://...; `lithify clone` copies this "
-                    "one there), or no scheduler for a LocalCluster on this machine"
-                )
             try:
                 self.client = distributed.Client(scheduler, timeout=30)
             except Exception as e:  # noqa: BLE001 (the address is the one thing that varies)
@@ -151,20 +176,8 @@ class DaskRunner:
                     "`dask scheduler` and give its address (tcp://host:8786)"
                 ) from None
             self._own = [self.client]
-        elif hasattr(scheduler, "submit") and hasattr(scheduler, "scheduler_info"):
-            cluster = getattr(scheduler, "cluster", None)
-            if not is_url(journal) and not isinstance(cluster, distributed.LocalCluster):
-                raise InvalidValue(
-                    f"this Client's cluster may run on other machines, and {journal} is an "
-                    "SQLite file, which is not shared between machines: use a PostgreSQL journal, "
-                    "or a Client of a LocalCluster"
-                )
-            self.client = scheduler
         else:
-            raise InvalidValue(
-                "scheduler is a distributed.Client, an address like tcp://host:8786, or None "
-                f"(a LocalCluster here), not {scheduler!r}"
-            )
+            self.client = scheduler
         self.address = str(self.client.scheduler.address)
         self._event = distributed.Event(self.cancel_name, client=self.client)
 

@@ -114,6 +114,12 @@ class SweepHandle:
         """True once every fork has finished, failed or been cancelled."""
         return not self._closer.is_alive()
 
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait until the sweep has ended and its runner closed (kernels, workers); whether it
+        has."""
+        self._closer.join(timeout)
+        return self.done
+
     def progress(self) -> dict[int, tuple[str, int | None, int | None]]:
         """Per fork: (status, steps done, steps total) as reported by the template."""
         out = {}
@@ -258,11 +264,8 @@ def start(
                 f"only= names branches that are not forks of sweep {plan.id}: {unknown}"
             )
         forks = [f for f in plan.forks if f.branch in set(wanted)]
-    base_dir = Path(out_dir) if out_dir is not None else out_dir_for(plan.journal.path)
-    target = base_dir / str(plan.id)
-    target.mkdir(parents=True, exist_ok=True)
     try:
-        r = make_runner(plan, runner, nb, ref, start_timeout, workers, scheduler)
+        r = make_runner(plan.journal.location, runner, nb, ref, start_timeout, workers, scheduler)
     except Exception as e:
         # The sweep did not start: its forks say why, instead of staying "pending" forever.
         error = json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000], "where": "start"})
@@ -282,12 +285,41 @@ def start(
         plan.journal.storage.set_sweep_how(plan.id, canonical(recorded_how, "how"))
         plan.how.clear()
         plan.how.update(recorded_how)
-        return SweepHandle(
-            plan, r, forks, workers, target, timeout, ref if runner != "process" else None
-        )
+        return _handle(plan, r, forks, out_dir)
     except BaseException:
         r.close()  # no handle owns it: stop its kernels now
         raise
+
+
+def start_planned(
+    plan: SweepPlan, runner: Any, out_dir: str | os.PathLike[str] | None = None
+) -> SweepHandle:
+    """Run every fork of a plan just made (how it runs recorded with it) on a runner already
+    started (``Launch.start``); closes the runner if the sweep cannot start."""
+    try:
+        return _handle(plan, runner, list(plan.forks), out_dir)
+    except BaseException:
+        runner.close()
+        raise
+
+
+def _handle(
+    plan: SweepPlan, runner: Any, forks: list[Fork], out_dir: str | os.PathLike[str] | None
+) -> SweepHandle:
+    how = plan.how
+    base_dir = Path(out_dir) if out_dir is not None else out_dir_for(plan.journal.path)
+    target = base_dir / str(plan.id)
+    target.mkdir(parents=True, exist_ok=True)
+    ref = how.get("fn")
+    return SweepHandle(
+        plan,
+        runner,
+        forks,
+        int(how.get("workers") or 1),
+        target,
+        how.get("timeout"),
+        ref if how.get("runner") != "process" else None,
+    )
 
 
 def run(

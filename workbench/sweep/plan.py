@@ -245,8 +245,11 @@ def plan(
     seeds: int | None = None,
     notebook: str | os.PathLike[str] | None = None,
     fn: str | Callable[..., Any] | None = None,
+    how: Mapping[str, Any] | None = None,
 ) -> SweepPlan:
-    """Create one fork of ``base`` at ``at`` per grid point (x seed) and record the sweep."""
+    """Create one fork of ``base`` at ``at`` per grid point (x seed) and record the sweep, with
+    a pending run per fork; ``how`` (runner, workers, ... as ``Launch.how``) is recorded in the
+    same transaction, so a coordinator killed right after planning resumes the same way."""
     if journal.path == ":memory:":
         raise InvalidValue(
             "sweeps run in other processes: open the journal from a file, not in memory"
@@ -263,12 +266,10 @@ def plan(
         "notebook": nb,
         "fn": ref,
     }
-    branches = journal.sweep(base, at, points, spec=spec)
+    recorded = dict(how) if how is not None else {}
+    branches = journal.sweep(base, at, points, spec=spec, how=recorded)
     sweep_id = branches[0].info.sweep if branches else None
     assert sweep_id is not None
-    db = journal.storage
-    for b in branches:
-        db.put_run(b.id, sweep_id, "pending")
     base_id = branches[0].parent if branches else 0
     return SweepPlan(
         journal,
@@ -280,6 +281,7 @@ def plan(
         tuple(Fork(b.id, p) for b, p in zip(branches, points, strict=True)),
         nb,
         ref,
+        dict(how) if how is not None else {},
     )
 
 
@@ -309,7 +311,7 @@ def load(journal: Journal, sweep_id: int) -> SweepPlan:
 def status(journal: Journal, sweep_id: int) -> list[ForkRun]:
     """Each fork's recorded run: status, wall time, error, executed notebook, key metrics."""
     p = load(journal, sweep_id)
-    rows = {r.branch: r for r in journal.storage.runs(sweep_id)}
+    rows = {r.branch: r for r in journal.runs(sweep_id)}
     metrics: dict[int, dict[str, float]] = {}
     m = journal.matrix(sweep=sweep_id)
     for row in m.iter_rows(named=True):

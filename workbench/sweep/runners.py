@@ -33,7 +33,7 @@ from typing import Any
 
 from .. import params as declared_params
 from ..errors import ForkFailed, InvalidValue
-from .plan import RUNNERS, Fork, SweepPlan
+from .plan import RUNNERS, Fork
 from .worker import PROGRESS_ENV
 
 
@@ -447,7 +447,7 @@ class WarmRunner:
 
 
 def make_runner(
-    plan: SweepPlan,
+    journal: str,
     runner: str,
     notebook: str | None,
     fn: str | None,
@@ -455,7 +455,8 @@ def make_runner(
     workers: int = 1,
     scheduler: Any = None,
 ) -> Any:
-    """The runner for a sweep, its every argument checked before a kernel or worker starts.
+    """The runner for a sweep of the journal at ``journal`` (its location), every argument
+    checked before a kernel or worker starts.
     ``"dask"`` runs the template (with papermill) or else the fork function as tasks on
     ``scheduler`` (a Client, an address, or None for a LocalCluster)."""
     if runner not in RUNNERS:
@@ -467,14 +468,12 @@ def make_runner(
 
         if notebook is not None:
             declared_params.of_notebook(notebook)
-            return DaskRunner(
-                plan.journal.location, "papermill", notebook, start_timeout, workers, scheduler
-            )
+            return DaskRunner(journal, "papermill", notebook, start_timeout, workers, scheduler)
         if fn is None:
             raise InvalidValue(
                 "the dask runner needs fn= (a function or 'module:function') or notebook="
             )
-        return DaskRunner(plan.journal.location, "process", fn, start_timeout, workers, scheduler)
+        return DaskRunner(journal, "process", fn, start_timeout, workers, scheduler)
     if runner == "process":
         if fn is None:
             raise InvalidValue("the process runner needs fn= (a function or 'module:function')")

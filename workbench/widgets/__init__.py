@@ -5,8 +5,9 @@ results stream in.
     Workbench(journal, notebook="templates/auditor_fork.ipynb")
 """
 
+from ..sweep import parse_grid
 from .explorer import JournalExplorer
-from .launcher import SweepLauncher, parse_grid
+from .launcher import SweepLauncher
 from .live import LiveResults
 from .workbench import Workbench
 

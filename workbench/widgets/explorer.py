@@ -153,7 +153,7 @@ class JournalExplorer(w.VBox):
         self.compare_mode.observe(lambda _: self._show_state(), "value")
         self.compare_seq.observe(lambda _: self._show_state(), "value")
         self.compare_ref.observe(lambda _: self._show_state(), "value")
-        self._cursor = journal.storage.top_position()
+        self._cursor = journal.end()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self.refresh()
@@ -167,7 +167,7 @@ class JournalExplorer(w.VBox):
         run statuses): the tree and the page are redrawn, the selection kept. Whether anything
         arrived."""
         events, self._cursor = self.journal.tail(self._cursor, limit=5000)
-        runs = tuple((r.branch, r.status) for r in self.journal.storage.runs())
+        runs = tuple((r.branch, r.status) for r in self.journal.runs())
         if not events and runs == self._runs:
             return False
         self.refresh()
@@ -198,7 +198,7 @@ class JournalExplorer(w.VBox):
     def refresh(self) -> None:
         """Reload the branch tree (new forks, new heads) and the current page."""
         infos = self.journal.branches()
-        run_rows = self.journal.storage.runs()
+        run_rows = self.journal.runs()
         self._runs = tuple((r.branch, r.status) for r in run_rows)
         runs = {r.branch: r.status for r in run_rows}
         children: dict[int | None, list[BranchInfo]] = {}

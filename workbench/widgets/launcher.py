@@ -17,8 +17,6 @@ from .. import sweep as sweeps
 from ..bundled import resolve_notebook
 from ..errors import InvalidValue, WorkbenchError
 from ..journal import Journal
-from ..sweep import parse_grid
-from ..sweep.cluster import runners_here
 
 
 class SweepLauncher(w.VBox):
@@ -34,20 +32,19 @@ class SweepLauncher(w.VBox):
         explorer: Any = None,
         grid: str | None = None,
         seeds: int = 3,
-        workers: int = 4,
+        workers: int | None = None,
         runner: str | None = None,
         **kw: Any,
     ) -> None:
         self.journal = journal
-        agent = plugins.agent_for(journal.state_name)  # defaults: the journal's agent's
+        # what the form starts from: the one rule's defaults for this journal (its agent's)
+        start = sweeps.defaults(journal, runner=runner, fn=fn, notebook=notebook)
         self.notebook = str(resolve_notebook(notebook)) if notebook is not None else None
-        self.fn = fn or (agent.fork if agent else None)
+        self.fn = fn or start.fn
+        agent = plugins.agent_for(journal.state_name)
         self.metrics = list(agent.metrics) if agent else []
         if grid is None:
-            grid = "\n".join(
-                f"{k}={','.join(json.dumps(v) for v in vals)}"
-                for k, vals in (agent.grid.items() if agent else ())
-            )
+            grid = sweeps.grid_text(start.grid)
         self.handle: sweeps.SweepHandle | None = None
         self.plan: sweeps.SweepPlan | None = None
         self.result: sweeps.SweepResult | None = None
@@ -64,9 +61,15 @@ class SweepLauncher(w.VBox):
             value=grid, description="grid", layout=w.Layout(width="480px", height="60px")
         )
         self.seeds = w.BoundedIntText(value=seeds, min=0, max=1000, description="seeds")
-        self.workers = w.BoundedIntText(value=workers, min=1, max=64, description="workers")
-        default_runner = runner or ("papermill" if self.notebook else "process")
-        self.runner = w.Dropdown(options=runners_here(), value=default_runner, description="runner")
+        self.workers = w.BoundedIntText(
+            value=workers if workers is not None else start.workers,
+            min=1,
+            max=64,
+            description="workers",
+        )
+        self.runner = w.Dropdown(
+            options=list(start.runners), value=start.runner, description="runner"
+        )
         self.launch_button = w.Button(
             description="Launch sweep", button_style="primary", icon="play"
         )
@@ -140,28 +143,18 @@ class SweepLauncher(w.VBox):
         """Plan the sweep from the form and start it in the background; returns its handle."""
         if self.handle is not None and not self.handle.done:
             raise InvalidValue("a sweep is still running; cancel it or wait for it to finish")
-        grid = parse_grid(self.grid.value)
-        seeds = self.seeds.value or None
-        fn, notebook = self._target()
-        self.plan = sweeps.plan(
+        launch = sweeps.for_agent(
             self.journal,
-            self.branch.value,
             self.seq.value,
-            grid,
-            seeds=seeds,
-            notebook=notebook,
-            fn=fn,
+            grid=self.grid.value,
+            runner=self.runner.value,
+            fn=self.fn,
+            notebook=self.notebook,
+            seeds=self.seeds.value or None,
+            branch=self.branch.value,
+            workers=self.workers.value,
         )
-        self.sweep_id = self.plan.id
-        return self._start(None)
-
-    def _target(self) -> tuple[Any, Any]:
-        """(fork function, template) for the chosen runner: process runs the function,
-        papermill and warm the template, dask the function if there is one."""
-        runner = self.runner.value
-        if runner == "process" or (runner == "dask" and self.fn is not None):
-            return self.fn, None
-        return None, self.notebook
+        return self._show(launch.start())
 
     def rerun_failed(self) -> sweeps.SweepHandle:
         """Run again the forks of the last sweep that failed."""
@@ -176,17 +169,21 @@ class SweepLauncher(w.VBox):
         return self._start(None)
 
     def _start(self, only: str | None) -> sweeps.SweepHandle:
+        """Run the last sweep's forks again (``only``: "failed", or None for every unfinished
+        one) the way it last ran, with the launcher's function or template as they are now (a
+        fixed function reruns the failed forks)."""
         assert self.plan is not None
-        runner = self.runner.value
-        fn, notebook = self._target()
-        self.handle = sweeps.start(
-            self.plan,
-            notebook=notebook,
-            fn=fn,
-            workers=self.workers.value,
-            runner=runner,
-            only=only,
+        handle = sweeps.start(
+            self.plan, notebook=self.notebook, fn=self.fn, workers=self.workers.value, only=only
         )
+        return self._show(handle)
+
+    def _show(self, handle: sweeps.SweepHandle) -> sweeps.SweepHandle:
+        """Follow a started sweep: a bar per fork, the buttons that apply."""
+        self.handle = handle
+        self.plan = handle.plan
+        self.sweep_id = handle.plan.id
+        runner = handle.plan.how.get("runner")
         self.result = None
         self.summary.value = ""
         self._bars = {}

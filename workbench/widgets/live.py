@@ -10,7 +10,7 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
-from .. import charts, plugins
+from .. import charts
 from .. import matrix as mx
 from ..errors import InvalidValue
 from ..journal import Journal
@@ -50,9 +50,8 @@ class LiveResults(w.VBox):
 
         offline_charts()
         self.journal = journal
-        agent = plugins.agent_for(journal.state_name)  # default axes: the journal's agent's
-        x = x or (agent.x if agent else None)
-        y = y or (agent.y if agent else None)
+        axes = charts.default_axes(journal, x=x, y=y, color=color, sweep=sweep)
+        x, y, color = axes.x, axes.y, axes.color
         if not x or not y:
             raise InvalidValue(
                 "LiveResults needs x= (a parameter) and y= (a metric): the journal's agent names "

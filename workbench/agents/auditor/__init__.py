@@ -18,6 +18,7 @@ from .agent import (
     start,
     step,
 )
+from .charts import recall_vs_budget
 from .logic import CATEGORIES, AuditState, select_files, tokens
 from .models import Calls, MockModel, Model, OpenAIModel, make_model
 
@@ -31,6 +32,7 @@ AGENT = Agent(
     grid={"budget": [300, 600, 1200, 2400, 4800]},
     x="budget",
     y="recall",
+    shorthands={"budgets": "budget"},
     metrics=("recall", "precision", "compactions", "model_calls"),
     db="auditor.db",
 )
@@ -48,6 +50,7 @@ __all__ = [
     "bundled_corpus",
     "fork_seq_after_files",
     "make_model",
+    "recall_vs_budget",
     "rerun_counts",
     "run",
     "run_fork",

@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import InvalidValue
-from ...events import canonical
 from ...journal import Journal
 from . import agent, logic
 from .crash import crash_demo_run
@@ -150,29 +149,29 @@ def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str
 
         con.rule(f"[bold]4. fork a sweep {FILES_IN} files in: five budgets")
         at = agent.fork_seq_after_files(root, FILES_IN)
+        # run here, one fork after another; recorded as what resumes it: the process runner
+        how = {"runner": "process", "fn": "workbench.agents.auditor:run_fork", "workers": 1}
         forks = j.sweep(
             root,
             at,
             [{"budget": b} for b in BUDGETS],
             spec={"grid": {"budget": BUDGETS}},
+            how=how,
         )
         sweep_id = forks[0].info.sweep
         assert sweep_id is not None
-        # run here, one fork after another; recorded as what resumes it: the process runner
-        how = {"runner": "process", "fn": "workbench.agents.auditor:run_fork", "workers": 1}
-        j.storage.set_sweep_how(sweep_id, canonical(how, "how"))
         calls = Calls(make_model(backend, model_name), trace)
         recall: dict[int, float] = {}
         try:
             for f in forks:
                 budget = f.params["budget"]
                 started = time.time()
-                j.storage.put_run(
+                j.record_run(
                     f.id, sweep_id, "running", runner="in-process", started=int(started * 1000)
                 )
                 agent.start(f, budget=budget)
                 res = agent.run(f, calls)
-                j.storage.put_run(
+                j.record_run(
                     f.id,
                     sweep_id,
                     "finished",

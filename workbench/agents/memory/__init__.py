@@ -31,6 +31,7 @@ AGENT = Agent(
     grid={"budget": [25, 50, 100, 200, 400], "retrieval": ["literal", "lexical", "fused"]},
     x="budget",
     y="recall",
+    shorthands={"budgets": "budget"},
     color="retrieval",
     metrics=("recall", "recall@5", "ndcg@5", "mrr", "context_tokens"),
 )

@@ -1,0 +1,164 @@
+"""The server's state: the journals it has open (by absolute path or URL), the sweeps it
+started, and the threads its handlers run the library on, so a large matrix or chart never
+stalls Jupyter's event loop (and every kernel websocket with it)."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, TypeVar
+
+from .. import bundled
+from ..errors import InvalidValue, NotAJournal, NotFound
+from ..journal import Journal
+from ..storage import is_journal_file, is_url
+
+SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".ipynb_checkpoints"}
+MAX_DEPTH = 12  # folders below the server root searched for journals
+THREADS = 4  # library calls at once; more requests queue (the journal serializes writes anyway)
+
+T = TypeVar("T")
+
+
+def _inode(path: str) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+class Hub:
+    """Open journals and running sweeps of this server, by absolute path."""
+
+    def __init__(self, root: str) -> None:
+        self.root = Path(root).resolve()
+        self.journals: dict[str, Journal] = {}
+        self.inodes: dict[str, tuple[int, int] | None] = {}
+        self.sweeps: dict[tuple[str, int], Any] = {}
+        self.lock = threading.RLock()
+        self.pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="lithify-api")
+
+    async def run(self, fn: Callable[[], T]) -> T:
+        """``fn()`` on one of the hub's threads, awaited from the event loop."""
+        return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
+
+    def path(self, rel: str | None) -> Path:
+        """A file below the root by its relative path (PermissionError outside it)."""
+        if not rel:
+            raise InvalidValue("pass ?journal=PATH (relative to the server root)")
+        p = (self.root / rel).resolve()
+        if p != self.root and self.root not in p.parents:
+            raise PermissionError(f"{rel} is outside the server root")
+        if not p.is_file():
+            raise NotFound(f"no file {rel} under the server root")
+        return p
+
+    def relative(self, path: str | None) -> str | None:
+        """A path as the file browser names it (relative to the root), if it lies below it."""
+        if not path:
+            return None
+        try:
+            return Path(path).resolve().relative_to(self.root).as_posix()
+        except ValueError:
+            return None
+
+    def notebook(self, rel: str) -> Path:
+        """A template: a notebook under the server root, else a bundled template by name."""
+        if "/" not in rel and not (self.root / rel).is_file():
+            return bundled.template(rel)
+        return self.path(rel)
+
+    def notebook_name(self, path: str | None) -> str | None:
+        """How a form names a template: its path below the root, or a bundled one's name."""
+        if path is None:
+            return None
+        rel = self.relative(path)
+        if rel is not None:
+            return rel
+        p = Path(path)
+        try:
+            if p.resolve() == bundled.template(p.stem).resolve():
+                return p.stem
+        except NotFound:
+            pass
+        return str(p)
+
+    def journal(self, rel: str | None) -> Journal:
+        """The open journal at ``rel`` (a path below the root, or a PostgreSQL URL); a file
+        deleted, or deleted and made again, is closed and reopened, never served stale."""
+        if rel and is_url(rel):  # a PostgreSQL journal: the server is its own root
+            with self.lock:
+                j = self.journals.get(rel)
+                if j is None:
+                    j = self.journals[rel] = Journal.open(rel, create=False)
+                return j
+        with self.lock:
+            key = str((self.root / rel).resolve()) if rel else ""
+            j = self.journals.get(key)
+            if j is not None and self.inodes.get(key) != _inode(key):
+                self.journals.pop(key, None)
+                self.inodes.pop(key, None)
+                j.close()
+                j = None
+            p = self.path(rel)
+            if j is None:
+                if not is_journal_file(key):
+                    raise NotAJournal(f"{rel} is not a lithify journal")
+                j = Journal.open(p)  # the State class comes from the journal's agent plugin
+                self.journals[key] = j
+                self.inodes[key] = _inode(key)
+            return j
+
+    def sweep(self, journal: Journal, sweep_id: int) -> Any:
+        """The handle of a sweep this server started, if any."""
+        with self.lock:
+            return self.sweeps.get((journal.path, sweep_id))
+
+    def started(self, journal: Journal, handle: Any) -> None:
+        """Remember a sweep this server started (to cancel it, and show its progress)."""
+        with self.lock:
+            self.sweeps[(journal.path, handle.plan.id)] = handle
+
+    def list(self) -> list[dict[str, Any]]:
+        """Journal files below the root (``MAX_DEPTH`` folders deep, hidden folders skipped)."""
+        found = []
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            depth = len(Path(dirpath).relative_to(self.root).parts)
+            dirnames[:] = [
+                d
+                for d in dirnames
+                if d not in SKIP_DIRS and not d.startswith(".") and depth < MAX_DEPTH
+            ]
+            for name in sorted(filenames):
+                if name.endswith(".db") and is_journal_file(os.path.join(dirpath, name)):
+                    full = Path(dirpath) / name
+                    found.append(
+                        {
+                            "path": full.relative_to(self.root).as_posix(),
+                            "bytes": full.stat().st_size,
+                        }
+                    )
+        return sorted(found, key=lambda d: d["path"])
+
+    def close(self, wait: float = 20.0) -> None:
+        """Cancel the sweeps this server runs (waiting up to ``wait`` seconds for their kernels
+        and workers to stop) and close its journals."""
+        with self.lock:
+            handles = list(self.sweeps.values())
+            self.sweeps.clear()
+        for h in handles:
+            h.cancel()
+        deadline = time.monotonic() + wait
+        for h in handles:
+            h.join(max(0.0, deadline - time.monotonic()))
+        self.pool.shutdown(wait=True, cancel_futures=True)
+        with self.lock:
+            for j in self.journals.values():
+                j.close()
+            self.journals.clear()

@@ -1,0 +1,176 @@
+"""The JSON the server answers with, typed once. ``extensions/jupyterlab-lithify/src/types.ts``
+mirrors these shapes for the Lab's API client; change both together."""
+
+from __future__ import annotations
+
+from typing import Any, TypedDict
+
+
+class ErrorReply(TypedDict):
+    """Every 4xx/5xx: what went wrong and its kind (the CLI's error kinds)."""
+
+    error: str
+    kind: str
+
+
+class JournalFile(TypedDict):
+    path: str
+    bytes: int
+
+
+class JournalsReply(TypedDict):
+    root: str
+    journals: list[JournalFile]
+    runners: list[str]
+
+
+class BranchJson(TypedDict):
+    id: int
+    name: str | None
+    parent: int | None
+    fork_seq: int
+    head: int
+    head_hash: str
+    params: dict[str, Any]
+    created: int
+    sweep: int | None
+    status: str | None
+
+
+class BranchesReply(TypedDict):
+    branches: list[BranchJson]
+
+
+class EventJson(TypedDict):
+    branch: int
+    seq: int
+    kind: str
+    hash: str
+    parent_hash: str
+    ts: int
+    position: int | None
+    payload: Any
+    summary: str
+
+
+class EventsReply(TypedDict):
+    branch: int
+    head: int
+    offset: int
+    events: list[EventJson]
+
+
+class StateReply(TypedDict):
+    branch: int
+    seq: int
+    hash: str
+    state: Any
+
+
+class Point(TypedDict):
+    branch: int
+    seq: int
+
+
+class ChangeJson(TypedDict, total=False):
+    op: str
+    path: str
+    before: Any
+    after: Any
+
+
+DiffReply = TypedDict(
+    "DiffReply",
+    {
+        "branch": int,
+        "a": int,
+        "b": int,
+        "from": Point,
+        "to": Point,
+        "changes": list[ChangeJson],
+        "states": list[Any],
+    },
+)
+
+
+class BranchDetailReply(BranchJson):
+    error: dict[str, Any] | None
+    metrics: dict[str, float]
+
+
+class AxesReply(TypedDict):
+    params: list[str]
+    varied: list[str]
+    metrics: list[str]
+    x: str | None
+    y: str | None
+    color: str | None
+    sweeps: list[int]
+
+
+class SearchReply(TypedDict):
+    query: str | None
+    branch: int | None
+    events: list[EventJson]
+
+
+class MatrixReply(TypedDict):
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+class ForkJson(TypedDict):
+    branch: int
+    params: dict[str, Any]
+    status: str
+    wall_s: float | None
+    error: dict[str, Any] | None
+    notebook: str | None
+    metrics: dict[str, float]
+    done: int | None
+    total: int | None
+    notebook_rel: str | None
+
+
+class SweepJson(TypedDict):
+    id: int
+    base: int
+    at: int
+    grid: dict[str, list[Any]] | None
+    running: bool
+    forks: list[ForkJson]
+
+
+class SweepsReply(TypedDict):
+    sweeps: list[SweepJson]
+
+
+class SweepStarted(TypedDict):
+    sweep: int
+    forks: list[int]
+
+
+class CancelReply(TypedDict):
+    cancelled: int
+
+
+class TailReply(TypedDict):
+    cursor: int
+    events: list[EventJson]
+
+
+class DefaultsReply(TypedDict):
+    """What a sweep of the journal runs when the form gives nothing (``sweep.defaults``)."""
+
+    agent: str | None
+    base: int | None
+    at: int | None
+    grid: dict[str, list[Any]] | None
+    grid_text: str
+    seeds: int | None
+    runner: str
+    runners: list[str]
+    notebook: str | None
+    fn: str | None
+    workers: int
+    timeout: float | None
