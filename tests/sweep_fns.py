@@ -41,3 +41,67 @@ def counted(journal: str, branch: int, params: dict) -> None:
             b.effect(f"step:{step}", work)
             time.sleep(params.get("sleep", 0.1))
         b.observe("score", params["x"] * 2)
+
+
+def branin(journal: str, branch: int, params: dict) -> None:
+    """A deterministic objective over two floats and a choice (Branin plus an offset per
+    category, to minimize), reported over 4 steps that close in on the final value, so a
+    pruner can stop bad trials early."""
+    import math
+
+    from workbench import sweep
+
+    x1, x2 = float(params["x1"]), float(params["x2"])
+    offset = {"a": 0.0, "b": 5.0, "c": 20.0}[params["kind"]]
+    a, b, c = 1.0, 5.1 / (4 * math.pi**2), 5 / math.pi
+    r, s, t = 6.0, 10.0, 1 / (8 * math.pi)
+    value = a * (x2 - b * x1**2 + c * x1 - r) ** 2 + s * (1 - t) * math.cos(x1) + s + offset
+    with Journal.open(journal) as j:
+        br = j.branch(branch)
+        for step in range(1, 5):
+            br.effect(f"work:{step}", lambda step=step: step)
+            sweep.report(br, value * (1 + 0.5 / step), step, metric="loss")
+        br.observe("loss", value)
+
+
+def branin_counted(journal: str, branch: int, params: dict) -> None:
+    """``branin`` whose effects append a line to $BRANIN_LOG each time they really run (a
+    committed effect read back after a crash appends nothing), then sleep a little so a test
+    can kill the coordinator mid-study."""
+    import math
+    import os
+
+    from workbench import sweep
+
+    x1, x2 = float(params["x1"]), float(params["x2"])
+    offset = {"a": 0.0, "b": 5.0, "c": 20.0}[params["kind"]]
+    a, b, c = 1.0, 5.1 / (4 * math.pi**2), 5 / math.pi
+    value = a * (x2 - b * x1**2 + c * x1 - 6.0) ** 2 + 10 * (1 - 1 / (8 * math.pi)) * math.cos(x1)
+    value += 10 + offset
+    with Journal.open(journal) as j:
+        br = j.branch(branch)
+        for step in range(1, 4):
+
+            def work(step: int = step) -> int:
+                with open(os.environ["BRANIN_LOG"], "a") as f:
+                    f.write(f"{branch}:{step}\n")
+                return step
+
+            br.effect(f"work:{step}", work)
+            sweep.report(br, value * (1 + 0.5 / step), step, metric="loss")
+            time.sleep(float(os.environ.get("BRANIN_SLEEP", "0.05")))
+        br.observe("loss", value)
+
+
+def two_costs(journal: str, branch: int, params: dict) -> None:
+    """Two objectives that pull apart: loss falls and cost rises with x."""
+    x = float(params["x"])
+    with Journal.open(journal) as j:
+        br = j.branch(branch)
+        br.observe("loss", (x - 1) ** 2 + 0.1 * float(params.get("y", 0)))
+        br.observe("cost", x**2)
+
+
+def no_objective(journal: str, branch: int, params: dict) -> None:
+    with Journal.open(journal) as j:
+        j.branch(branch).observe("something_else", 1.0)

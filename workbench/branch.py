@@ -295,11 +295,20 @@ class Branch(Effects):
         return self._head
 
     def observe(
-        self, name: str, value: float, *, expect: int | str | None = None, id: str | None = None
+        self,
+        name: str,
+        value: float,
+        *,
+        step: int | None = None,
+        expect: int | str | None = None,
+        id: str | None = None,
     ) -> int:
-        """Record a measurement (a row of the results matrix); returns its seq. ``expect`` and
-        ``id`` as for ``apply``."""
+        """Record a measurement (a row of the results matrix); returns its seq. ``step`` says
+        where in a run it was taken (learning curves, pruning: see ``sweep.report``);
+        ``expect`` and ``id`` as for ``apply``."""
         ev.check_text(name, "an observation name")
+        if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
+            raise InvalidValue(f"step is a whole number >= 0, not {step!r}", name=name)
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))
@@ -309,7 +318,10 @@ class Branch(Effects):
                 f"observation {name!r} needs a finite number, not {value!r}", name=name
             )
         v = float(value)
-        text = ev.canonical({"name": name, "value": v}, "observation")
+        doc: dict[str, Any] = {"name": name, "value": v}
+        if step is not None:
+            doc["step"] = step
+        text = ev.canonical(doc, "observation")
         if id is not None:
             seq = self._known_id(id, "observe", text)
             if seq is not None:

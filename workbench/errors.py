@@ -182,6 +182,15 @@ class ForkFailed(WorkbenchError):
         return doc
 
 
+class Pruned(WorkbenchError):
+    """Raised by ``sweep.report`` inside a fork when the study's pruner stops it: the fork is
+    recorded as ``pruned`` (not failed) at ``step``. Let it propagate out of the fork."""
+
+    branch: int | None = None
+    step: int | None = None
+    value: float | None = None
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TRACEBACK_LINES = 40
 

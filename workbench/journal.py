@@ -467,6 +467,42 @@ class Journal:
                     self.storage.put_run(f.id, sweep_id, "pending", runner=how.get("runner"))
             return forks
 
+    def open_sweep(
+        self,
+        base: Branch | int | str,
+        at: int,
+        spec: Mapping[str, Any],
+        how: Mapping[str, Any],
+    ) -> int:
+        """Record an adaptive sweep before its first fork (its trials are forked one at a time
+        with ``sweep_fork``); returns its id."""
+        b = base if isinstance(base, Branch) else self.branch(base)
+        b._check_seq(at, "sweep at")
+        text = ev.canonical({"params": [], **dict(spec)}, "sweep")
+        how_text = ev.canonical(dict(how), "how")
+        self.flush(b.id)
+        with self.storage.atomic():
+            sweep_id = self.storage.insert_sweep(b.id, at, text)
+            self.storage.set_sweep_how(sweep_id, how_text)
+            return sweep_id
+
+    def sweep_fork(
+        self,
+        sweep: int,
+        base: Branch | int | str,
+        at: int,
+        params: Mapping[str, Any],
+        runner: str | None = None,
+    ) -> Branch:
+        """Add one fork of ``base`` at ``at`` to a recorded sweep, with its pending run, in one
+        transaction (an adaptive sweep's next trial)."""
+        b = base if isinstance(base, Branch) else self.branch(base)
+        self.flush(b.id)
+        with self.storage.atomic():
+            (fork,) = self.fork(b, at, [(None, params)], sweep=sweep)
+            self.storage.put_run(fork.id, sweep, "pending", runner=runner)
+            return fork
+
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """The run records of a sweep's forks (or of every sweep): status, times, error."""
         self._settle()

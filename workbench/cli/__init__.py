@@ -12,7 +12,7 @@ import sys
 import typer
 
 from .. import plugins
-from . import journal, lab, replicas, sessions, sweeps  # noqa: F401 (they add commands)
+from . import journal, lab, optimize, replicas, sessions, sweeps  # noqa: F401 (they add commands)
 from .app import (
     Ctx,
     UsageError,

@@ -130,15 +130,18 @@ def sweeps_cmd(ctx: typer.Context) -> None:
             runs = {r.branch: r.status for r in j.runs(s.id)}
             counts = {
                 st: sum(v == st for v in runs.values())
-                for st in ("finished", "failed", "running", "cancelled")
+                for st in ("finished", "failed", "pruned", "running", "cancelled")
             }
             counts["pending"] = len(s.branches) - sum(counts.values())
             rows.append(
                 {
                     "id": s.id,
+                    "kind": s.spec.get("kind", "grid"),
                     "base": s.base,
                     "at": s.at,
                     "grid": s.spec.get("grid"),
+                    "space": s.spec.get("space"),
+                    "objectives": s.spec.get("objectives"),
                     "seeds": s.spec.get("seeds"),
                     "notebook": s.spec.get("notebook") or s.how.get("notebook"),
                     "fn": s.spec.get("fn") or s.how.get("fn"),
@@ -154,17 +157,35 @@ def sweeps_cmd(ctx: typer.Context) -> None:
     def human() -> None:
         from rich.table import Table
 
-        t = Table("sweep", "base", "at", "grid", "forks", "finished", "failed", "other")
+        t = Table(
+            "sweep",
+            "kind",
+            "base",
+            "at",
+            "grid / space",
+            "forks",
+            "finished",
+            "failed",
+            "pruned",
+            "other",
+        )
         for r in rows:
+            what = r["grid"] if r["kind"] == "grid" else r["space"]
+            if r["kind"] != "grid" and r["space"]:
+                what = {
+                    k: v.get("choices") or [v.get("low"), v.get("high")] for k, v in what.items()
+                }
             t.add_row(
                 str(r["id"]),
+                r["kind"],
                 str(r["base"]),
                 str(r["at"]),
-                json.dumps(r["grid"]),
+                json.dumps(what),
                 str(r["forks"]),
                 str(r["finished"]),
                 str(r["failed"]),
-                str(r["forks"] - r["finished"] - r["failed"]),
+                str(r["pruned"]),
+                str(r["forks"] - r["finished"] - r["failed"] - r["pruned"]),
             )
         console().print(t)
 

@@ -123,6 +123,7 @@ class ForkJson(TypedDict):
     branch: int
     params: dict[str, Any]
     status: str
+    step: int | None
     wall_s: float | None
     error: dict[str, Any] | None
     notebook: str | None

@@ -22,8 +22,10 @@ workers exit when this process dies (ipykernel's parent poller; the worker's own
 
 from __future__ import annotations
 
+from .engines import PRUNERS, SAMPLERS
 from .handle import SweepHandle, resume, run, start
 from .launch import Launch, defaults, for_agent, grid_text
+from .optimize import StudyHandle, optimize, resume_optimize, start_optimize
 from .plan import (
     RUNNERS,
     Fork,
@@ -36,9 +38,26 @@ from .plan import (
     plan,
     status,
 )
+from .report import report
+from .space import Categorical, Float, Int
+from .trials import Study, Trial, result, study
 from .worker import PROGRESS_ENV, report_progress
 
 __all__ = [
+    "PRUNERS",
+    "SAMPLERS",
+    "Categorical",
+    "Float",
+    "Int",
+    "Study",
+    "StudyHandle",
+    "Trial",
+    "optimize",
+    "report",
+    "result",
+    "resume_optimize",
+    "start_optimize",
+    "study",
     "PROGRESS_ENV",
     "RUNNERS",
     "Fork",

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 import time
@@ -25,6 +26,61 @@ from .worker import read_progress
 
 if TYPE_CHECKING:
     from ..journal import Journal
+
+
+_PRUNED_AT = re.compile(r"pruned at step (\d+)")
+
+
+def execute(
+    runner: Any, ctx: _Context, cancel: threading.Event, record: Callable[..., None]
+) -> str:
+    """Run one fork on ``runner`` and record how it went through ``record(branch, status,
+    **fields)``: running, then finished, failed, pruned (``sweep.report`` stopped it: the step
+    it reached is in its error document) or cancelled. Returns the final status."""
+    b = ctx.fork.branch
+    if cancel.is_set():
+        record(b, "cancelled")
+        return "cancelled"
+    ctx.progress_file.unlink(missing_ok=True)
+    t0 = time.perf_counter()
+    record(b, "running", started=int(time.time() * 1000), error=None)
+    try:
+        nb = runner.run_fork(ctx)
+    except ForkFailed as e:
+        error = e.error
+        if e.ename == "Pruned":
+            status = "pruned"
+            m = _PRUNED_AT.search(e.evalue or "")
+            error = {"ename": "Pruned", "evalue": e.evalue, "step": int(m[1]) if m else None}
+        else:
+            status = "cancelled" if cancel.is_set() else "failed"
+        record(
+            b,
+            status,
+            error=json.dumps(error),
+            finished=int(time.time() * 1000),
+            wall_ms=(time.perf_counter() - t0) * 1000,
+            notebook=str(ctx.notebook_out) if ctx.notebook_out.exists() else None,
+        )
+        return status
+    except Exception as e:  # noqa: BLE001 (a runner bug must not kill the sweep)
+        record(
+            b,
+            "failed",
+            error=json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000]}),
+            finished=int(time.time() * 1000),
+            wall_ms=(time.perf_counter() - t0) * 1000,
+        )
+        return "failed"
+    record(
+        b,
+        "finished",
+        error=None,
+        finished=int(time.time() * 1000),
+        wall_ms=(time.perf_counter() - t0) * 1000,
+        notebook=nb,
+    )
+    return "finished"
 
 
 class SweepHandle:
@@ -65,43 +121,7 @@ class SweepHandle:
         )
 
     def _run_one(self, ctx: _Context) -> None:
-        b = ctx.fork.branch
-        if self._cancel.is_set():
-            self._record(b, "cancelled")
-            return
-        ctx.progress_file.unlink(missing_ok=True)
-        t0 = time.perf_counter()
-        self._record(b, "running", started=int(time.time() * 1000), error=None)
-        try:
-            nb = self.runner.run_fork(ctx)
-        except ForkFailed as e:
-            status = "cancelled" if self._cancel.is_set() else "failed"
-            self._record(
-                b,
-                status,
-                error=json.dumps(e.error),
-                finished=int(time.time() * 1000),
-                wall_ms=(time.perf_counter() - t0) * 1000,
-                notebook=str(ctx.notebook_out) if ctx.notebook_out.exists() else None,
-            )
-            return
-        except Exception as e:  # noqa: BLE001 (a runner bug must not kill the sweep)
-            self._record(
-                b,
-                "failed",
-                error=json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000]}),
-                finished=int(time.time() * 1000),
-                wall_ms=(time.perf_counter() - t0) * 1000,
-            )
-            return
-        self._record(
-            b,
-            "finished",
-            error=None,
-            finished=int(time.time() * 1000),
-            wall_ms=(time.perf_counter() - t0) * 1000,
-            notebook=nb,
-        )
+        execute(self.runner, ctx, self._cancel, self._record)
 
     def _finish(self) -> None:
         for fut in self._futures:

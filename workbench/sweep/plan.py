@@ -68,11 +68,20 @@ class ForkRun:
     notebook: str | None = None
     metrics: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def step(self) -> int | None:
+        """Where a pruned fork stopped (the step of the report that pruned it)."""
+        if self.status != "pruned" or not self.error:
+            return None
+        step = self.error.get("step")
+        return int(step) if isinstance(step, int) else None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "branch": self.branch,
             "params": self.params,
             "status": self.status,
+            "step": self.step,
             "wall_s": self.wall_s,
             "error": self.error,
             "notebook": self.notebook,
@@ -89,8 +98,8 @@ class SweepResult:
 
     @property
     def ok(self) -> bool:
-        """True when every fork finished."""
-        return all(f.status == "finished" for f in self.forks)
+        """True when every fork finished (or was pruned: a normal end of an adaptive trial)."""
+        return all(f.status in ("finished", "pruned") for f in self.forks)
 
     @property
     def failed(self) -> list[ForkRun]:
@@ -289,8 +298,11 @@ def load(journal: Journal, sweep_id: int) -> SweepPlan:
     """The plan of a recorded sweep (to rerun or resume it)."""
     for s in journal.sweeps():
         if s.id == sweep_id:
-            params = s.spec.get("params", [])
-            forks = tuple(Fork(b, p) for b, p in zip(s.branches, params, strict=True))
+            if s.spec.get("kind") in ("optimize", "evolve"):  # forked one at a time
+                forks = tuple(Fork(b, dict(journal.info(b).params)) for b in s.branches)
+            else:
+                params = s.spec.get("params", [])
+                forks = tuple(Fork(b, p) for b, p in zip(s.branches, params, strict=True))
             return SweepPlan(
                 journal,
                 s.id,

@@ -1,0 +1,125 @@
+"""``lithify optimize``: an adaptive sweep from an event (Optuna chooses, prunes); ``--resume``
+finishes one whose coordinator died. What it runs is ``sweep.start_optimize``'s decision."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from .. import sweep as sweeps
+from ..errors import InvalidValue
+from .app import command, console, emit, open_journal, options
+
+
+def _emit(opts: Any, study: Any) -> None:
+    emit(opts, study.to_json(), lambda: console().print(str(study), markup=False))
+    if not study.completed:
+        raise typer.Exit(1)  # no trial produced a value: nothing was learned
+
+
+@command("Sweeps")
+def optimize(
+    ctx: typer.Context,
+    at: str = typer.Option(
+        None, "--at", help="Fork every trial at this event: a seq or a ref (main@191, a label)."
+    ),
+    space: list[str] = typer.Option(
+        [],
+        "--space",
+        help="NAME=int:LOW:HIGH[:log], NAME=float:LOW:HIGH[:log][:step=X] or NAME=cat:A,B,... "
+        "(repeat per parameter).",
+    ),
+    objective: list[str] = typer.Option(
+        [], "--objective", help="The metric to optimize (repeat for several: a Pareto front)."
+    ),
+    direction: list[str] = typer.Option(
+        [], "--direction", help="maximize or minimize, one per --objective (default maximize)."
+    ),
+    forks: int = typer.Option(40, "--forks", help="Trials to run."),
+    workers: int = typer.Option(
+        None, "--workers", help="Trials at once (default: 4, or the cores here if fewer)."
+    ),
+    sampler: str = typer.Option(
+        "tpe", "--sampler", help="Optuna's sampler: tpe, random, grid, cmaes, nsga2 or qmc."
+    ),
+    pruner: str = typer.Option(
+        "median",
+        "--pruner",
+        help="Optuna's pruner: none, median, percentile, asha or hyperband (forks report "
+        "with sweep.report).",
+    ),
+    seed: int = typer.Option(None, "--seed", help="Seed the sampler (repeatable studies)."),
+    fn: str = typer.Option(
+        None, "--fn", help="The fork function as module:function (default: the agent's)."
+    ),
+    notebook: Path = typer.Option(
+        None, "--notebook", help="Template notebook to run per trial (papermill)."
+    ),
+    runner: str = typer.Option(None, "--runner", help="process, papermill, warm or dask."),
+    scheduler: str = typer.Option(
+        None, "--scheduler", help="With --runner dask: the scheduler's address."
+    ),
+    timeout: float = typer.Option(None, "--timeout", help="Seconds a trial may run."),
+    branch: str = typer.Option(
+        None, "--branch", help="Branch to fork (id or name; default: main)."
+    ),
+    resume: int = typer.Option(
+        None, "--resume", help="Finish this study (a sweep id) where it stopped."
+    ),
+) -> None:
+    """Let the sweep choose: Optuna picks each fork's parameters from the results so far and
+    prunes hopeless forks; every trial starts from the same event. Prints the study (JSON: its
+    trials, best or Pareto front). Exit 1 when no trial produced a value."""
+    opts = options(ctx)
+    if resume is not None:
+        given = [
+            n
+            for n, v in (
+                ("--at", at),
+                ("--space", space),
+                ("--objective", objective),
+                ("--fn", fn),
+                ("--notebook", notebook),
+                ("--runner", runner),
+            )
+            if v
+        ]
+        if given:
+            raise InvalidValue(
+                f"--resume finishes a study as it was started: drop {', '.join(given)}"
+            )
+        with open_journal(opts, write=True) as j:
+            study = sweeps.resume_optimize(j, resume, workers=workers, progress=not opts.json)
+        _emit(opts, study)
+        return
+    if at is None:
+        raise InvalidValue("where do the trials fork? pass --at SEQ or a ref (or --resume ID)")
+    if not space:
+        raise InvalidValue("what to search? pass --space NAME=int:LOW:HIGH (repeat per parameter)")
+    if direction and len(direction) != max(1, len(objective)):
+        raise InvalidValue("give one --direction per --objective")
+    with open_journal(opts, write=True) as j:
+        handle = sweeps.start_optimize(
+            j,
+            at,
+            list(space),
+            objective=objective[0] if len(objective) == 1 else None,
+            direction=direction[0] if len(direction) == 1 and len(objective) <= 1 else None,
+            objectives=list(objective) if len(objective) > 1 else None,
+            directions=list(direction) if len(objective) > 1 and direction else None,
+            forks=forks,
+            workers=workers,
+            sampler=sampler,
+            pruner=pruner,
+            seed=seed,
+            fn=fn,
+            notebook=notebook,
+            runner=runner,
+            branch=branch,
+            timeout=timeout,
+            scheduler=scheduler,
+        )
+        study = handle.wait(show=not opts.json)
+    _emit(opts, study)

@@ -1,0 +1,104 @@
+"""``sweep.report``: inside a fork, observe a metric at a step; in an optimize sweep with a
+pruner, ask Optuna's pruner whether to stop, and raise ``Pruned`` when it says so.
+
+The pruner sees every other trial's intermediate values, read from the journal (so it works
+across processes, kernels and Dask workers): the study is rebuilt in memory from the sweep's
+forks, this trial included, and what the pruner records beside a trial (a rung reached) is
+journaled on this fork as an effect, for the next decision anywhere.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from ..errors import InvalidValue, Pruned
+from .trials import ATTRS_KEY, Reader, StudySpec, safe_attrs, spec_of, to_optuna
+
+if TYPE_CHECKING:
+    from ..branch import Branch
+    from ..journal import Journal
+
+_specs: dict[tuple[str, int], StudySpec | None] = {}
+_readers: dict[int, Reader] = {}
+_lock = threading.Lock()
+
+
+def _spec(journal: Journal, sweep: int | None) -> StudySpec | None:
+    if sweep is None:
+        return None
+    key = (journal.location, sweep)
+    with _lock:
+        if key not in _specs:
+            try:
+                _specs[key] = spec_of(journal, sweep)
+            except InvalidValue:
+                _specs[key] = None  # a grid sweep: nothing to prune against
+        return _specs[key]
+
+
+def _reader(journal: Journal) -> Reader:
+    with _lock:
+        r = _readers.get(id(journal))
+        if r is None or r.journal is not journal:
+            r = _readers[id(journal)] = Reader(journal)
+        return r
+
+
+def report(branch: Branch, value: float, step: int, metric: str | None = None) -> None:
+    """Observe ``metric`` (default: the study's objective) at ``step`` on a fork; when the fork
+    is a trial of an optimize sweep with a pruner, and the pruner stops it, raise ``Pruned``
+    (let it propagate: the runner records the fork as pruned at this step). Outside an
+    optimize sweep it only observes (a learning curve the ``steps`` chart draws)."""
+    journal = branch.journal
+    spec = _spec(journal, branch.info.sweep)
+    objective = spec.objectives[0] if spec is not None and spec.kind == "optimize" else None
+    name = metric if metric is not None else objective
+    if name is None:
+        raise InvalidValue(
+            f"branch {branch.id} is not a trial of an optimize sweep: say which metric this "
+            "is, report(branch, value, step, metric='recall')"
+        )
+    if isinstance(step, bool) or not isinstance(step, int) or step < 0:
+        raise InvalidValue(f"step is a whole number >= 0, not {step!r}")
+    branch.observe(name, value, step=step)
+    if spec is None or objective is None or name != objective:
+        return
+    if spec.pruner == "none" or len(spec.objectives) != 1 or not math.isfinite(float(value)):
+        return
+    if _should_prune(journal, spec, branch, step):
+        raise Pruned(
+            f"pruned at step {step} ({name} = {float(value):.6g}): the study's {spec.pruner} "
+            f"pruner stopped branch {branch.id}",
+            branch=branch.id,
+            step=step,
+            value=float(value),
+        )
+
+
+def _should_prune(journal: Journal, spec: StudySpec, branch: Branch, step: int) -> bool:
+    trials = _reader(journal).trials(spec)
+    mine = next((t for t in trials if t.branch == branch.id), None)
+    if mine is None:
+        return False
+    # this fork is still running whatever its run record says (a rerun of a pruned fork)
+    study = to_optuna(
+        spec,
+        [t if t.branch != branch.id else replace(t, state="running", values=None) for t in trials],
+    )
+    frozen = next(
+        (t for t in study.get_trials(deepcopy=False) if t.user_attrs.get("branch") == branch.id),
+        None,
+    )
+    if frozen is None:
+        return False
+    before = dict(frozen.system_attrs)
+    pruned = bool(study.pruner.prune(study, frozen))
+    after = study._storage.get_trial_system_attrs(frozen._trial_id)
+    if after != before:
+        attrs = safe_attrs(after)
+        # keyed by step: a resumed fork reaching this step again reads it back, never re-asks
+        branch.effect(f"{ATTRS_KEY}:{step}", lambda: attrs)
+    return pruned
