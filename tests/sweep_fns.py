@@ -105,3 +105,18 @@ def two_costs(journal: str, branch: int, params: dict) -> None:
 def no_objective(journal: str, branch: int, params: dict) -> None:
     with Journal.open(journal) as j:
         j.branch(branch).observe("something_else", 1.0)
+
+
+def climb(journal: str, branch: int, params: dict) -> None:
+    """A member of a population: add ``rate`` per step (the Tally state carries the total, so a
+    fork of a leader starts from the leader's total) up to 12 steps, reporting each."""
+    from tiny_agent import Tally
+
+    from workbench import sweep
+
+    with Journal.open(journal, Tally) as j:
+        b = j.branch(branch)
+        while len(b.state().steps) < 12:
+            b.apply({"add": int(params["rate"])})
+            sweep.report(b, float(b.state().total), len(b.state().steps), metric="total")
+        b.observe("total", float(b.state().total))

@@ -409,3 +409,45 @@ def test_the_cli_runs_and_resumes_a_study(base, tmp_path):
     assert bad.returncode == 2 and "inverted" in bad.stderr
     mixed = lithify("--db", db, "optimize", "--resume", "1", "--at", "1")
     assert mixed.returncode == 2 and "drop --at" in mixed.stderr
+
+
+@pytest.mark.slow
+def test_evolve_replaces_the_worst_by_forks_of_the_leaders_heads(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    from tiny_agent import Tally
+
+    with Journal.open(tmp_path / "pbt.db", Tally) as j:
+        j.root().apply({"add": 0})
+        study = sweep.evolve(
+            j,
+            1,
+            {"rate": sweep.Int(1, 9)},
+            "total",
+            population=4,
+            generations=3,
+            interval=3,
+            quantile=0.25,
+            seed=5,
+            fn="sweep_fns:climb",
+            workers=2,
+            progress=False,
+        )
+        by_branch = {t.branch: t for t in study.trials}
+        gens = {t.branch: j.info(t.branch).params["generation"] for t in study.trials}
+        assert sorted(gens.values()) == [0] * 4 + [1] * 4 + [2] * 4
+        for t in study.trials:
+            info = j.info(t.branch)
+            if gens[t.branch] == 0:
+                assert info.parent == 0 and info.fork_seq == 1 and t.state == "paused"
+                continue
+            parent = by_branch[info.parent]  # a fork of a member of the previous generation
+            assert gens[info.parent] == gens[t.branch] - 1
+            assert info.fork_seq == j.info(parent.branch).head  # at the parent's latest event
+            if t.params["rate"] != parent.params["rate"]:  # replaced: forked from a leader
+                rivals = [x for x in study.trials if gens[x.branch] == gens[info.parent]]
+                assert parent.value == max(x.value for x in rivals)
+        last = [t for t in study.trials if gens[t.branch] == 2]
+        assert all(t.state == "complete" for t in last)
+        assert all(j.branch(t.branch).state().steps.__len__() == 12 for t in last)
+        assert study.best in last

@@ -191,6 +191,15 @@ class Pruned(WorkbenchError):
     value: float | None = None
 
 
+class Paused(WorkbenchError):
+    """Raised by ``sweep.report`` inside a member of a population (``sweep.evolve``) when its
+    interval is over: the fork is recorded as ``paused``; the next generation continues from
+    its head (or from a leader's). Let it propagate out of the fork."""
+
+    branch: int | None = None
+    step: int | None = None
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TRACEBACK_LINES = 40
 

@@ -123,3 +123,56 @@ def optimize(
         )
         study = handle.wait(show=not opts.json)
     _emit(opts, study)
+
+
+@command("Sweeps")
+def evolve(
+    ctx: typer.Context,
+    at: str = typer.Option(
+        ..., "--at", help="Fork the first generation at this event: a seq or a ref."
+    ),
+    space: list[str] = typer.Option(
+        [], "--space", help="NAME=int:LOW:HIGH[:log], NAME=float:..., NAME=cat:A,B (repeat)."
+    ),
+    objective: str = typer.Option(None, "--objective", help="The metric to rank members by."),
+    direction: str = typer.Option("maximize", "--direction", help="maximize or minimize."),
+    population: int = typer.Option(8, "--population", help="Members per generation."),
+    generations: int = typer.Option(5, "--generations", help="Generations to run."),
+    interval: int = typer.Option(
+        3, "--interval", help="Reports (sweep.report) a member makes per generation."
+    ),
+    quantile: float = typer.Option(
+        0.25, "--quantile", help="Share of each generation replaced by forks of the leaders."
+    ),
+    seed: int = typer.Option(None, "--seed", help="Seed the draws and perturbations."),
+    fn: str = typer.Option(None, "--fn", help="The fork function as module:function."),
+    notebook: Path = typer.Option(None, "--notebook", help="Template notebook per member."),
+    runner: str = typer.Option(None, "--runner", help="process, papermill, warm or dask."),
+    workers: int = typer.Option(None, "--workers", help="Members run at once."),
+    branch: str = typer.Option(None, "--branch", help="Branch to fork (default: main)."),
+) -> None:
+    """Population-based forks: each generation's worst members are replaced by forks of the
+    leaders' latest events with perturbed parameters (PBT by forking). Prints the study."""
+    opts = options(ctx)
+    if not space:
+        raise InvalidValue("what to search? pass --space NAME=int:LOW:HIGH (repeat per parameter)")
+    with open_journal(opts, write=True) as j:
+        study = sweeps.evolve(
+            j,
+            at,
+            list(space),
+            objective,
+            direction,
+            population=population,
+            generations=generations,
+            interval=interval,
+            quantile=quantile,
+            seed=seed,
+            fn=fn,
+            notebook=notebook,
+            runner=runner,
+            workers=workers,
+            branch=branch,
+            progress=not opts.json,
+        )
+    _emit(opts, study)

@@ -23,6 +23,7 @@ workers exit when this process dies (ipykernel's parent poller; the worker's own
 from __future__ import annotations
 
 from .engines import PRUNERS, SAMPLERS
+from .evolve import evolve
 from .handle import SweepHandle, resume, run, start
 from .launch import Launch, defaults, for_agent, grid_text
 from .optimize import StudyHandle, optimize, resume_optimize, start_optimize
@@ -52,6 +53,7 @@ __all__ = [
     "Study",
     "StudyHandle",
     "Trial",
+    "evolve",
     "optimize",
     "report",
     "result",

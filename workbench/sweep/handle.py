@@ -28,15 +28,15 @@ if TYPE_CHECKING:
     from ..journal import Journal
 
 
-_PRUNED_AT = re.compile(r"pruned at step (\d+)")
+_PRUNED_AT = re.compile(r"(?:pruned|paused) at step (\d+)")
 
 
 def execute(
     runner: Any, ctx: _Context, cancel: threading.Event, record: Callable[..., None]
 ) -> str:
     """Run one fork on ``runner`` and record how it went through ``record(branch, status,
-    **fields)``: running, then finished, failed, pruned (``sweep.report`` stopped it: the step
-    it reached is in its error document) or cancelled. Returns the final status."""
+    **fields)``: running, then finished, failed, pruned or paused (``sweep.report`` stopped
+    it: the step it reached is in its error document) or cancelled. Returns the final status."""
     b = ctx.fork.branch
     if cancel.is_set():
         record(b, "cancelled")
@@ -48,10 +48,10 @@ def execute(
         nb = runner.run_fork(ctx)
     except ForkFailed as e:
         error = e.error
-        if e.ename == "Pruned":
-            status = "pruned"
+        if e.ename in ("Pruned", "Paused"):  # sweep.report stopped it: a normal end
+            status = e.ename.lower()
             m = _PRUNED_AT.search(e.evalue or "")
-            error = {"ename": "Pruned", "evalue": e.evalue, "step": int(m[1]) if m else None}
+            error = {"ename": e.ename, "evalue": e.evalue, "step": int(m[1]) if m else None}
         else:
             status = "cancelled" if cancel.is_set() else "failed"
         record(

@@ -70,8 +70,8 @@ class ForkRun:
 
     @property
     def step(self) -> int | None:
-        """Where a pruned fork stopped (the step of the report that pruned it)."""
-        if self.status != "pruned" or not self.error:
+        """Where a pruned (or paused) fork stopped: the step of the report that stopped it."""
+        if self.status not in ("pruned", "paused") or not self.error:
             return None
         step = self.error.get("step")
         return int(step) if isinstance(step, int) else None
@@ -98,8 +98,9 @@ class SweepResult:
 
     @property
     def ok(self) -> bool:
-        """True when every fork finished (or was pruned: a normal end of an adaptive trial)."""
-        return all(f.status in ("finished", "pruned") for f in self.forks)
+        """True when every fork finished (or was pruned or paused: normal ends of adaptive
+        trials)."""
+        return all(f.status in ("finished", "pruned", "paused") for f in self.forks)
 
     @property
     def failed(self) -> list[ForkRun]:

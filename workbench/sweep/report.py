@@ -14,7 +14,7 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..errors import InvalidValue, Pruned
+from ..errors import InvalidValue, Paused, Pruned
 from .trials import ATTRS_KEY, Reader, StudySpec, safe_attrs, spec_of, to_optuna
 
 if TYPE_CHECKING:
@@ -50,11 +50,12 @@ def _reader(journal: Journal) -> Reader:
 def report(branch: Branch, value: float, step: int, metric: str | None = None) -> None:
     """Observe ``metric`` (default: the study's objective) at ``step`` on a fork; when the fork
     is a trial of an optimize sweep with a pruner, and the pruner stops it, raise ``Pruned``
-    (let it propagate: the runner records the fork as pruned at this step). Outside an
-    optimize sweep it only observes (a learning curve the ``steps`` chart draws)."""
+    (let it propagate: the runner records the fork as pruned at this step); a member of an
+    evolving population raises ``Paused`` when its interval is over. Outside adaptive sweeps
+    it only observes (a learning curve the ``steps`` chart draws)."""
     journal = branch.journal
     spec = _spec(journal, branch.info.sweep)
-    objective = spec.objectives[0] if spec is not None and spec.kind == "optimize" else None
+    objective = spec.objectives[0] if spec is not None else None
     name = metric if metric is not None else objective
     if name is None:
         raise InvalidValue(
@@ -66,6 +67,9 @@ def report(branch: Branch, value: float, step: int, metric: str | None = None) -
     branch.observe(name, value, step=step)
     if spec is None or objective is None or name != objective:
         return
+    if spec.kind == "evolve":
+        _pause_at_interval(journal, spec, branch, step)
+        return
     if spec.pruner == "none" or len(spec.objectives) != 1 or not math.isfinite(float(value)):
         return
     if _should_prune(journal, spec, branch, step):
@@ -75,6 +79,23 @@ def report(branch: Branch, value: float, step: int, metric: str | None = None) -
             branch=branch.id,
             step=step,
             value=float(value),
+        )
+
+
+def _pause_at_interval(journal: Journal, spec: StudySpec, branch: Branch, step: int) -> None:
+    """A population member pauses once it has reported ``interval`` times on its own events,
+    except in the last generation, which runs to the end."""
+    interval = int(spec.extra.get("interval", 0))
+    generation = int(branch.params.get("generation", 0))
+    if interval < 1 or generation >= int(spec.extra.get("generations", 1)) - 1:
+        return
+    reported = len(_reader(journal).own(branch.id).steps.get(spec.objectives[0], {}))
+    if reported >= interval:
+        raise Paused(
+            f"paused at step {step}: generation {generation} of branch {branch.id} is over "
+            f"({interval} reports); the next generation continues from its head",
+            branch=branch.id,
+            step=step,
         )
 
 

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 ADAPTIVE = ("optimize", "evolve")
 ATTRS_KEY = "optuna:attrs"  # effect keys (with a suffix) holding a trial's Optuna attributes
 UNSAFE_ATTRS = ("cma:",)  # CMA-ES keeps a pickled optimizer: never stored, never loaded
-ENDED = ("finished", "pruned", "failed")
+ENDED = ("finished", "pruned", "paused", "failed")
 
 
 @dataclass(frozen=True)
@@ -105,7 +105,7 @@ class Trial:
     number: int
     branch: int
     params: dict[str, Any]
-    state: str  # complete, pruned, failed, running (not ended yet)
+    state: str  # complete, pruned, paused (evolve), failed, running (not ended yet)
     values: tuple[float, ...] | None
     intermediate: dict[int, float] = field(default_factory=dict)
     attrs: dict[str, Any] = field(default_factory=dict)
@@ -195,7 +195,7 @@ class Study:
             "trials": [t.to_json() for t in self.trials],
             "counts": {
                 s: sum(t.state == s for t in self.trials)
-                for s in ("complete", "pruned", "failed", "running")
+                for s in ("complete", "pruned", "paused", "failed", "running")
             },
         }
         if len(self.objectives) == 1:
@@ -301,6 +301,10 @@ class Reader:
                     state = "failed"
             elif status == "pruned":
                 state = "pruned"
+            elif status == "paused":  # a population member between generations
+                state = "paused"
+                if all(name in o.last for name in spec.objectives):
+                    values = tuple(o.last[name] for name in spec.objectives)
             elif status == "failed":
                 state = "failed"
             else:
@@ -338,6 +342,7 @@ def to_optuna(spec: StudySpec, trials: list[Trial], *, running: bool = True) -> 
     states = {
         "complete": TrialState.COMPLETE,
         "pruned": TrialState.PRUNED,
+        "paused": TrialState.PRUNED,  # stopped at an interval's end, with its reported values
         "failed": TrialState.FAIL,
         "running": TrialState.RUNNING,
     }

@@ -136,11 +136,17 @@ def _num(v: float) -> float | int:
 
 
 def run(
-    branch: Branch, calls: Calls, on_step: Callable[[int, int], None] | None = None
+    branch: Branch,
+    calls: Calls,
+    on_step: Callable[[int, int], None] | None = None,
+    report: bool = False,
 ) -> RunResult:
     """Drive a started branch to its report and observe its metrics; resumes where it stopped.
 
-    ``on_step(files_done, files_total)`` is called after every file (e.g. sweep progress)."""
+    ``on_step(files_done, files_total)`` is called after every file (e.g. sweep progress).
+    ``report=True`` (a sweep's fork) reports the recall so far after every file through
+    ``sweep.report`` (the findings in the notes against the files read): a learning curve,
+    and what an optimize sweep's pruner judges."""
     t0 = time.perf_counter()
     state: logic.AuditState = branch.state()
     if not state.root:
@@ -154,6 +160,11 @@ def run(
         path = branch.state().pending[0]
         texts[path] = step(branch, calls, path)
         state = branch.state()
+        if report:
+            from ...sweep import report as sweep_report
+
+            recall = _recall_so_far(branch, calls, state, texts)
+            sweep_report(branch, recall, len(state.done), metric="recall")
         if on_step is not None:
             on_step(len(state.done), total)
     if state.report is None:
@@ -187,6 +198,21 @@ def run(
     return RunResult(branch.id, metrics, findings, state)
 
 
+def _recall_so_far(
+    branch: Branch, calls: Calls, state: logic.AuditState, texts: dict[str, str]
+) -> float:
+    """The share of the findings in the files read so far that the notes hold now."""
+    truth: set[logic.Finding] = set()
+    for path in state.done:
+        source = texts.get(path)
+        if source is None:  # read before this process: the journaled read, not the disk
+            source = texts[path] = branch.effect(f"read:{path}", calls.read, state.root, path)
+        truth |= {(path, c, n) for c in logic.CATEGORIES if (n := logic.count(source, c)) > 0}
+    if not truth:
+        return 1.0
+    return len(truth & logic.findings_in(state.notes)) / len(truth)
+
+
 def _observed_since_report(branch: Branch) -> set[str]:
     """Metric names already observed after the report (a resumed finish observes the rest)."""
     names: set[str] = set()
@@ -207,7 +233,7 @@ def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[
         with Journal.open(journal_path, logic.AuditState) as j:
             b = j.branch(branch_id)
             start(b, budget=params.get("budget"))
-            return run(b, calls, on_step=report_progress).to_json()
+            return run(b, calls, on_step=report_progress, report=True).to_json()
     finally:
         calls.close()
 

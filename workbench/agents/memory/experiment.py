@@ -12,7 +12,7 @@ context order, so more budget only ever adds documents (recall does not fall as 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -77,9 +77,11 @@ def answer(
     seed: int | None = None,
     fraction: float = 1.0,
     top_k: int = 50,
+    on_cases: Callable[[list[dict[str, Any]], int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """One evaluation case per question: the documents of the compiled context, in order.
-    ``seed`` with ``fraction`` < 1 picks a reproducible subset of the questions."""
+    ``seed`` with ``fraction`` < 1 picks a reproducible subset of the questions.
+    ``on_cases(cases so far, questions in all)`` is called after each tenth of them."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise InvalidValue(f"budget is a number of tokens >= 0, not {budget!r}")
     questions = list(dataset.questions)
@@ -121,6 +123,10 @@ def answer(
                 "tokens": bundle.receipt.estimated_tokens,
             }
         )
+        if on_cases is not None and (
+            len(cases) % max(1, len(questions) // 10) == 0 or len(cases) == len(questions)
+        ):
+            on_cases(cases, len(questions))
     return cases
 
 
@@ -147,7 +153,16 @@ def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[
     dataset = load(params.get("dataset"), fmt)
     with Journal.open(journal_path, Memory) as j:
         b = j.branch(branch_id)
-        cases = answer(b.state(), dataset, budget, retrieval, seed=seed, fraction=fraction)
+        from ...sweep import report
+
+        def so_far(cases: list[dict[str, Any]], total: int) -> None:
+            # the recall over the questions answered so far: a learning curve, and what an
+            # optimize sweep's pruner judges
+            report(b, context_recall(cases), len(cases), metric="recall")
+
+        cases = answer(
+            b.state(), dataset, budget, retrieval, seed=seed, fraction=fraction, on_cases=so_far
+        )
         results = evaluate(cases, KS)
         record(results, b)
         recall = context_recall(cases)

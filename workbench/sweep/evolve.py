@@ -1,0 +1,241 @@
+"""Population-based forks: what Ray Tune's PBT does by copying checkpoints, done by forking.
+
+    study = sweep.evolve(journal, at="main@191", space={"budget": sweep.Int(100, 6000)},
+                         objective="recall", population=8, generations=5, interval=3)
+
+Generation 0 is ``population`` forks of ``at`` with parameters drawn from ``space``. Each member
+runs until it has reported (``sweep.report``) ``interval`` times, then pauses. The worst
+``quantile`` of the generation (by its last reported value) stops; each is replaced by a fork
+of a leader's latest event (exploit: one row, inheriting the leader's state and committed
+effects) with the leader's parameters perturbed (explore); every other member continues as a
+fork of its own head. The last generation runs to the end. Every generation's lineage is in the
+fork tree, each member's ``generation`` in its params.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import random
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+from .. import params as declared_params
+from ..errors import InvalidValue
+from . import engines
+from . import space as sp
+from .cluster import out_dir_for
+from .handle import execute
+from .launch import for_agent
+from .optimize import _is_lines, _objectives, _progress_default
+from .plan import Fork, _declared
+from .runners import _Context, make_runner
+from .trials import Reader, Study, spec_of
+
+if TYPE_CHECKING:
+    from ..journal import Journal
+
+
+def _draw(space: Mapping[str, sp.Dimension], rng: random.Random) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, dim in space.items():
+        if isinstance(dim, sp.Categorical):
+            out[name] = rng.choice(dim.choices)
+        elif isinstance(dim, sp.Int):
+            if dim.log:
+                out[name] = int(round(math.exp(rng.uniform(math.log(dim.low), math.log(dim.high)))))
+            else:
+                out[name] = rng.randrange(dim.low, dim.high + 1, dim.step)
+        else:
+            if dim.log:
+                out[name] = math.exp(rng.uniform(math.log(dim.low), math.log(dim.high)))
+            elif dim.step is not None:
+                out[name] = rng.choice(dim.values())
+            else:
+                out[name] = rng.uniform(dim.low, dim.high)
+    return out
+
+
+def evolve(
+    journal: Journal,
+    at: int | str,
+    space: Mapping[str, sp.Dimension] | Sequence[str],
+    objective: str | None = None,
+    direction: str = "maximize",
+    *,
+    population: int = 8,
+    generations: int = 5,
+    interval: int = 3,
+    quantile: float = 0.25,
+    seed: int | None = None,
+    fn: str | Callable[..., Any] | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+    runner: str | None = None,
+    workers: int | None = None,
+    branch: int | str | None = None,
+    timeout: float | None = None,
+    scheduler: Any = None,
+    start_timeout: float = 60.0,
+    progress: bool | None = None,
+) -> Study:
+    """Run a population of forks for ``generations`` generations of ``interval`` reports each,
+    replacing the worst ``quantile`` by perturbed forks of the leaders' latest events (see the
+    module docstring); returns the study (every member of every generation, in fork order)."""
+    chosen = sp.parse(space) if _is_lines(space) else sp.check(space)  # type: ignore[arg-type]
+    names, dirs = _objectives(journal, objective, direction, None, None)
+    for what, v, low in (
+        ("population", population, 2),
+        ("generations", generations, 1),
+        ("interval", interval, 1),
+    ):
+        if isinstance(v, bool) or not isinstance(v, int) or v < low:
+            raise InvalidValue(f"{what} is a whole number >= {low}, not {v!r}")
+    if (
+        isinstance(quantile, bool)
+        or not isinstance(quantile, (int, float))
+        or not (0 < quantile <= 0.5)
+    ):
+        raise InvalidValue(
+            f"quantile is the share of members replaced, in (0, 0.5], not {quantile!r}"
+        )
+    engines.check("random", "none", 1, chosen, seed)
+    launch = for_agent(
+        journal,
+        at,
+        grid={n: [p[n] for p in sp.corners(chosen)] for n in chosen},
+        runner=runner,
+        fn=fn,
+        notebook=notebook,
+        branch=branch,
+        workers=workers,
+        timeout=timeout,
+        scheduler=scheduler,
+    )
+    declared, source = _declared(launch.notebook, launch.fn)
+    declared_params.check_points(sp.corners(chosen), declared, source)
+    assert launch.base is not None and launch.at is not None
+    how = launch.how()
+    spec_doc = {
+        "kind": "evolve",
+        "space": sp.to_json(chosen),
+        "objectives": list(names),
+        "directions": list(dirs),
+        "sampler": "pbt",
+        "pruner": "none",
+        "seed": seed,
+        "forks": population * generations,
+        "population": population,
+        "generations": generations,
+        "interval": interval,
+        "quantile": quantile,
+        "notebook": launch.notebook,
+        "fn": launch.fn,
+    }
+    started = make_runner(
+        journal.location,
+        launch.runner,
+        launch.notebook if launch.runner != "process" else None,
+        launch.fn,
+        start_timeout,
+        launch.workers,
+        scheduler,
+    )
+    try:
+        sweep_id = journal.open_sweep(launch.base, launch.at, spec_doc, how)
+        return _Population(journal, sweep_id, started, how, launch.workers).run(progress)
+    finally:
+        started.close()
+
+
+class _Population:
+    def __init__(
+        self, journal: Journal, sweep_id: int, runner: Any, how: Mapping[str, Any], workers: int
+    ) -> None:
+        self.journal = journal
+        self.spec = spec_of(journal, sweep_id)
+        self.runner = runner
+        self.how = dict(how)
+        self.workers = workers
+        self.cancel = threading.Event()
+        self.reader = Reader(journal)
+        self.out_dir = out_dir_for(journal.path) / str(sweep_id)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+        self.rng = random.Random(self.spec.seed)
+
+    def _fork(self, parent: int, at: int, params: Mapping[str, Any], generation: int) -> Fork:
+        b = self.journal.sweep_fork(
+            self.spec.sweep, parent, at, {**params, "generation": generation}, self.runner.name
+        )
+        return Fork(b.id, dict(params))  # the fork function gets the space's params only
+
+    def _record(self, branch: int, status: str, **fields: Any) -> None:
+        self.journal.record_run(branch, self.spec.sweep, status, runner=self.runner.name, **fields)
+
+    def _run(self, fork: Fork) -> str:
+        ctx = _Context(
+            self.journal.location, fork, self.out_dir, self.cancel, self.how.get("timeout")
+        )
+        if self.how.get("runner") != "process":
+            ctx.function = self.how.get("fn")
+        return execute(self.runner, ctx, self.cancel, self._record)
+
+    def _score(self, fork: Fork) -> float | None:
+        value = self.reader.own(fork.branch).last.get(self.spec.objectives[0])
+        return (
+            None if value is None else (value if self.spec.directions[0] == "maximize" else -value)
+        )
+
+    def run(self, progress: bool | None) -> Study:
+        spec = self.spec
+        population = int(spec.extra["population"])
+        generations = int(spec.extra["generations"])
+        quantile = float(spec.extra["quantile"])
+        members = [
+            self._fork(spec.base, spec.at, _draw(spec.space, self.rng), 0)
+            for _ in range(population)
+        ]
+        bar = None
+        if progress if progress is not None else _progress_default():
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=generations, desc=f"evolve {spec.sweep}", unit="generation")
+        with ThreadPoolExecutor(self.workers, thread_name_prefix=f"evolve-{spec.sweep}") as pool:
+            for generation in range(generations):
+                statuses = list(pool.map(self._run, members))
+                if bar is not None:
+                    bar.update(1)
+                if generation == generations - 1:
+                    break
+                scored = [
+                    (self._score(m), m, st)
+                    for m, st in zip(members, statuses, strict=True)
+                    if st in ("paused", "finished")
+                ]
+                alive = [(s, m, st) for s, m, st in scored if s is not None]
+                if not alive:
+                    break  # nothing reported: nobody to exploit
+                alive.sort(key=lambda x: x[0], reverse=True)
+                n_out = max(1, int(round(quantile * len(alive)))) if len(alive) > 1 else 0
+                leaders = [m for _, m, _ in alive[: max(1, n_out)]]
+                keep = alive[: len(alive) - n_out]
+                nxt: list[Fork] = []
+                for _, m, st in keep:
+                    if st == "paused":  # continue from its own head, same params
+                        head = self.journal.branch(m.branch).head
+                        nxt.append(self._fork(m.branch, head, m.params, generation + 1))
+                for _ in range(population - len(nxt) - sum(st == "finished" for _, _, st in keep)):
+                    leader = self.rng.choice(leaders)
+                    head = self.journal.branch(leader.branch).head
+                    params = {
+                        k: sp.perturb(spec.space[k], v, self.rng) for k, v in leader.params.items()
+                    }
+                    nxt.append(self._fork(leader.branch, head, params, generation + 1))
+                members = nxt
+                if not members:
+                    break
+        if bar is not None:
+            bar.close()
+        trials = self.reader.trials(spec)
+        return Study(spec.sweep, spec.objectives, spec.directions, tuple(trials))
