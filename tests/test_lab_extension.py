@@ -2,8 +2,10 @@
 127.0.0.1 fails the test): open a journal by path and from the file browser, the fork tree and
 an event, a cross-branch diff, a sweep from an event's context menu followed live without
 Refresh, the metric picker and log toggle, a CSV download, a failing fork's error and notebook
-link, rerun failed, resume, cancel, and the dark theme. Screenshots go to tests/artifacts/; with
-LITHIFY_UPDATE_DOCS=1 the README's screenshots in docs/img/ are regenerated from the same run."""
+link, rerun failed, resume, cancel, and the dark theme; the sweep form starting from what the
+server says the journal's agent runs; every view of a journal starting over when another journal
+appears at its path. Screenshots go to tests/artifacts/; with LITHIFY_UPDATE_DOCS=1 the README's
+screenshots in docs/img/ are regenerated from the same run."""
 
 from __future__ import annotations
 
@@ -17,10 +19,12 @@ import nbformat
 import pytest
 from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
 
-from workbench import Journal, bundled, sweep
+from workbench import Journal, bundled, plugins, sweep
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
+from workbench.sweep.cluster import runners_here
 
 DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
+TESTS = str(Path(__file__).parent)
 
 pytestmark = [
     pytest.mark.slow,
@@ -28,6 +32,53 @@ pytestmark = [
         not Path(CHROMIUM).exists(), reason="needs Debian's chromium (.ci/run installs it)"
     ),
 ]
+
+
+@pytest.fixture
+def tally_agent(monkeypatch):
+    """The tests' third-party agent (tests/tiny_agent.py: grid step=1,2,5, a fork function, no
+    template) known to this process and, requested before ``lab``, to the lab server."""
+    monkeypatch.setenv("LITHIFY_AGENTS", "tiny_agent:AGENT")
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    plugins.reload()
+    yield
+    plugins.reload()
+
+
+def lab_page(pw, base: str):
+    """(browser, page, outside requests) on a JupyterLab with the extension loaded."""
+    browser, page, outside = offline_page(pw, base, 1500, 950)
+    page.goto(f"{base}/lab?reset", timeout=60_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('lithify:fork-sweep')",
+        timeout=90_000,
+    )
+    page.evaluate("window.jupyterapp.restored.then(() => true)")
+    news = page.get_by_role("button", name="No")
+    if news.count():
+        news.first.click()
+    return browser, page, outside
+
+
+def open_section(page, path: str):
+    """The sidebar's section of a journal opened by its path."""
+    page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
+    side = page.locator("#lithify-sidebar")
+    side.locator(".lithify-path").fill(path)
+    side.locator(".lithify-open-button").click()
+    section = side.locator(f".lithify-section[data-journal='{path}']")
+    section.wait_for(timeout=30_000)
+    return section
+
+
+def fork_form(page, section, branch: int, seq: int):
+    """The sweep form, opened from an event's context menu."""
+    section.locator(f".lithify-branch[data-branch='{branch}']").click(timeout=30_000)
+    section.locator(f".lithify-event[data-seq='{seq}']").click(button="right", timeout=30_000)
+    page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
+    dialog = page.locator(".jp-Dialog")
+    dialog.locator("textarea[name=grid]").wait_for(timeout=30_000)
+    return dialog
 
 
 def template(path: Path, body: str) -> None:
@@ -319,3 +370,146 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         browser.close()
     assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"
     assert json.loads(json.dumps(runs_of(db, pending.id)))  # the journal still reads
+
+
+def test_the_sweep_form_starts_from_the_journals_agent(tally_agent, lab):  # noqa: F811
+    """The form shows what the server says the journal's agent runs (a third-party agent's own
+    grid; an empty grid, with a hint, when the agent names none) and sends only what the user
+    changed, so the server's rule decides the rest."""
+    from playwright.sync_api import sync_playwright
+    from tiny_agent import Tally
+    from tiny_agent import start as tally_start
+
+    base, work = lab
+    with Journal.open(work / "tally.db", Tally) as j:
+        tally_start(j, 4)
+    with Journal.open(work / "plain.db") as j:
+        j.root().apply({"hello": "no agent"})
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser, page, outside = lab_page(pw, base)
+        posts: list[tuple[str, dict]] = []
+        page.on(
+            "request",
+            lambda r: (
+                posts.append((r.url, json.loads(r.post_data or "{}")))
+                if r.method == "POST" and "/lithify/api/sweeps" in r.url
+                else None
+            ),
+        )
+        # -- a third-party agent: its grid, runner and workers, sent as nothing -----------------
+        dialog = fork_form(page, open_section(page, "tally.db"), 0, 4)
+        assert dialog.locator("textarea[name=grid]").input_value() == "step=1,2,5"
+        assert dialog.locator("select[name=runner]").input_value() == "process"
+        options = dialog.locator("select[name=runner] option").all_inner_texts()
+        assert set(options) == set(runners_here())
+        assert dialog.locator("input[name=workers]").input_value() == "2"
+        assert dialog.locator("input[name=notebook]").input_value() == ""
+        assert "tally" in dialog.locator(".lithify-form-about").inner_text()
+        page.screenshot(path=str(ARTIFACTS / "ext-06-form-defaults.png"))
+        dialog.get_by_role("button", name="Start sweep").click()
+        page.wait_for_function(
+            "() => [...document.querySelectorAll('.lithify-status')]"
+            ".some(s => s.dataset.finished === '3')",
+            timeout=120_000,
+        )
+        assert [body for _, body in posts] == [{"journal": "tally.db", "branch": 0, "at": 4}], posts
+        with Journal.open(work / "tally.db", Tally, readonly=True) as j:
+            forks = sweep.status(j, max(s.id for s in j.sweeps()))
+        assert sorted(f.params["step"] for f in forks) == [1, 2, 5]  # the agent's default grid
+
+        # -- no agent: an empty grid with a hint; the server says what is missing ---------------
+        dialog = fork_form(page, open_section(page, "plain.db"), 0, 1)
+        grid = dialog.locator("textarea[name=grid]")
+        assert grid.input_value() == ""
+        assert "no default grid" in (grid.get_attribute("placeholder") or "")
+        dialog.get_by_role("button", name="Start sweep").click()
+        refused = page.locator(".jp-Dialog", has_text="The sweep did not start")
+        refused.wait_for(timeout=30_000)
+        assert "grid" in refused.inner_text()
+        assert posts[-1][1] == {"journal": "plain.db", "branch": 0, "at": 1}, posts
+        refused.locator(".jp-mod-accept").click()
+        browser.close()
+    assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"
+
+
+def replace(db: Path, steps: int, fork_name: str, fork_at: int) -> None:
+    """Delete a journal (and its -wal, -shm) and make another at its path: ``steps`` on main and
+    a fork named ``fork_name`` at ``fork_at`` with one step of its own."""
+    from tiny_agent import Tally
+    from tiny_agent import start as tally_start
+
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{db}{suffix}").unlink(missing_ok=True)
+    if steps:
+        with Journal.open(db, Tally) as j:
+            tally_start(j, steps)
+            j.root().fork_at(fork_at, name=fork_name).apply({"add": 10})
+
+
+def test_every_view_starts_over_when_the_journal_is_replaced(tally_agent, lab):  # noqa: F811
+    """Another journal at an open journal's path: the tree is the new one's, and the old one's
+    branch facts, events, selected event, error and sweep results are gone."""
+    from playwright.sync_api import sync_playwright
+
+    base, work = lab
+    db = work / "swap.db"
+    replace(db, 4, "old-fork", 2)
+    from tiny_agent import Tally
+
+    with Journal.open(db, Tally) as j:
+        pending = sweep.plan(j, 0, 4, {"step": [1, 2]}, fn="tiny_agent:fork")
+    with sync_playwright() as pw:
+        browser, page, outside = lab_page(pw, base)
+        section = open_section(page, "swap.db")
+        section.locator(".lithify-branch", has_text="old-fork").click(timeout=30_000)
+        info = section.locator(".lithify-fork-info")
+        info.locator("dd", has_text="old-fork").wait_for(timeout=30_000)
+        section.locator(".lithify-event[data-seq='3']").click(timeout=30_000)
+        detail = section.locator(".lithify-detail")
+        detail.locator(".lithify-subtitle", has_text="seq 3").wait_for(timeout=30_000)
+        page.evaluate(
+            "window.jupyterapp.commands.execute('lithify:open-results', "
+            f"{{journal: 'swap.db', sweep: {pending.id}}})"
+        )
+        status = page.locator(".lithify-results .lithify-status")
+        page.wait_for_function(
+            "() => document.querySelector('.lithify-results .lithify-status')"
+            ".textContent.startsWith('0/2 forks')",
+            timeout=30_000,
+        )
+
+        # -- replaced while the sidebar was hidden: no error seen, a longer main ------------------
+        page.evaluate("window.jupyterapp.commands.execute('filebrowser:activate')")
+        replace(db, 6, "new-fork", 5)
+        page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
+        section.locator(".lithify-branch", has_text="new-fork").wait_for(timeout=30_000)
+        assert section.locator(".lithify-branch", has_text="old-fork").count() == 0
+        assert info.inner_text() == "" and detail.inner_text() == ""
+        assert section.locator(".lithify-events-box").inner_text() == ""
+        page.wait_for_function(
+            "() => document.querySelector('.lithify-results .lithify-status')"
+            ".textContent.includes('has no sweep')",
+            timeout=30_000,
+        )
+        assert page.locator(".lithify-results .lithify-table td").count() == 0
+        section.locator(".lithify-branch", has_text="new-fork").click()
+        info.locator("dd", has_text="forked from 0@5").wait_for(timeout=30_000)
+
+        # -- deleted (the error shows), then made again: the error goes with the old tree ---------
+        replace(db, 0, "", 0)
+        error = section.locator(".lithify-section-error")
+        page.wait_for_function(
+            "() => document.querySelector(\".lithify-section[data-journal='swap.db'] "
+            ".lithify-section-error\").textContent.includes('no file')",
+            timeout=30_000,
+        )
+        replace(db, 3, "third", 1)
+        section.locator(".lithify-branch", has_text="third").wait_for(timeout=30_000)
+        assert error.inner_text() == ""
+        assert page.locator("#lithify-sidebar .lithify-message").inner_text() == ""
+        assert info.inner_text() == "" and detail.inner_text() == ""
+        assert section.locator(".lithify-branch", has_text="new-fork").count() == 0
+        assert "has no sweep" in status.inner_text()
+        browser.close()
+    assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"

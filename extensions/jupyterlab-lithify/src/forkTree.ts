@@ -1,0 +1,242 @@
+// The fork tree: each branch a timeline (fork seq .. head) on a shared seq axis, a connector
+// from the fork point on its parent's timeline, sweeps' forks grouped under a header that
+// collapses. Only the rows in view are drawn (10^4 branches stay fast).
+
+import { el, paramText, svgEl } from './dom';
+import type { Branch } from './types';
+
+const ROW = 20; // px per tree row
+
+interface TreeRow {
+  kind: 'branch' | 'group';
+  depth: number;
+  branch?: Branch;
+  sweep?: number;
+  count?: number;
+  elbow: number | null; // the fork seq this branch starts from
+}
+
+interface Span {
+  seq: number;
+  from: number;
+  to: number;
+}
+
+export class ForkTree {
+  readonly node = el('div', 'lithify-tree');
+  private spacer = el('div', 'lithify-tree-spacer');
+  private rows: TreeRow[] = [];
+  private spans: Span[] = [];
+  private branches: Branch[] = [];
+  private maxSeq = 1;
+  private collapsed = new Set<number>(); // sweep ids the user closed
+  selected: number | null = null;
+
+  constructor(
+    private onSelect: (b: Branch) => void,
+    private onSweep: (sweep: number) => void
+  ) {
+    this.node.appendChild(this.spacer);
+    this.node.addEventListener('scroll', () => this.render());
+  }
+
+  /** New heads from the live tail: redrawn without fetching every branch again. Returns the
+   * ids it does not know (new branches: the caller fetches the branches then). */
+  updateHeads(heads: Map<number, number>): number[] {
+    const known = new Map(this.branches.map(b => [b.id, b]));
+    const unknown: number[] = [];
+    let moved = false;
+    heads.forEach((seq, id) => {
+      const b = known.get(id);
+      if (!b) {
+        unknown.push(id);
+      } else if (seq > b.head) {
+        b.head = seq;
+        moved = true;
+      }
+    });
+    if (moved) {
+      this.layout();
+      this.render();
+    }
+    return unknown;
+  }
+
+  /** Draw these branches (new sweeps start expanded; the user's choices stay). */
+  setBranches(branches: Branch[]): void {
+    this.branches = branches;
+    this.layout();
+    this.render();
+  }
+
+  /** Forget the selection and the collapsed sweeps (another journal at the same path). */
+  reset(): void {
+    this.collapsed.clear();
+    this.selected = null;
+    this.node.scrollTop = 0;
+    delete this.node.dataset.sized;
+    this.setBranches([]);
+  }
+
+  private x(seq: number, width: number): number {
+    return 6 + (seq / Math.max(1, this.maxSeq)) * (width - 12);
+  }
+
+  private layout(): void {
+    const children = new Map<number | null, Branch[]>();
+    this.maxSeq = 1;
+    for (const b of this.branches) {
+      const list = children.get(b.parent);
+      if (list) {
+        list.push(b);
+      } else {
+        children.set(b.parent, [b]);
+      }
+      this.maxSeq = Math.max(this.maxSeq, b.head, b.fork_seq);
+    }
+    const rows: TreeRow[] = [];
+    const walk = (parent: number | null, depth: number) => {
+      const kids = children.get(parent) || [];
+      const groupSize = new Map<number, number>();
+      kids.forEach(k => k.sweep !== null && groupSize.set(k.sweep, (groupSize.get(k.sweep) || 0) + 1));
+      let openGroup: number | null = null;
+      for (const b of kids) {
+        if (b.sweep !== null && b.sweep !== openGroup) {
+          openGroup = b.sweep;
+          rows.push({ kind: 'group', depth, sweep: b.sweep, count: groupSize.get(b.sweep), elbow: null });
+        }
+        if (b.sweep !== null && this.collapsed.has(b.sweep)) {
+          continue;
+        }
+        rows.push({ kind: 'branch', depth, branch: b, elbow: null });
+        walk(b.id, depth + 1);
+      }
+    };
+    walk(null, 0);
+    this.spans = connectors(rows);
+    this.rows = rows;
+    this.spacer.style.height = `${rows.length * ROW}px`;
+    if (!this.node.dataset.sized) {
+      this.node.style.height = `${Math.min(220, rows.length * ROW + 6)}px`;
+      this.node.dataset.sized = rows.length > 10 ? '1' : '';
+    }
+  }
+
+  render(): void {
+    const width = Math.max(120, Math.min(220, (this.node.clientWidth || 300) * 0.45));
+    const top = this.node.scrollTop;
+    const first = Math.max(0, Math.floor(top / ROW) - 5);
+    const last = Math.min(this.rows.length, Math.ceil((top + (this.node.clientHeight || 240)) / ROW) + 5);
+    this.spacer.querySelectorAll('.lithify-tree-row').forEach(n => n.remove());
+    for (let i = first; i < last; i++) {
+      const r = this.rows[i];
+      const row = el('div', 'lithify-tree-row');
+      row.style.top = `${i * ROW}px`;
+      const svg = svgEl('svg', { width, height: ROW, class: 'lithify-timeline' });
+      const drawn = new Set<number>();
+      for (const span of this.spans) {
+        if (span.from < i && i < span.to) {
+          const x = Math.round(this.x(span.seq, width));
+          if (!drawn.has(x)) {
+            drawn.add(x);
+            svg.append(svgEl('line', { x1: x, y1: 0, x2: x, y2: ROW, class: 'lithify-link' }));
+          }
+        }
+      }
+      if (r.kind === 'group') {
+        this.groupRow(row, svg, r.sweep!, r.count!);
+      } else {
+        this.branchRow(row, svg, r, width);
+      }
+      this.spacer.appendChild(row);
+    }
+  }
+
+  private groupRow(row: HTMLElement, svg: SVGElement, sweep: number, count: number): void {
+    row.classList.add('lithify-sweep-group');
+    row.dataset.sweep = String(sweep);
+    const closed = this.collapsed.has(sweep);
+    const arrow = el('span', 'lithify-tree-toggle', closed ? '▸' : '▾');
+    arrow.title = closed ? 'Show the forks' : 'Hide the forks';
+    arrow.onclick = (ev: MouseEvent) => {
+      ev.stopPropagation();
+      if (closed) {
+        this.collapsed.delete(sweep);
+      } else {
+        this.collapsed.add(sweep);
+      }
+      this.layout();
+      this.render();
+    };
+    const label = el(
+      'span',
+      'lithify-tree-label lithify-sweep-link',
+      `sweep ${sweep} · ${count} fork${count === 1 ? '' : 's'} · results`
+    );
+    label.title = `Open the results of sweep ${sweep}`;
+    row.append(svg, arrow, label);
+    row.onclick = () => this.onSweep(sweep);
+  }
+
+  private branchRow(row: HTMLElement, svg: SVGElement, r: TreeRow, width: number): void {
+    const b = r.branch!;
+    const mid = ROW / 2;
+    const x0 = this.x(b.fork_seq, width);
+    const x1 = this.x(Math.max(b.head, b.fork_seq), width);
+    const status = `lithify-status-${b.status || 'none'}`;
+    if (r.elbow !== null) {
+      svg.append(svgEl('line', { x1: x0, y1: 0, x2: x0, y2: mid, class: 'lithify-link' }));
+      svg.append(svgEl('circle', { cx: x0, cy: 2, r: 2.5, class: 'lithify-forkpoint' }));
+    }
+    svg.append(
+      svgEl('line', { x1: x0, y1: mid, x2: Math.max(x1, x0 + 2), y2: mid, class: `lithify-span ${status}` })
+    );
+    svg.append(svgEl('circle', { cx: x1, cy: mid, r: 3, class: `lithify-head ${status}` }));
+    row.classList.add('lithify-branch');
+    row.dataset.branch = String(b.id);
+    if (b.status) {
+      row.dataset.status = b.status;
+    }
+    if (this.selected === b.id) {
+      row.classList.add('jp-mod-selected');
+    }
+    const where = b.parent === null ? '' : ` @${b.fork_seq}`;
+    const text = `${b.name || '#' + b.id}${where} ${paramText(b.params)} · head ${b.head}${
+      b.status ? ' · ' + b.status : ''
+    }`;
+    row.title = text; // the whole label, however narrow the sidebar
+    row.append(svg, el('span', 'lithify-tree-label', text));
+    row.onclick = () => {
+      this.selected = b.id;
+      this.render();
+      this.onSelect(b);
+    };
+  }
+}
+
+/** One vertical span per parent and fork seq, from the parent's row down to the last child
+ * that forked there (however many forks share it); marks each child row's elbow. */
+function connectors(rows: TreeRow[]): Span[] {
+  const rowOf = new Map<number, number>();
+  rows.forEach((r, i) => r.branch && rowOf.set(r.branch.id, i));
+  const spans = new Map<string, Span>();
+  rows.forEach((r, i) => {
+    const b = r.branch;
+    if (!b || b.parent === null) {
+      return;
+    }
+    const p = rowOf.get(b.parent);
+    if (p === undefined) {
+      return;
+    }
+    r.elbow = b.fork_seq;
+    const key = `${b.parent}:${b.fork_seq}`;
+    const span = spans.get(key);
+    if (span) {
+      span.to = Math.max(span.to, i);
+    } else {
+      spans.set(key, { seq: b.fork_seq, from: p, to: i });
+    }
+  });
+  return Array.from(spans.values());
+}

@@ -1,0 +1,247 @@
+// One open journal in the sidebar: its fork tree, the selected branch's facts and events, the
+// selected event's payload and state. It follows the journal live (the tail, polled), and when
+// another journal appears under the same name (deleted and made again, a schema dropped and
+// created) every part of it starts over, and the other views of that journal are told.
+
+import type { JupyterFrontEnd } from '@jupyterlab/application';
+
+import * as api from './api';
+import { button, el, message, paramText, pretty, readable } from './dom';
+import { EventList } from './eventList';
+import { ForkTree } from './forkTree';
+import { Replacements, sameJournal, Selection } from './journals';
+import type { Branch, EventRecord } from './types';
+
+const TAIL_PAGE = 2000;
+
+/** What a section needs from the sidebar that holds it. */
+export interface SectionHost {
+  readonly app: JupyterFrontEnd;
+  readonly replacements: Replacements;
+  selection: Selection | null;
+  marked: Selection | null;
+}
+
+export class JournalSection {
+  readonly node = el('div', 'lithify-section');
+  private tree: ForkTree;
+  private error = el('div', 'lithify-section-error');
+  private info = el('div', 'lithify-fork-info');
+  private eventsBox = el('div', 'lithify-events-box');
+  private detail = el('div', 'lithify-detail');
+  private events: EventList | null = null;
+  private branch: number | null = null;
+  private cursor = -1;
+  private known: Branch[] = []; // the branch list last fetched
+  private lastStatuses = '';
+  private busy = false;
+  private lost = false; // the last poll failed: the journal was gone or unreadable
+  private generation = 0; // one per journal seen at this name: late answers of an old one are dropped
+  private reloaded = Date.now();
+
+  constructor(
+    readonly journal: string,
+    private host: SectionHost,
+    onClose: () => void
+  ) {
+    this.node.dataset.journal = journal;
+    const head = el('div', 'lithify-section-head');
+    const label = el('span', 'lithify-journal-label lithify-open', `▾ ${journal}`);
+    const close = el('button', 'lithify-icon-button lithify-close', '×');
+    close.title = 'Close this journal';
+    close.onclick = onClose;
+    head.append(label, close);
+    this.tree = new ForkTree(
+      b => void this.showBranch(b),
+      sweep => void host.app.commands.execute('lithify:open-results', { journal, sweep })
+    );
+    this.node.append(head, this.error, this.tree.node, this.info, this.eventsBox, this.detail);
+  }
+
+  async start(): Promise<void> {
+    // the end first, then the branches: nothing appended in between is missed
+    const tail = await api.tailEnd(this.journal);
+    await this.reloadBranches();
+    this.cursor = tail.cursor;
+  }
+
+  /** One live step: events after the cursor; new branches, heads and statuses redrawn. */
+  async poll(): Promise<void> {
+    if (this.busy || this.cursor < 0) {
+      return;
+    }
+    this.busy = true;
+    try {
+      const heads = new Map<number, number>();
+      for (;;) {
+        const res = await api.tail(this.journal, this.cursor, TAIL_PAGE);
+        res.events.forEach(e => heads.set(e.branch, Math.max(heads.get(e.branch) || 0, e.seq)));
+        this.cursor = res.cursor;
+        if (res.events.length < TAIL_PAGE) {
+          break;
+        }
+      }
+      if (this.lost) {
+        await this.restart(); // readable again, perhaps another file: nothing old is trusted
+        return;
+      }
+      // Heads come from the tail itself; the whole branch list (and run statuses) is fetched
+      // only for branches not seen yet, after activity at most every 2 s, and every 5 s.
+      const unknown = this.tree.updateHeads(heads);
+      const now = Date.now();
+      if (unknown.length || (heads.size && now - this.reloaded > 2000) || now - this.reloaded > 5000) {
+        this.reloaded = now;
+        await this.reloadBranches(false);
+      }
+      if (this.branch !== null && this.events && heads.has(this.branch)) {
+        await this.events.load(true);
+      }
+    } catch (e) {
+      if (e instanceof api.ApiError && e.status < 500) {
+        this.lost = true; // deleted, or not a journal (yet): said here until it reads again
+        this.error.textContent = `${this.journal}: ${e.message}`;
+      }
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Fetch the branches and redraw the tree when anything moved. A list that cannot follow
+   * from the last one is another journal at this name: start over. */
+  private async reloadBranches(force = true): Promise<void> {
+    const res = await api.branches(this.journal);
+    if (this.known.length && !sameJournal(this.known, res.branches)) {
+      await this.restart();
+      return;
+    }
+    this.known = res.branches;
+    const statuses = res.branches.map(b => `${b.id}:${b.head}:${b.status}`).join(',');
+    if (force || statuses !== this.lastStatuses) {
+      this.lastStatuses = statuses;
+      this.tree.setBranches(res.branches);
+    }
+  }
+
+  /** Another journal under this name: forget the old one's tree, selection, events, facts,
+   * error and cursor, follow the new one from its end, and tell the other views. */
+  private async restart(): Promise<void> {
+    this.generation++;
+    this.lost = false;
+    this.error.textContent = '';
+    this.branch = null;
+    this.events = null;
+    this.eventsBox.textContent = '';
+    this.detail.textContent = '';
+    this.info.textContent = '';
+    this.known = [];
+    this.lastStatuses = '';
+    this.tree.reset();
+    for (const key of ['selection', 'marked'] as const) {
+      if (this.host[key]?.journal === this.journal) {
+        this.host[key] = null; // a point of the old file
+      }
+    }
+    this.host.replacements.announce(this.journal);
+    const tail = await api.tailEnd(this.journal);
+    await this.reloadBranches();
+    this.cursor = tail.cursor;
+  }
+
+  private async showBranch(b: Branch): Promise<void> {
+    this.branch = b.id;
+    this.eventsBox.textContent = '';
+    this.detail.textContent = '';
+    this.info.textContent = '';
+    const list = new EventList(
+      this.journal,
+      b.id,
+      row => void this.showEvent(b.id, row),
+      row => {
+        this.host.selection = { journal: this.journal, branch: b.id, seq: row.seq };
+      }
+    );
+    this.events = list;
+    this.eventsBox.append(el('div', 'lithify-subtitle', `Events of branch ${b.name || '#' + b.id}`), list.node);
+    void this.showInfo(b.id);
+    await list.load();
+  }
+
+  private async showInfo(branch: number): Promise<void> {
+    const generation = this.generation;
+    let text: string | HTMLElement;
+    try {
+      const d = await api.branch(this.journal, branch);
+      const dl = el('dl', 'lithify-facts');
+      const add = (k: string, v: string) => dl.append(el('dt', '', k), el('dd', '', v));
+      add('branch', `${d.name || '#' + d.id}${d.parent === null ? '' : ` forked from ${d.parent}@${d.fork_seq}`}`);
+      add('head', `${d.head} · ${d.head_hash.slice(0, 12)}`);
+      if (Object.keys(d.params).length) {
+        add('params', paramText(d.params));
+      }
+      if (d.status) {
+        add('status', d.status);
+      }
+      const metrics = Object.entries(d.metrics);
+      if (metrics.length) {
+        add('metrics', metrics.map(([k, v]) => `${k} ${readable(k, v)}`).join(' · '));
+      }
+      if (d.error) {
+        add('error', `${d.error.ename}: ${d.error.evalue}`);
+      }
+      text = dl;
+    } catch (e) {
+      text = message(e);
+    }
+    if (generation === this.generation && this.branch === branch) {
+      this.info.textContent = '';
+      this.info.append(text);
+    }
+  }
+
+  private async showEvent(branch: number, row: EventRecord): Promise<void> {
+    const generation = this.generation;
+    const here: Selection = { journal: this.journal, branch, seq: row.seq };
+    this.host.selection = here;
+    this.detail.textContent = '';
+    const actions = el('div', 'lithify-actions');
+    const fork = button('lithify-fork', 'Fork sweep from here…', () => {
+      void this.host.app.commands.execute('lithify:fork-sweep');
+    });
+    const mark = button('lithify-mark', 'Mark for diff', () => {
+      this.host.marked = here;
+      mark.textContent = `Marked ${branch}@${row.seq}`;
+    });
+    actions.append(fork, mark);
+    const m = this.host.marked;
+    if (m && m.journal === this.journal && !(m.branch === branch && m.seq === row.seq)) {
+      const to = `${branch}@${row.seq}`;
+      actions.append(
+        button('lithify-diff-button', `Diff ${m.branch}@${m.seq} → here`, () => {
+          void this.host.app.commands.execute('lithify:diff', {
+            journal: this.journal,
+            from: `${m.branch}@${m.seq}`,
+            to
+          });
+        })
+      );
+    }
+    const stateBox = el('pre', 'lithify-json', 'loading state…');
+    this.detail.append(
+      el('div', 'lithify-subtitle', `seq ${row.seq} · ${row.kind} · ${row.hash.slice(0, 12)}`),
+      actions,
+      el('div', 'lithify-label', 'payload'),
+      el('pre', 'lithify-json', pretty(row.payload)),
+      el('div', 'lithify-label', `state at seq ${row.seq}`),
+      stateBox
+    );
+    let text: string;
+    try {
+      text = pretty((await api.state(this.journal, branch, row.seq)).state);
+    } catch (e) {
+      text = message(e);
+    }
+    if (generation === this.generation) {
+      stateBox.textContent = text;
+    }
+  }
+}

@@ -1,0 +1,212 @@
+// The JSON the server sends and takes (workbench/server.py, under /lithify/api/), one interface
+// per shape, named after the Python it comes from. Nothing here is computed: when a handler
+// changes what it returns, this file changes with it.
+
+/** A value in a JSON document whose shape is the journal's own (payloads, states, params). */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** Every error: a message that says what to do, and the CLI's kind (the exception's class). */
+export interface ErrorBody {
+  error: string;
+  kind: string;
+}
+
+/** A fork's run status (workbench.sweep: pending, running, finished, failed, cancelled). */
+export type RunStatus = 'pending' | 'running' | 'finished' | 'failed' | 'cancelled';
+
+/** GET journals: the journal files below the server root and the runners this server has. */
+export interface JournalFile {
+  path: string; // relative to the server root
+  bytes: number;
+}
+
+export interface JournalsResponse {
+  root: string;
+  journals: JournalFile[];
+  runners: string[];
+}
+
+/** events.BranchInfo.to_json(). */
+export interface BranchInfo {
+  id: number;
+  name: string | null;
+  parent: number | null;
+  fork_seq: number;
+  head: number;
+  head_hash: string;
+  params: { [name: string]: Json };
+  created: number; // unix ms: with the id, parent and fork point it never changes
+  sweep: number | null;
+}
+
+/** GET branches: every branch with its run status (null: not a sweep's fork). */
+export interface Branch extends BranchInfo {
+  status: RunStatus | null;
+}
+
+export interface BranchesResponse {
+  branches: Branch[];
+}
+
+/** What a fork that failed left behind (errors.ForkFailed.error). */
+export interface ForkError {
+  ename: string;
+  evalue: string;
+  cell?: number | null;
+  where?: string;
+  traceback?: string[];
+  notebook?: string;
+}
+
+/** GET branch: one branch, its run's status and error, each metric's last value. */
+export interface BranchDetail extends BranchInfo {
+  status: RunStatus | null;
+  error: ForkError | null;
+  metrics: { [metric: string]: number };
+}
+
+/** events.Record.to_json() with a one-line summary (events, tail). */
+export interface EventRecord {
+  branch: number;
+  seq: number;
+  kind: string; // delta, effect, compact, observe
+  hash: string;
+  parent_hash: string;
+  ts: number;
+  position: number;
+  payload: Json;
+  summary: string;
+}
+
+/** GET events: a page of a branch's resolved history. */
+export interface EventsPage {
+  branch: number;
+  head: number;
+  offset: number;
+  events: EventRecord[];
+}
+
+/** GET tail: events after a global cursor, and the cursor to pass next. */
+export interface TailResponse {
+  cursor: number;
+  events: EventRecord[];
+}
+
+/** GET state: the state at one event. */
+export interface StateResponse {
+  branch: number;
+  seq: number;
+  hash: string;
+  state: Json;
+}
+
+/** diff.Change.to_json(): ``before`` unless added, ``after`` unless removed. */
+export interface Change {
+  op: 'added' | 'removed' | 'modified';
+  path: string;
+  before?: Json;
+  after?: Json;
+}
+
+export interface Point {
+  branch: number;
+  seq: number;
+}
+
+/** GET diff: the changes between two points and both states. */
+export interface DiffResponse {
+  branch: number;
+  a: number;
+  b: number;
+  from: Point;
+  to: Point;
+  changes: Change[];
+  states: [Json, Json];
+}
+
+/** GET axes: what the matrix can be charted by, and the default axes. */
+export interface AxesResponse {
+  params: string[];
+  varied: string[];
+  metrics: string[];
+  x: string | null;
+  y: string | null;
+  color: string | null;
+  sweeps: number[];
+}
+
+/** A fork of a sweep (sweep.ForkRun.to_json()) with live progress from this server. */
+export interface ForkState {
+  branch: number;
+  params: { [name: string]: Json };
+  status: RunStatus;
+  wall_s: number | null;
+  error: ForkError | null;
+  notebook: string | null;
+  metrics: { [metric: string]: number };
+  done: number | null;
+  total: number | null;
+  notebook_rel: string | null; // the executed notebook, relative to the server root
+}
+
+export interface SweepState {
+  id: number;
+  base: number;
+  at: number;
+  grid: { [name: string]: Json[] } | null;
+  running: boolean;
+  forks: ForkState[];
+}
+
+/** GET sweeps. */
+export interface SweepsResponse {
+  sweeps: SweepState[];
+}
+
+/** A cell of the results matrix. */
+export type Cell = string | number | boolean | null;
+
+/** GET matrix (JSON): columns and rows; ``wide=1`` puts each metric in its own column. */
+export interface MatrixResponse {
+  columns: string[];
+  rows: Cell[][];
+}
+
+/** GET defaults: what a sweep of this journal runs when the form sends nothing (the rule in
+ * workbench.sweep.launch, from the journal's agent). */
+export interface SweepDefaults {
+  agent: string | null;
+  grid: { [name: string]: Json[] } | null;
+  grid_text: string; // the grid as NAME=V1,V2 lines; "" when the agent names none
+  seeds: number | null;
+  runner: string;
+  runners: string[];
+  notebook: string | null;
+  fn: string | null;
+  workers: number;
+}
+
+/** POST sweeps: where to fork; every other field only when the user gave it (the server's
+ * rule decides the rest). */
+export interface SweepRequest {
+  journal: string;
+  branch: number;
+  at: number;
+  grid?: string;
+  seeds?: number;
+  workers?: number;
+  runner?: string;
+  notebook?: string;
+  scheduler?: string;
+}
+
+/** POST sweeps, sweeps/rerun, sweeps/resume: the sweep and the forks that run. */
+export interface SweepStarted {
+  sweep: number;
+  forks: number[];
+}
+
+/** POST sweeps/cancel. */
+export interface SweepCancelled {
+  cancelled: number;
+}
