@@ -43,9 +43,7 @@ class SweepForm extends Widget {
     runners.forEach(r => runner.append(new Option(r, r)));
     this.add('runner', runner, d?.runner ?? runners[0]);
     const notebook = el('input');
-    notebook.placeholder = d?.notebook
-      ? 'a template notebook (papermill / warm)'
-      : "a template notebook for papermill / warm (empty: the agent's, if it names one)";
+    notebook.placeholder = "papermill / warm template (empty: the agent's)";
     this.add('notebook', notebook, d?.notebook ?? '');
     const scheduler = el('input');
     scheduler.placeholder = 'dask: tcp://host:8786 (empty: a LocalCluster)';
