@@ -132,7 +132,8 @@ export class Results extends Widget {
       if (generation !== this.generation) {
         return;
       }
-      if (!axes.x || !axes.y) {
+      // the agent's default axes come before any row does: wait until the matrix has them
+      if (!axes.x || !axes.y || !axes.params.includes(axes.x) || !axes.metrics.includes(axes.y)) {
         this.chartMessage.textContent = 'Nothing to chart yet: the matrix has no parameter and metric to plot.';
         return; // asked again once rows arrive
       }
