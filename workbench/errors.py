@@ -81,6 +81,13 @@ class InvalidValue(WorkbenchError, ValueError):
     prefix: str | None = None
 
 
+class CannotDraw(InvalidValue):
+    """A results view that cannot draw this selection; the message says why in one line (too
+    few forks, a single parameter) and what would make it draw."""
+
+    view: str | None = None
+
+
 class Conflict(WorkbenchError):
     """Another writer got there first (a name taken, an ambiguous hash prefix)."""
 
