@@ -223,9 +223,9 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             "[data-status='finished']\").length >= 2",
             timeout=10_000,
         )
-        chart = results.locator(".lithify-chart")
+        chart = results.locator(".lithify-chart-box")
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('y=recall'))",
             timeout=60_000,
         )
@@ -238,17 +238,17 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         # -- metric picker, log toggle, a CSV download ------------------------------------------
         results.locator("select.lithify-select-y").select_option("model_calls")
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('y=model_calls'))",
             timeout=30_000,
         )
         results.locator(".lithify-log-x").uncheck()
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('log_x=0'))",
             timeout=30_000,
         )
-        assert chart.get_attribute("src").startswith("data:image/svg+xml")
+        assert chart.locator(".lithify-vega svg").count() == 1  # drawn here, by vega-embed
         with page.expect_download(timeout=30_000) as got:
             results.locator(".lithify-csv").click()
         csv = Path(got.value.path()).read_text()
@@ -338,7 +338,7 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             "() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000
         )
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('theme=dark'))",
             timeout=30_000,
         )

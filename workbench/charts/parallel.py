@@ -46,11 +46,11 @@ def parallel_why_not(table: pl.DataFrame, y: str | None, params: list[str]) -> s
 
 
 def _nice(span: float) -> float:
-    """A round step (1, 2 or 5 times a power of ten) near ``span``."""
+    """A round step (1, 2, 2.5 or 5 times a power of ten) at least ``span``."""
     if span <= 0:
         return 1.0
     power = 10 ** math.floor(math.log10(span))
-    for m in (1, 2, 5, 10):
+    for m in (1, 2, 2.5, 5, 10):
         if span <= m * power:
             return m * power
     return 10 * power
@@ -86,13 +86,17 @@ def _label(v: Any) -> str:
     return str(v)
 
 
-def _axis(rows: pl.DataFrame, name: str) -> tuple[pl.Expr, list[tuple[float, str]]]:
-    """Where each row sits on the axis (0..1), and the axis' labels (position, text)."""
+def _axis(
+    rows: pl.DataFrame, name: str, param: bool = True
+) -> tuple[pl.Expr, list[tuple[float, str]]]:
+    """Where each row sits on the axis (0..1), and the axis' labels (position, text): for a
+    parameter each value when there are few (a grid's), else round values in between, on a
+    log scale when it spans a factor of 20; a metric on a linear scale."""
     import polars as pl
 
     col = rows[name].drop_nulls()
     if is_number(rows, name):
-        log = is_log(rows, name)
+        log = param and is_log(rows, name)
         lo, hi = bounds(col)
         f = (lambda v: math.log10(v)) if log else (lambda v: v)
         a, b = f(lo), f(hi)
@@ -101,7 +105,7 @@ def _axis(rows: pl.DataFrame, name: str) -> tuple[pl.Expr, list[tuple[float, str
         pos = ((t - a) / (b - a)) if b > a else pl.lit(0.5)
         place = (lambda v: (f(v) - a) / (b - a)) if b > a else (lambda v: 0.5)
         distinct = sorted(col.unique().to_list())
-        marks = distinct if len(distinct) <= MAX_LABELS else _ticks(lo, hi, log)
+        marks = distinct if param and len(distinct) <= MAX_LABELS else _ticks(lo, hi, log)
         return pos, [(place(float(v)), _label(v)) for v in marks]
     cats = sorted({str(v) for v in col.to_list()})
     index = {c: i for i, c in enumerate(cats)}
@@ -144,7 +148,7 @@ def parallel(
     placed: list[pl.DataFrame] = []
     labels: list[dict[str, Any]] = []
     for name in axes:
-        pos, marks = _axis(data, name)
+        pos, marks = _axis(data, name, param=name != y)
         placed.append(
             data.select(
                 "branch",
@@ -163,10 +167,16 @@ def parallel(
         title=None,
         scale=alt.Scale(type="point", padding=0.3),
         axis=alt.Axis(
-            orient="top", labelAngle=0, domain=False, ticks=False, labelFontWeight="bold"
+            orient="top",
+            labelAngle=0,
+            domain=False,
+            ticks=False,
+            labelFontWeight="bold",
+            labelPadding=8,
         ),
     )
-    pos_y = alt.Y("position:Q", axis=None, scale=alt.Scale(domain=[0, 1]))
+    frame = alt.Scale(domain=[-0.04, 1.04])  # room for the labels at either end
+    pos_y = alt.Y("position:Q", axis=None, scale=frame)
     keep = alt.param(name=KEEP, value=[])
     strong = "!length(keep) || indexof(keep, datum.branch) >= 0"
     rules = (
@@ -174,7 +184,7 @@ def parallel(
             values(pl.DataFrame({"axis": axes, "lo": [0.0] * len(axes), "hi": [1.0] * len(axes)}))
         )
         .mark_rule(color="#888888")
-        .encode(x=x, y=alt.Y("lo:Q", axis=None, scale=alt.Scale(domain=[0, 1])), y2="hi:Q")
+        .encode(x=x, y=alt.Y("lo:Q", axis=None, scale=frame), y2="hi:Q")
     )
     drawn = (
         alt.Chart(values(lines))
@@ -183,7 +193,12 @@ def parallel(
             x=x,
             y=pos_y,
             detail="branch:N",
-            color=alt.Color("_metric:Q", title=y, scale=alt.Scale(scheme="viridis")),
+            color=alt.Color(
+                "_metric:Q",
+                title=y,
+                scale=alt.Scale(scheme="viridis"),
+                legend=alt.Legend(title=y),
+            ),
             opacity=alt.condition(strong, alt.value(0.75), alt.value(0.06)),
             tooltip=[alt.Tooltip("branch:N"), alt.Tooltip("_metric:Q", title=y, format=NUMBER)],
         )
@@ -195,7 +210,12 @@ def parallel(
         .encode(
             x=x,
             y=pos_y,
-            color=alt.Color("_metric:Q", title=y, scale=alt.Scale(scheme="viridis")),
+            color=alt.Color(
+                "_metric:Q",
+                title=y,
+                scale=alt.Scale(scheme="viridis"),
+                legend=alt.Legend(title=y),
+            ),
             tooltip=tooltips(
                 lines, ["branch", "axis", "value", "_metric"], {"_metric": y, "axis": "axis"}
             ),

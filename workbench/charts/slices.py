@@ -64,7 +64,11 @@ def slices(
         if kind == "quantitative":
             log = is_log(data, p)
             scale = alt.Scale(type="log" if log else "linear", zero=False, nice=not log, padding=12)
-            x = alt.X(p, type=kind, title=p, scale=scale, axis=alt.Axis(labelOverlap="greedy"))
+            ticks = sorted(data[p].drop_nulls().unique().to_list())
+            axis = alt.Axis(
+                labelOverlap="greedy", values=ticks if len(ticks) <= 12 else alt.Undefined
+            )
+            x = alt.X(p, type=kind, title=p, scale=scale, axis=axis)
         else:
             x = alt.X(p, type=kind, title=p, axis=alt.Axis(labelAngle=0))
         panels.append(
