@@ -470,6 +470,7 @@ def test_importing_charts_makes_altair_offline_and_imports_no_altair(tmp_path):
 
     later = (
         "import sys; import workbench.charts\n"
+        "import polars  # it asks whether altair is there, without importing it\n"
         "assert 'altair' not in sys.modules\n"
         "import altair as alt\n"
         "print(alt.renderers.active, alt.renderers.options)\n"

@@ -9,7 +9,6 @@ from __future__ import annotations
 import importlib
 import importlib.abc
 import importlib.machinery
-import importlib.util
 import sys
 import threading
 from types import ModuleType
@@ -44,21 +43,29 @@ class _Loader(importlib.abc.Loader):
 
     def exec_module(self, module: ModuleType) -> None:
         self.inner.exec_module(module)
+        for finder in [f for f in sys.meta_path if isinstance(f, _Watch)]:
+            sys.meta_path.remove(finder)  # its work is done
         use_offline(module)
 
 
 class _Watch(importlib.abc.MetaPathFinder):
-    """Waits for ``import altair`` (then steps aside)."""
+    """Waits for ``import altair``: altair's spec as the other finders give it, with a loader
+    that switches it to offline rendering once it has run. A library that only asks whether
+    altair is there (polars does, on import) finds it unchanged; the watch stays until altair
+    is imported for real."""
 
     def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
-        if name != "altair":
+        if name != "altair" or "altair" in sys.modules:
             return None
-        if self in sys.meta_path:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is not None and spec.loader is not None:
-            spec.loader = _Loader(spec.loader)
-        return spec
+        for finder in list(sys.meta_path):
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(name, path, target)
+            if spec is not None:
+                if spec.loader is not None:
+                    spec.loader = _Loader(spec.loader)
+                return spec
+        return None
 
 
 def watch() -> None:
