@@ -26,13 +26,20 @@ class Workbench(w.VBox):
         color: str | None = None,
         **kw: Any,
     ) -> None:
-        self.explorer = JournalExplorer(journal)
+        self.explorer = JournalExplorer(journal, live=True)  # follows the sweeps' forks
         self.launcher = SweepLauncher(journal, notebook=notebook, fn=fn, explorer=self.explorer)
         self.live = LiveResults(journal, x=x, y=y, color=color)
         self.launcher.observe(self._follow_sweep, "sweep_id")
+        self.live.observe(self._select_picked, "picked")
         super().__init__(**kw)
         self.children = [self.explorer, self.launcher, self.live]
 
     def _follow_sweep(self, change: dict[str, Any]) -> None:
         self.live.sweep = change["new"]
         self.explorer.refresh()
+
+    def _select_picked(self, change: dict[str, Any]) -> None:
+        """A branch clicked in the chart: selected in the explorer, at its head."""
+        branch = change["new"]
+        if branch >= 0:
+            self.explorer.select(branch, self.explorer.journal.info(branch).head)
