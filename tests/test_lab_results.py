@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 import pytest
-from test_browser import ARTIFACTS, CHROMIUM, lab  # noqa: F401 (fixture)
+from test_browser import ARTIFACTS, CHROMIUM, lab, lithify_lab  # noqa: F401 (fixture)
 from test_charts import make_grid
 from test_lab_extension import lab_page, open_section, tidy
 
@@ -240,6 +240,40 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
         page.locator(".lithify-results", has_text="3 branches of grid.db").first.wait_for(
             state="attached", timeout=60_000
         )
+        browser.close()
+    assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"
+
+
+def test_lithify_lab_with_a_journal_opens_it_in_the_sidebar(tmp_path):
+    """`lithify lab team/runs/x.db` from a folder: JupyterLab on that folder with the journal
+    open in the sidebar (once: a reload keeps it, never twice), every journal under the folder
+    listed, a folder named runs like any other."""
+    from playwright.sync_api import sync_playwright
+
+    for db in ("team/runs/x.db", "lithify-demo-1/demo.db"):
+        (tmp_path / db).parent.mkdir(parents=True)
+        with Journal.open(tmp_path / db) as j:
+            j.root().apply({"hello": db})
+    with lithify_lab("team/runs/x.db", tmp_path, cwd=tmp_path) as base, sync_playwright() as pw:
+        browser, page, outside = lab_page(pw, base)
+        side = page.locator("#lithify-sidebar")
+        section = side.locator(".lithify-section[data-journal='team/runs/x.db']")
+        section.locator(".lithify-branch[data-branch='0']").wait_for(timeout=60_000)
+        assert side.is_visible()  # the sidebar came to the front
+        side.locator(".lithify-journal-label[data-journal='lithify-demo-1/demo.db']").wait_for(
+            timeout=30_000
+        )
+        page.goto(f"{base}/lab", timeout=60_000)
+        page.wait_for_function(
+            "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('lithify:refresh')",
+            timeout=90_000,
+        )
+        page.evaluate("window.jupyterapp.restored.then(() => true)")
+        page.locator("#lithify-sidebar[data-restored='1']").wait_for(
+            state="attached", timeout=60_000
+        )
+        section.locator(".lithify-branch[data-branch='0']").wait_for(timeout=60_000)
+        assert page.locator(".lithify-section").count() == 1  # kept, not opened again
         browser.close()
     assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"
 

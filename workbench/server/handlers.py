@@ -35,6 +35,8 @@ class Journals(Base):
                 "root": str(self.hub.root.name),
                 "journals": self.hub.list(),  # type: ignore[typeddict-item]
                 "runners": runners_here(),
+                "open": self.hub.open,
+                "session": self.hub.session,
             }
 
         await self.reply(run)

@@ -20,6 +20,8 @@ from ..storage import is_journal_file, is_url
 
 SKIP_DIRS = {".git", "node_modules", ".venv", "__pycache__", ".ipynb_checkpoints"}
 MAX_DEPTH = 12  # folders below the server root searched for journals
+MAX_FOLDERS = 20_000  # folders looked into, at most (a root that is a home folder stays quick)
+OPEN_ENV = "LITHIFY_OPEN"  # journals `lithify lab PATH.db` asks the sidebar to open
 THREADS = 4  # library calls at once; more requests queue (the journal serializes writes anyway)
 
 T = TypeVar("T")
@@ -43,6 +45,10 @@ class Hub:
         self.sweeps: dict[tuple[str, int], Any] = {}
         self.lock = threading.RLock()
         self.pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="lithify-api")
+        # what the sidebar opens when this server's page first loads (`lithify lab PATH.db`),
+        # and this server's start (a page opens them once per server)
+        self.open = [p for p in os.environ.get(OPEN_ENV, "").splitlines() if p]
+        self.session = str(time.time_ns())
 
     async def run(self, fn: Callable[[], T]) -> T:
         """``fn()`` on one of the hub's threads, awaited from the event loop."""
@@ -126,9 +132,12 @@ class Hub:
             self.sweeps[(journal.path, handle.plan.id)] = handle
 
     def list(self) -> list[dict[str, Any]]:
-        """Journal files below the root (``MAX_DEPTH`` folders deep, hidden folders skipped)."""
+        """Journal files below the root (``MAX_DEPTH`` folders deep, hidden folders and
+        ``SKIP_DIRS`` skipped, every other name searched alike; ``MAX_FOLDERS`` at most)."""
         found = []
-        for dirpath, dirnames, filenames in os.walk(self.root):
+        for visited, (dirpath, dirnames, filenames) in enumerate(os.walk(self.root)):
+            if visited >= MAX_FOLDERS:
+                break
             depth = len(Path(dirpath).relative_to(self.root).parts)
             dirnames[:] = [
                 d

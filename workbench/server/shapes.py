@@ -22,6 +22,8 @@ class JournalsReply(TypedDict):
     root: str
     journals: list[JournalFile]
     runners: list[str]
+    open: list[str]  # journals to open in the sidebar when the page first loads
+    session: str  # this server's start: the sidebar opens ``open`` once per server
 
 
 class BranchJson(TypedDict):

@@ -15,9 +15,11 @@ const LIVE_MS = 500; // how often an open journal is asked what is new
 const SAY_MS = 15000; // how long a message stays
 const STATE_KEY = 'lithify-workbench:sidebar';
 
-/** What the sidebar keeps across page reloads. */
+/** What the sidebar keeps across page reloads: the open journals, and the server whose
+ * journals to open (``lithify lab PATH.db``) were opened already. */
 interface Kept {
   journals: string[];
+  offered: string;
 }
 
 export class Sidebar extends Widget implements SectionHost {
@@ -30,6 +32,7 @@ export class Sidebar extends Widget implements SectionHost {
   private open = new Map<string, JournalSection>();
   private timer = 0;
   private sayTimer = 0;
+  private offered = '';
 
   constructor(
     readonly app: JupyterFrontEnd,
@@ -56,19 +59,32 @@ export class Sidebar extends Widget implements SectionHost {
     this.timer = window.setInterval(() => void this.live(), LIVE_MS);
   }
 
-  /** Open the journals that were open before the page was reloaded. */
+  /** Open the journals that were open before the page was reloaded, and, once per server,
+   * those it was started to show (``lithify lab PATH.db``: the sidebar comes to the front). */
   async restore(): Promise<void> {
-    if (!this.state) {
-      return;
-    }
-    const kept = (await this.state.fetch(STATE_KEY)) as Partial<Kept> | undefined;
+    const kept = this.state ? ((await this.state.fetch(STATE_KEY)) as Partial<Kept> | undefined) : undefined;
+    this.offered = kept?.offered || '';
     for (const path of kept?.journals || []) {
       await this.openJournal(path, false, true);
     }
+    try {
+      const res = await api.journals();
+      if (res.open.length && res.session !== this.offered) {
+        this.offered = res.session;
+        this.app.shell.activateById(this.id);
+        for (const path of res.open) {
+          await this.openJournal(path);
+        }
+        this.save();
+      }
+    } catch (e) {
+      this.say(message(e));
+    }
+    this.node.dataset.restored = '1'; // what was open, and what the server asked for, is open
   }
 
   private save(): void {
-    const kept: Kept = { journals: Array.from(this.open.keys()) };
+    const kept: Kept = { journals: Array.from(this.open.keys()), offered: this.offered };
     void this.state?.save(STATE_KEY, { ...kept });
   }
 

@@ -27,6 +27,8 @@ export interface JournalsResponse {
   root: string;
   journals: JournalFile[];
   runners: string[];
+  open: string[]; // journals to open when the page first loads (`lithify lab PATH.db`)
+  session: string; // this server's start: ``open`` is opened once per server
 }
 
 /** events.BranchInfo.to_json(). */
