@@ -192,7 +192,26 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
         section.locator(".lithify-results-for").click()
         mine = page.locator(".lithify-results", has_text="3 branches of grid.db")
         drawn(page, "metric")
+        mine.locator(".lithify-table tr[data-branch]").nth(2).wait_for(timeout=30_000)
         assert mine.locator(".lithify-table tr[data-branch]").count() == 3
+
+        # -- the tree box keeps the height it is dragged to, and scrolls to a new sweep ---------
+        tree = section.locator(".lithify-tree")
+        was = tree.bounding_box()
+        grip = centre(section.locator(".lithify-tree-grip").bounding_box())
+        page.mouse.move(*grip)
+        page.mouse.down()
+        page.mouse.move(grip[0], grip[1] + 120, steps=6)
+        page.mouse.up()
+        tall = tree.bounding_box()["height"]
+        assert tall > was["height"] + 60, (was, tall)
+        tree.evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
+        with Journal.open(work / "grid.db") as j:
+            late = sweep.plan(j, 0, 1, {"budget": [7, 8]}).id
+        newest = section.locator(f".lithify-sweep-group[data-sweep='{late}']")
+        newest.wait_for(timeout=30_000)  # only rows in view are drawn: it was scrolled to
+        box, row = tree.bounding_box(), newest.bounding_box()
+        assert box["y"] <= row["y"] <= box["y"] + box["height"] and abs(box["height"] - tall) < 2
 
         # -- an optimize study: trial order, Optuna's importance, learning curves --------------
         page.evaluate(
@@ -201,6 +220,9 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
         )
         drawn(page, "metric", f"sweep={study}")
         studied = page.locator(".lithify-results", has_text=f"Sweep {study} of grid.db")
+        studied.locator(".lithify-view-tab[data-kind='history']:not([disabled])").wait_for(
+            timeout=60_000
+        )  # the server said which views can draw
         reasons = dict(
             studied.locator(".lithify-view-tab").evaluate_all(
                 "ns => ns.map(n => [n.dataset.kind, n.disabled ? n.title : null])"

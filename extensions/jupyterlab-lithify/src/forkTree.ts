@@ -27,6 +27,8 @@ interface Span {
 
 export class ForkTree {
   readonly node = el('div', 'lithify-tree');
+  /** The bar under the tree that resizes it (drag it). */
+  readonly grip = el('div', 'lithify-tree-grip');
   private spacer = el('div', 'lithify-tree-spacer');
   private rows: TreeRow[] = [];
   private spans: Span[] = [];
@@ -47,6 +49,21 @@ export class ForkTree {
   ) {
     this.node.appendChild(this.spacer);
     this.node.addEventListener('scroll', () => this.render());
+    this.grip.title = 'Drag to resize the tree';
+    this.grip.onpointerdown = (down: PointerEvent) => {
+      down.preventDefault();
+      const top = this.node.getBoundingClientRect().top;
+      const move = (ev: PointerEvent) => {
+        this.node.style.height = `${Math.max(3 * ROW, ev.clientY - top)}px`;
+        this.render();
+      };
+      const up = () => {
+        window.removeEventListener('pointermove', move);
+        window.removeEventListener('pointerup', up);
+      };
+      window.addEventListener('pointermove', move);
+      window.addEventListener('pointerup', up);
+    };
   }
 
   /** Show only these branches (and their ancestors); null shows every branch. */

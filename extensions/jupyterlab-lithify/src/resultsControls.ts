@@ -50,6 +50,7 @@ export class ResultsControls {
       this.changed(false);
     };
     this.node.append(this.tabs, this.choices);
+    this.markTabs(); // disabled until the server says which views can draw
   }
 
   /** Whether the selects are there (the first axes arrived). */
@@ -135,7 +136,7 @@ export class ResultsControls {
       }
     }
     for (const [kind, b] of this.buttons) {
-      const why = this.reasons[kind] ?? null;
+      const why = this.ready ? (this.reasons[kind] ?? null) : 'asking which views can draw…';
       b.disabled = why !== null;
       b.title = why ?? `Draw the ${kind} view`;
       b.classList.toggle('lithify-view-active', kind === this.kind);

@@ -75,7 +75,7 @@ export class JournalSection {
     this.resultsButton.disabled = true;
     const tools = el('div', 'lithify-tree-tools');
     tools.append(this.filterBox.node, this.resultsButton);
-    this.node.append(head, this.error, tools, this.tree.node, this.info, this.eventsBox, this.detail);
+    this.node.append(head, this.error, tools, this.tree.node, this.tree.grip, this.info, this.eventsBox, this.detail);
   }
 
   /** "Results for these": the marked branches (two or more), else the filter's, else the one. */
