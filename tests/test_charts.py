@@ -487,3 +487,27 @@ def test_importing_charts_makes_altair_offline_and_imports_no_altair(tmp_path):
     assert out[0].stdout.split()[0] == "jupyter" and "'offline': True" in out[0].stdout
     assert out[1].stdout.strip() == "jupyter"
     assert out[2].stdout.strip() == "svg"  # the user's choice stays
+
+
+def test_a_selection_from_a_kept_whole_journal_table_is_the_one_read_for_it(grid):
+    """The server keeps the journal's branch table and narrows it per request: the same rows,
+    parameters and metrics as reading the selection itself; an unknown sweep is NotFound."""
+    from workbench.errors import NotFound
+    from workbench.matrix import branch_table
+
+    j, sweep_id = grid
+    other = j.root().fork_at(1, params={"temperature": 0.5})
+    other.observe("loss", 1.0)
+    whole = branch_table(j)
+    for sel in (
+        charts.Selection(sweep=sweep_id),
+        charts.Selection(branches=(other.id,)),
+        charts.Selection(sweep=sweep_id, where="budget >= 1000"),
+    ):
+        kept, read = charts.gather(j, sel, table=whole), charts.gather(j, sel)
+        assert (kept.params, kept.metrics) == (read.params, read.metrics), sel
+        assert kept.table.select(sorted(kept.table.columns)).equals(
+            read.table.select(sorted(read.table.columns))
+        ), sel
+    with pytest.raises(NotFound):
+        charts.gather(j, charts.Selection(sweep=99), table=whole)

@@ -459,3 +459,33 @@ async def test_views_as_vega_lite_specs_the_filter_and_any_selection(jp_fetch, j
         "importance: importance needs two parameters that vary; only retrieval varies in this "
         "selection"
     )
+
+
+def test_the_hubs_branch_table_follows_the_journal(tmp_path, monkeypatch):
+    """The results routes share one branch table per journal, read again when an event, a
+    branch or a run's status changed, and only then."""
+    import polars as pl
+
+    from workbench import sweep
+    from workbench.server import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "FRESH_S", 0.0)  # every call asks whether the journal moved
+    with Journal.open(tmp_path / "t.db") as j:
+        j.root().apply({"a": 1})
+        fork = j.root().fork_at(1, params={"budget": 10})
+        hub = hub_module.Hub(str(tmp_path))
+        first = hub.table(j)
+        assert hub.table(j) is first  # nothing changed: the same table
+        fork.observe("recall", 0.5)
+        seen = hub.table(j)
+        assert seen is not first
+        assert seen.frame.filter(pl.col("branch") == fork.id)["recall"].to_list() == [0.5]
+        late = j.root().fork_at(1, params={"budget": 20})  # a branch, no event
+        assert late.id in hub.table(j).frame["branch"].to_list()
+
+        planned = sweep.plan(j, 0, 1, {"budget": [30]})
+        member = planned.forks[0].branch
+        assert hub.table(j).frame.filter(pl.col("branch") == member)["status"][0] == "pending"
+        j.record_run(member, planned.id, "failed")  # a status, no event
+        assert hub.table(j).frame.filter(pl.col("branch") == member)["status"][0] == "failed"
+        hub.close()

@@ -8,6 +8,7 @@ per branch with a column per metric. ``aggregate`` reduces over seeds with hones
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
@@ -315,6 +316,7 @@ def t_cdf(t: float, df: float) -> float:
     return 1 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=256)
 def t_critical(df: int, confidence: float = 0.95) -> float:
     """Two-sided critical value: t with P(|T| <= t) = confidence."""
     target = 1 - (1 - confidence) / 2

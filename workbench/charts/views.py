@@ -139,9 +139,38 @@ def view(
     if evaluator not in EVALUATORS:
         raise InvalidValue(f"the evaluator is one of {', '.join(EVALUATORS)}, not {evaluator!r}")
     check_theme(theme)
+    from altair.utils.schemapi import debug_mode
+
     selection = selection or Selection()
     res = res if res is not None else gather(journal, selection)
-    c = _choose(journal, res, x, y, color, y2)
+    opts = Options(
+        x, y, y2, color, facet, params, agg, log_x, direction, direction2, evaluator, theme
+    )
+    with debug_mode(False):  # no check of each piece as it is built: the tests check views
+        return _draw(journal, kind, selection, res, opts)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``view`` was asked to draw with (None: the rule decides)."""
+
+    x: str | None
+    y: str | None
+    y2: str | None
+    color: str | None
+    facet: str | None
+    params: list[str] | None
+    agg: str
+    log_x: bool | None
+    direction: str | None
+    direction2: str | None
+    evaluator: str
+    theme: str
+
+
+def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Options) -> Drawn:
+    x, y2, params, direction, theme = o.x, o.y2, o.params, o.direction, o.theme
+    c = _choose(journal, res, x, o.y, o.color, y2)
     y = c.axes.y
     if y is None:
         raise cannot(kind, f"no metric observed yet in {selection.describe()}")
@@ -160,7 +189,7 @@ def view(
         "forks": int(t.height),
     }
     if kind == "metric":
-        chart, more = _metric(res, c, selection, agg, log_x, theme, facet)
+        chart, more = _metric(res, c, selection, o.agg, o.log_x, theme, o.facet)
         meta.update(more)
     elif kind == "history":
         chart = history(
@@ -175,7 +204,7 @@ def view(
         objective = res.objectives.index(y) if y in res.objectives else 0
         study = res.study(journal) if y in res.objectives else None
         chart = importance(
-            t, y, chosen, study=study, objective=objective, evaluator=evaluator, theme=theme
+            t, y, chosen, study=study, objective=objective, evaluator=o.evaluator, theme=theme
         )
     elif kind == "slice":
         chart = slices(t, y, chosen, order_label=res.order_label, theme=theme)
@@ -203,7 +232,7 @@ def view(
         pair = [m for m in (y, c.y2) if m is not None]
         dirs = [res.direction(pair[0], direction)]
         if len(pair) > 1:
-            dirs.append(res.direction(pair[1], direction2))
+            dirs.append(res.direction(pair[1], o.direction2))
         chart = pareto(
             t,
             pair,

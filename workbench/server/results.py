@@ -14,7 +14,6 @@ from tornado import web
 
 from .. import charts, filters
 from ..errors import InvalidValue
-from ..matrix import branch_table
 from ..storage import is_url
 from . import shapes
 from .base import Base, Download, _int
@@ -66,7 +65,7 @@ class Axes(Results):
     async def get(self) -> None:
         def run() -> shapes.AxesReply:
             j = self.journal()
-            res = charts.gather(j, self.selection())
+            res = charts.gather(j, self.selection(), table=self.hub.table(j))
             y = self.arg("y") or None
             axes = charts.axes.axes_of(
                 j, res.params, res.metrics, res.table, y=y or next(iter(res.objectives), None)
@@ -98,7 +97,8 @@ class Matrix(Results):
             sel = self.selection()
             ids = sel.branches
             if sel.where:
-                ids = tuple(filters.select(j, sel.where, sweep=sel.sweep, branches=sel.branches))
+                table = charts.gather(j, sel, table=self.hub.table(j)).table
+                ids = tuple(table["branch"].to_list())
             if sel.sweeps:
                 wanted = set(sel.sweeps)
                 ids = tuple(b for s in j.sweeps() if s.id in wanted for b in s.branches)
@@ -160,7 +160,7 @@ class Filter(Results):
             j = self.journal()
             sel = self.selection()
             parsed = filters.parse(self.arg("q") or "")
-            table = branch_table(j, sweep=sel.sweep, branches=sel.branches).frame
+            table = charts.gather(j, sel, table=self.hub.table(j)).table
             picked = parsed.apply(table)["branch"].to_list()
             return {
                 "query": str(parsed),

@@ -86,6 +86,11 @@ export function inside(spec: ChartSpec, box: Ranges): number[] {
     .sort((a, b) => a - b);
 }
 
+/** Load vega (a chunk of this extension) now, while the first spec is being made. */
+export function prefetch(): void {
+  void import('vega-embed').catch(() => undefined);
+}
+
 export class ChartView {
   readonly node = el('div', 'lithify-chart-box');
   private canvas = el('div', 'lithify-vega');
@@ -110,12 +115,17 @@ export class ChartView {
     return this.spec;
   }
 
-  /** Draw a spec (a new one forgets the zoom). */
-  async show(spec: ChartSpec, dark: boolean): Promise<void> {
+  /** Draw a spec (a new one forgets the zoom and the box; the same one again changes
+   * nothing). Whether it was drawn. */
+  async show(spec: ChartSpec, dark: boolean): Promise<boolean> {
+    if (this.spec && dark === this.dark && JSON.stringify(spec) === JSON.stringify(this.spec)) {
+      return false; // a poll that found nothing new
+    }
     this.spec = spec;
     this.dark = dark;
     this.ranges = null;
     await this.draw();
+    return true;
   }
 
   /** Nothing drawn. */

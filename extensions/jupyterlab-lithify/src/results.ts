@@ -9,7 +9,7 @@ import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { Widget } from '@lumino/widgets';
 
 import * as api from './api';
-import { ChartView } from './chart';
+import { ChartView, prefetch } from './chart';
 import { darkTheme, el, message } from './dom';
 import { FilterBox } from './filterBox';
 import type { Replacements } from './journals';
@@ -102,13 +102,36 @@ export class Results extends Widget {
       this.table.node
     );
     this.stopListening = replacements.listen(j => j === journal && this.reset());
-    this.start();
+    // the chart first: the status, table and choices of 10^4 forks would hold it up
+    prefetch();
+    void this.firstChart().finally(() => this.start());
     // charts follow JupyterLab's theme: drawn again (dark or light) when it changes
     this.themes.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light'] });
   }
 
   get journal(): string {
     return this.target.journal;
+  }
+
+  /** The rule's chart of the selection, asked for at once, beside the status, the table and
+   * the choices (on 10^4 branches those take seconds; the chart should not wait for them). */
+  private async firstChart(): Promise<void> {
+    const generation = this.generation;
+    try {
+      const spec = await api.chartSpec({
+        ...api.selection(this.target),
+        kind: 'metric',
+        theme: darkTheme() ? 'dark' : 'light'
+      });
+      if (generation !== this.generation || this.lastChartKey || this.chart.current) {
+        return; // the choices arrived first and drew
+      }
+      await this.chart.show(spec, darkTheme());
+      this.controls.drawn(spec.usermeta.lithify);
+      this.chart.node.dataset.query = api.query({ ...api.selection(this.target), kind: 'metric' });
+    } catch {
+      // nothing to draw yet: the choices will say why
+    }
   }
 
   /** Poll (again) until the sweep has ended (a selection: until its rows stop changing). */
@@ -201,12 +224,14 @@ export class Results extends Widget {
       if (generation !== this.generation) {
         return;
       }
-      await this.chart.show(spec, darkTheme());
+      const redrawn = await this.chart.show(spec, darkTheme());
       this.controls.drawn(spec.usermeta.lithify);
       this.controls.message.textContent = '';
       this.chart.node.dataset.query = api.query(query);
       this.chart.node.dataset.rows = String(this.table.rowCount);
-      this.kept = null;
+      if (redrawn) {
+        this.kept = null; // the box went with the chart it was drawn on
+      }
       this.showTable();
       this.renderExports(query);
     } catch (e) {

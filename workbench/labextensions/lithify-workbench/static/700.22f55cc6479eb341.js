@@ -46,7 +46,9 @@
 .lithify-section { border-top: 2px solid var(--jp-border-color2); margin-top: 4px; }
 .lithify-section-head { display: flex; align-items: center; justify-content: space-between; }
 .lithify-icon-button { background: none; border: none; color: var(--jp-ui-font-color2); cursor: pointer; font-size: 14px; padding: 0 8px; }
-.lithify-tree { position: relative; height: 220px; overflow: auto; border-top: 1px solid var(--jp-border-color2); resize: vertical; }
+.lithify-tree { position: relative; height: 220px; overflow: auto; border-top: 1px solid var(--jp-border-color2); }
+.lithify-tree-grip { height: 5px; cursor: ns-resize; background: var(--jp-border-color2); }
+.lithify-tree-grip:hover { background: var(--jp-brand-color2); }
 .lithify-tree-spacer { position: relative; }
 .lithify-tree-row { position: absolute; left: 0; right: 0; height: 20px; display: flex; align-items: center; white-space: nowrap; cursor: pointer; font-family: var(--jp-code-font-family); font-size: var(--jp-code-font-size); }
 .lithify-tree-row:hover { background: var(--jp-layout-color2); }
