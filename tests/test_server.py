@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
 from tornado.httpclient import HTTPClientError
@@ -416,3 +418,43 @@ async def test_a_slow_library_call_does_not_stall_the_server(jp_fetch, journal_f
     assert not pending.done()
     gate.set()
     assert (await pending)["branches"][0]["id"] == 0
+
+
+async def test_optimize_from_the_api(jp_fetch, journal_file, monkeypatch):
+    tests = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", tests + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    body = {
+        "journal": journal_file,
+        "at": 21,
+        "space": "x1=float:-5:10\nx2=float:0:15\nkind=cat:a,b,c",
+        "objective": "loss",
+        "direction": "minimize",
+        "forks": 3,
+        "workers": 2,
+        "sampler": "random",
+        "pruner": "none",
+        "seed": 0,
+        "fn": "sweep_fns:branin",
+    }
+    r = await jp_fetch("lithify", "api", "optimize", method="POST", body=json.dumps(body))
+    sweep_id = json.loads(r.body)["sweep"]
+    study = {}
+    for _ in range(1200):
+        study = await get(jp_fetch, "optimize", journal=journal_file, sweep=str(sweep_id))
+        if study["counts"]["complete"] == 3:
+            break
+        await asyncio.sleep(0.1)
+    assert study["counts"]["complete"] == 3 and study["best"]["value"] == min(
+        t["value"] for t in study["trials"]
+    )
+    listed = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
+    mine = next(s for s in listed if s["id"] == sweep_id)
+    assert mine["kind"] == "optimize" and set(mine["space"]) == {"x1", "x2", "kind"}
+    assert mine["objectives"] == ["loss"] and len(mine["forks"]) == 3
+    bad = {**body, "space": "x1=float:10:-5"}
+    code, err = await fetch_error(jp_fetch, "optimize", method="POST", body=json.dumps(bad))
+    assert (code, err["kind"]) == (400, "InvalidValue") and "inverted" in err["error"]
+    code, err = await fetch_error(
+        jp_fetch, "optimize", params={"journal": journal_file, "sweep": "99"}
+    )
+    assert code == 404

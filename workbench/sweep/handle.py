@@ -134,6 +134,11 @@ class SweepHandle:
         """True once every fork has finished, failed or been cancelled."""
         return not self._closer.is_alive()
 
+    @property
+    def sweep_id(self) -> int:
+        """The sweep this handle runs."""
+        return self.plan.id
+
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the sweep has ended and its runner closed (kernels, workers); whether it
         has."""
