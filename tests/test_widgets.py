@@ -252,3 +252,27 @@ def test_live_results_pick_axes_and_export(audited):
     assert "download='results.csv'" in live.downloads.value
     with pytest.raises(InvalidValue):
         live.export("xlsx")
+
+
+@pytest.mark.slow
+def test_the_optimize_launcher_runs_a_study_and_shows_the_best(audited):
+    from workbench.widgets import OptimizeLauncher
+
+    ol = OptimizeLauncher(audited, fn="sweep_fns:branin", forks=3, workers=2)
+    assert ol.space.value == "budget=int:300:4800"  # spanned from the agent's default grid
+    assert ol.objective.value == "recall"  # the agent's metric
+    ol.space.value = "x1=float:-5:10\nx2=float:0:15\nkind=cat:a,b,c"
+    ol.objective.value, ol.direction.value = "loss", "minimize"
+    ol.sampler.value, ol.pruner.value, ol.seed.value = "random", "none", "0"
+    ol.branch.value, ol.seq.value = 0, 11
+    ol.start_button.click()
+    study = ol.wait(timeout=120)
+    assert len(study.trials) == 3 and study.best is not None
+    assert "best loss" in ol.status.value and f"branch {study.best.branch}" in ol.status.value
+    assert ol.trials.value.count("<tr") == 4  # a header and a row per trial
+    assert ol.resume_button.disabled and not ol.start_button.disabled
+    assert all(audited.info(t.branch).fork_seq == 11 for t in study.trials)
+    ol.space.value = "x=int:5:1"
+    ol.start_button.click()
+    assert "inverted" in ol.status.value  # shown, not raised; nothing started
+    assert len(audited.sweeps()) == 1
