@@ -401,3 +401,37 @@ def test_charts_aggregate_by_max_and_last_and_follow_a_dark_theme(tmp_path):
     assert dark["config"]["background"] == "#1e1e1e"
     with pytest.raises(Exception, match="no branch has both"):
         charts.metric_vs_param(df.filter(pl.col("budget") > 100), x="budget", y="recall")
+
+
+def test_a_worker_whose_coordinator_is_gone_writes_nothing(tmp_path, monkeypatch):
+    """The coordinator died while the worker's interpreter was still starting (it was already
+    reparented when it first looked): the worker exits before its first write, instead of
+    running on beside the resumed sweep."""
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with Journal.open(tmp_path / "o.db") as j:
+        j.root().apply({"x": 1})
+        fork = j.root().fork_at(1)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "workbench.sweep.worker",
+        "sweep_fns:sleepy",
+        str(tmp_path / "o.db"),
+        str(fork.id),
+        json.dumps({"sleep": 0}),
+    ]
+    env = {**os.environ, "LITHIFY_SWEEP_PARENT": gone.stdout.strip()}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 70, done.stderr
+    with Journal.open(tmp_path / "o.db", readonly=True) as j:
+        assert j.info(fork.id).head == 1  # nothing written on the fork
+    ours = {**os.environ, "LITHIFY_SWEEP_PARENT": str(os.getpid())}  # its real parent: runs
+    assert subprocess.run(cmd, env=ours, timeout=60).returncode == 0
+    with Journal.open(tmp_path / "o.db", readonly=True) as j:
+        assert j.info(fork.id).head == 2

@@ -34,7 +34,7 @@ from typing import Any
 from .. import params as declared_params
 from ..errors import ForkFailed, InvalidValue
 from .plan import RUNNERS, Fork
-from .worker import PROGRESS_ENV
+from .worker import PARENT_ENV, PROGRESS_ENV
 
 
 class _Context:
@@ -95,7 +95,7 @@ class ProcessRunner:
         self.fn = fn
 
     def run_fork(self, ctx: _Context) -> str | None:
-        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
+        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file), PARENT_ENV: str(os.getpid())}
         cmd = [
             sys.executable,
             "-m",
