@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from typer.core import TyperOption
@@ -103,10 +103,19 @@ GLOBAL_HELP = (
 )
 
 
-def command(panel: str, name: str | None = None, **kw: Any) -> Any:
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def command(panel: str, name: str | None = None, **kw: Any) -> Callable[[F], F]:
     """``app.command`` for lithify: grouped under ``panel`` in ``lithify --help``, with the
     global options and exit codes in the command's own help."""
-    return app.command(name, rich_help_panel=panel, epilog=GLOBAL_HELP, **kw)
+    register = app.command(name, rich_help_panel=panel, epilog=GLOBAL_HELP, **kw)
+
+    def decorate(fn: F) -> F:
+        register(fn)
+        return fn
+
+    return decorate
 
 
 # typer prints a value label (<bool>) beside flags, which take no value: show none.
