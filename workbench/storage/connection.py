@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from ..errors import (
     Conflict,
+    Corrupt,
     InvalidValue,
     NotAJournal,
     NotFound,
@@ -119,6 +120,39 @@ def is_journal_file(path: str) -> bool:
         return row is not None and row[0] == sch.APPLICATION
 
 
+def truncation(path: str) -> str | None:
+    """How much of a (plain) journal file is missing, if it is shorter than its header records
+    and has no WAL content that would hold the rest; else None. Reads the 100-byte header with
+    a plain descriptor, so only while this process holds no connection to the file."""
+    with _OPEN_LOCK:
+        fid = _file_id(path)
+        if fid is None or fid in _OPEN_FILES:
+            return None
+        try:
+            with open(path, "rb") as f:
+                header = f.read(100)
+        except OSError:
+            return None
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return None
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    recorded = int.from_bytes(header[28:32], "big")
+    if header[24:28] != header[92:96]:
+        return None  # the header's page count is stale (written by an old SQLite): unknown
+    return _missing(path, page, recorded)
+
+
+def _missing(path: str, page: int, recorded: int) -> str | None:
+    size = _size(path)
+    if _size(path + "-wal") > 0 or page <= 0 or recorded * page <= size:
+        return None  # pages past the file's end may be in the WAL
+    return (
+        f"the file is truncated: it holds {size // page:,} of the {recorded:,} pages its header "
+        f"records ({size:,} of {recorded * page:,} bytes)"
+    )
+
+
 class Connection:
     """One SQLite connection to a journal file (or memory): opening and creating the file, the
     pragmas, the schema and ``atomic()``; the backend's queries build on it.
@@ -188,9 +222,14 @@ class Connection:
         try:
             self._open_file(key, first_here)
             self.ensure_schema(state_name, initial, digest, built)
-        except BaseException:
+        except BaseException as e:
             self._close_conn()
             self._release()
+            cut = truncation(path) if isinstance(e, Corrupt) and key is None else None
+            if cut is not None:
+                raise Corrupt(
+                    f"{path}: {cut}; restore it from a copy", path=path, damage=cut
+                ) from None
             raise
 
     def _claim(self, fid: tuple[int, int], key: str | bytes | None) -> bool:
@@ -396,6 +435,18 @@ class Connection:
         self.writable()
         with self._guard:
             self.conn.execute(f"PRAGMA rekey = {_key_literal(new_key)}")
+
+    def truncation(self) -> str | None:
+        """How much of this journal's file is missing, if it is truncated (see ``truncation``)."""
+        if self.path == ":memory:":
+            return None
+        try:
+            with self._guard:
+                page = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+                recorded = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        except WorkbenchError:
+            return None
+        return _missing(self.path, page, recorded)
 
     @property
     def in_transaction(self) -> bool:

@@ -65,9 +65,20 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
         return os_error(err, path, doing)
     if isinstance(err, (orjson.JSONDecodeError, UnicodeDecodeError)):
         return Corrupt(
-            f"{where}: a stored value cannot be decoded ({err}); run `lithify verify` and "
-            "restore the journal from a copy",
+            f"{where}: a stored value cannot be decoded ({_short(err)}); run `lithify verify` "
+            "and restore the journal from a copy",
             path=path,
+            damage="a stored value is not valid JSON text",
+        )
+    text = str(err)
+    if text.startswith("Could not decode to UTF-8"):
+        # The driver read the row but not its text; its message quotes the damaged bytes.
+        column = text.split("'")[1] if text.count("'") >= 2 else "a text column"
+        return Corrupt(
+            f"{where}: a stored text ({column}) holds damaged bytes that are not UTF-8; run "
+            "`lithify verify` to see which events, and restore the journal from a copy",
+            path=path,
+            damage=f"its stored {column} holds damaged bytes (not UTF-8 text)",
         )
     if not is_driver_error(err):
         return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
@@ -100,6 +111,7 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
             f"{where} is damaged {said}; run `lithify verify` to see where, and restore it from "
             "a copy",
             path=path,
+            damage=f"SQLite found a damaged page ({_short(err)})",
         )
     if code == "NOTADB":
         return NotAJournal(
@@ -124,6 +136,12 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
             path=path,
         )
     return StorageError(f"{where}{while_}: {said}", path=path)
+
+
+def _short(err: BaseException, width: int = 120) -> str:
+    """A driver's message, cut short: it may quote stored bytes."""
+    text = " ".join(str(err).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 class Guard:
