@@ -97,7 +97,7 @@ class Journal:
         self._lock = storage.lock  # the connection's: shared with the buffer
         self._closed = False
         self._lazy = durability == "lazy"
-        self._buffer = LazyBuffer(storage, self.durable_head)
+        self._buffer = LazyBuffer(storage, self.durable_head, signals=self._lazy)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -274,7 +274,8 @@ class Journal:
                 if not self.readonly:
                     self._compact_intents()
             finally:
-                self._closed = self._buffer.closed = True
+                self._closed = True
+                self._buffer.close()
                 self._storage.close()
 
     def __enter__(self) -> Journal:
