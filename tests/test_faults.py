@@ -334,3 +334,24 @@ def test_a_write_blocked_by_another_users_files_names_them(shared_dir, capfd):
     said = capfd.readouterr().out
     assert said.startswith("ReadOnly: ") and f"{db}-shm" in said and str(OTHER) in said, said
     assert "remove" in said  # what to do
+
+
+def test_a_read_as_the_file_stands_never_mixes_two_versions_of_it(tmp_path):
+    from workbench.errors import Busy
+
+    db = tmp_path / "a.db"
+    with Journal.open(db) as j:
+        j.root().apply_many([{"i": i} for i in range(10_000)])
+    with Journal.open(db, readonly=True) as r:
+        stream = r.storage.own_events(0)
+        first = [next(stream) for _ in range(10)]
+        with Journal.open(db) as w:  # a whole writer session: its close folds the WAL in
+            w.root().apply({"i": -1})
+        assert _sidecars(db) == []  # the reader held nothing: the writer cleaned up
+        try:
+            rest = list(stream)
+        except Busy as e:  # the file changed under the stream: it stops, and says so
+            assert "changed while it was being read" in str(e)
+        else:
+            assert [row[0] for row in first + rest] == list(range(1, 10_001))
+        assert r.root().head == 10_001 and r.verify().ok  # a new read sees the new file

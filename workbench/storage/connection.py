@@ -339,11 +339,11 @@ class Connection:
         """Before a query on a watched read-only open: replace an immutable connection once a
         WAL appears or the file changed (it would not see the change), by the kind of
         connection the file needs now."""
-        if _size(self.path + "-wal") == 0 and _stamp(self.path) == self._watch:
+        stamp = _stamp(self.path)
+        if _size(self.path + "-wal") == 0 and stamp == self._watch:
             return
         key = self._key
         old = self.conn
-        stamp = _stamp(self.path)
         uri, immutable = _read_uri(self.path)
         self.conn = self._connect(uri, uri=True)
         try:
@@ -353,7 +353,10 @@ class Connection:
             self._close_conn()
             self.conn = old
             raise translate(e, self.path, "reading it") from None
-        self._retired.append(old)
+        if stamp == self._watch:
+            self._retired.append(old)  # its snapshot is still whole: a stream may go on reading
+        else:
+            old.close()  # the file changed under it: a stream on it fails (Busy), never tears
         self.immutable = immutable
         self._watch = stamp if immutable else None
 

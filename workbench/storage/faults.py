@@ -83,6 +83,13 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
         )
     if not is_driver_error(err):
         return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
+    if text.startswith("Cannot operate on a closed database"):
+        # a read-only connection replaced because the file changed (see connection.recheck):
+        # a stream still reading it stops here rather than mixing two versions of the file
+        return Busy(
+            f"{where} changed while it was being read (another process wrote to it); read again",
+            path=path,
+        )
     code, ext = _sqlite_code(err)
     said = f"(SQLite says: {err})"
     if code in ("BUSY", "LOCKED"):
