@@ -99,7 +99,7 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
     ending = not callable(previous)  # the default: the process ends by this signal
     if os.getpid() == _owner_pid and signum not in _answered:
         name = signal.Signals(signum).name
-        buffers = [buf for buf in list(_OPEN) if not buf.closed]
+        buffers = [buf for buf in list(_OPEN) if buf.lazy and not buf.closed]
         if any(_held_here(buf) for buf in buffers):
             # The main thread was interrupted inside the journal (a write may be half done):
             # a helper thread writes once it leaves, then sends the signal again to go on.
@@ -158,8 +158,10 @@ class LazyBuffer:
         durable_head: Callable[[int], tuple[int, bytes]],
         signals: bool = False,
     ) -> None:
-        """``signals``: write this buffer on SIGTERM and SIGHUP too (see the module docstring)."""
+        """``signals``: a lazy journal's buffer, written on SIGTERM and SIGHUP too (see the
+        module docstring)."""
         self.storage = storage
+        self.lazy = signals
         self._durable_head = durable_head
         self._lock: threading.RLock = storage.lock
         self._pending: dict[int, list[tuple[EventRow, str]]] = {}
