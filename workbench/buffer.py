@@ -37,15 +37,10 @@ LAZY_BUFFER = 512  # buffered events of one branch written together
 _OPEN: weakref.WeakSet[LazyBuffer] = weakref.WeakSet()
 
 
-def _write_all(when: str, skip: Callable[[LazyBuffer], bool] = lambda buf: False) -> list[Any]:
-    """Write every open buffer (a failure is said on stderr, never raised); the buffers
-    ``skip`` set aside are returned unwritten."""
-    skipped = []
+def _write_all(when: str) -> None:
+    """Write every open buffer (a failure is said on stderr, never raised)."""
     for buf in list(_OPEN):
         if not buf.count or buf.closed:
-            continue
-        if skip(buf):
-            skipped.append(buf)
             continue
         try:
             buf.flush(None, report=True)
@@ -53,7 +48,6 @@ def _write_all(when: str, skip: Callable[[LazyBuffer], bool] = lambda buf: False
             sys.stderr.write(
                 f"lithify: buffered events of {buf.storage.path} could not be written {when}: {e}\n"
             )
-    return skipped
 
 
 @atexit.register
