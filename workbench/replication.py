@@ -171,13 +171,14 @@ def _select(src: Storage, names: Sequence[str | int] | None) -> _Choice:
         if row is None:
             raise NotFound(f"no branch {n!r} in the source journal; `lithify branches` lists them")
         named.append(row)
-    choice = _Choice({r.id for r in named})
+    chosen = {r.id for r in named}
+    choice = _Choice(set(chosen))
     for row in named:
         child = row
         while child.parent is not None:
             b = child.parent
             choice.ids.add(b)
-            if b not in {r.id for r in named}:
+            if b not in chosen:
                 # an ancestor is needed up to where its chosen descendants fork from it
                 choice.need[b] = max(choice.need.get(b, 0), child.fork_seq)
                 choice.needed_by.setdefault(b, []).append(_label(row))
