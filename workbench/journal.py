@@ -644,7 +644,8 @@ class Journal:
 
     def verify(self, expect: Mapping[int | str, str] | None = None) -> VerifyReport:
         """Recompute every hash, chain link and snapshot seal, and let SQLite check its pages;
-        report the first bad seq per branch, and every branch's head hash.
+        report the first bad seq per branch, and every branch's head hash. A damaged file is
+        read as far as it goes: every seq that cannot be read is reported, the rest checked.
 
         ``expect`` maps branches (id or name) to a head hash recorded outside the journal (the
         whole hash, or a prefix of at least 32 hex characters): each must still be in that
