@@ -105,7 +105,9 @@ class Branch(Effects):
         shape: str = "plain",
         extra: tuple[Any, ...] = (),
     ) -> int:
-        """Chain and write one event; ``extra`` holds the columns of its storage shape."""
+        """Chain and write one event; ``extra`` holds the columns of its storage shape. Every
+        single event passes here: the journal's size limit is checked once, for all kinds."""
+        ev.check_size(payload, self._j.max_event_bytes, f"this {kind} event")
         seq = self._head + 1
         parent = self._head_hash
         h = ev.event_hash(parent, kind, payload)
@@ -208,8 +210,9 @@ class Branch(Effects):
         ``id``: a caller's id for the event, unique per journal; applying the same id and delta
         again returns the existing seq (an importer can replay its log twice)."""
         text = ev.canonical(deltas.encode(delta), "delta")
-        when = ev.unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         j = self._j
+        ev.check_size(text, j.max_event_bytes, "delta")
+        when = ev.unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         if id is not None:
             seq = self._known_id(id, "delta", text)
             if seq is not None:
@@ -256,7 +259,9 @@ class Branch(Effects):
             state, snap, h = done["state"], done["snap"], done["hash"]
             for lo in range(0, len(values), BATCH_CHUNK):
                 part = values[lo : lo + BATCH_CHUNK]
-                texts, raw, hashes = ev.chain_payloads(h, "delta", part, "deltas", offset=lo)
+                texts, raw, hashes = ev.chain_payloads(
+                    h, "delta", part, "deltas", offset=lo, max_bytes=j.max_event_bytes
+                )
                 seq = first + lo - 1  # the last seq applied
                 i = 0
                 while i < len(raw):  # apply, with a snapshot after every ``every`` events
@@ -315,7 +320,7 @@ class Branch(Effects):
             or not math.isfinite(value)
         ):
             raise InvalidValue(
-                f"observation {name!r} needs a finite number, not {value!r}", name=name
+                f"observation {name!r} needs a finite number, not {ev.describe(value)}", name=name
             )
         v = float(value)
         doc: dict[str, Any] = {"name": name, "value": v}

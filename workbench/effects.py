@@ -55,7 +55,7 @@ class Effects:
     at: Callable[[int | str], Any]
 
     def _lookup(self, key: str, expect: int | str | None = None) -> tuple[bool, Any, bytes]:
-        kh = ev.key_hash(ev.check_text(key, "an effect key"))
+        kh = ev.key_hash(ev.check_key(key, self._j.max_key_bytes))
         self._expected(expect, before_side_effect=True)
         j = self._ready()
         db = j.storage

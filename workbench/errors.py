@@ -152,7 +152,10 @@ class DiskFull(StorageError):
 
 
 class Corrupt(StorageError):
-    """SQLite reports a damaged page (or a stored value cannot be decoded)."""
+    """SQLite reports a damaged page (or a stored value cannot be decoded). ``damage`` says
+    what is damaged, without advice (what ``verify`` reports)."""
+
+    damage: str | None = None
 
 
 class ForkFailed(WorkbenchError):

@@ -16,7 +16,7 @@ from .. import charts
 from ..errors import Corrupt, InvalidValue, NotFound
 from ..events import encode_state, iso_ms
 from ..matrix import export
-from ..verify import VerifyReport
+from ..verify import VerifyReport, damage_of
 from .app import (
     app,
     brief,
@@ -55,7 +55,7 @@ def verify(
         with open_journal(opts) as j:
             report = j.verify(anchors or None)
     except Corrupt as e:  # SQLite could not even read the schema: damaged, not "not a journal"
-        report = VerifyReport(False, [(-1, 0, f"damaged: {e}")])
+        report = VerifyReport(False, [(-1, 0, f"damaged: {damage_of(e)}")])
 
     def human() -> None:
         out = console()
@@ -72,13 +72,27 @@ def verify(
                 out.print(f"  main head {main}  (record it elsewhere; check later with --expect)")
         else:
             out.print(f"[red]damaged[/red] {opts.path}: {len(report.problems)} problem(s)")
-            for b, seq, what in report.problems:
-                where = "file" if b < 0 else f"branch {b} seq {seq}"
+            for b, first, last, what in _runs(report.problems):
+                where = "file" if b < 0 else f"branch {b} seq {first}"
+                if last > first:
+                    where += f" to {last} ({last - first + 1} events)"
                 out.print(f"  {where}: {what}", markup=False)
 
     emit(opts, report.to_json(), human)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _runs(problems: list[tuple[int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """(branch, first seq, last seq, what): consecutive seqs of a branch with the same problem
+    (a damaged page holds several events) as one line."""
+    out: list[tuple[int, int, int, str]] = []
+    for b, seq, what in problems:
+        if out and b >= 0 and out[-1][0] == b and out[-1][2] == seq - 1 and out[-1][3] == what:
+            out[-1] = (b, out[-1][1], seq, what)
+        else:
+            out.append((b, seq, seq, what))
+    return out
 
 
 @command("Journal")
