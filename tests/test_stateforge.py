@@ -411,6 +411,20 @@ def test_embeddings_by_value_and_float64_kept_exactly(sf: StateForge) -> None:
     assert text.value == "the text it embeds" and text.vector == [0.5]
 
 
+def test_two_stores_on_one_file_take_turns_on_a_session(tmp_path: Path) -> None:
+    one, two = StateForge(tmp_path / "two.db"), StateForge(tmp_path / "two.db")
+    s = one.create_session_sync("turns")
+    made = []
+    for i in range(3):
+        made.append(one.snapshot_sync(s.id, [units.kv(s.id, "one", i)]))
+        made.append(two.snapshot_sync(s.id, [units.kv(s.id, "two", i)]))
+    assert [m.parent_id for m in made[1:]] == [m.id for m in made[:-1]]  # each saw the other
+    assert one.snapshots_sync(s.id) == two.snapshots_sync(s.id) == made
+    assert [u.key for u in one.get_units_sync(made[-1].id)] == ["two"]
+    one.close_sync()
+    two.close_sync()
+
+
 # -- coroutines that are coroutines ---------------------------------------------------------
 
 

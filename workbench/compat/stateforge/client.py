@@ -100,6 +100,7 @@ class StateForge:
         self._worker_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
         self._last_snapshot: dict[int, str | None] = {}  # branch -> its latest snapshot id
+        self._writers: dict[int, Any] = {}  # branch -> the handle snapshots are written with
         self._owns = journal is None
         self._closed = False
         if journal is not None:
@@ -196,6 +197,20 @@ class StateForge:
             raise AmbiguousRefError(f"{sid!r} names {len(found)} sessions; use the session id")
         raise SessionNotFoundError(f"no session {sid!r}; `stateforge sessions list` shows them")
 
+    def writer(self, branch_id: int) -> Any:
+        """The handle a session's snapshots are written with (hold ``self._lock``): kept
+        between calls, so its state is built once rather than replayed for every snapshot,
+        and caught up first with what other writers appended."""
+        h = self._writers.get(branch_id)
+        if h is None:
+            h = self._writers[branch_id] = self.journal.branch(branch_id)
+        else:
+            seen = h.head
+            h.history(h.head + 1)  # reads the stored head: usually nothing new
+            if h.head != seen:  # another writer appended: its snapshot may be the latest
+                self._last_snapshot.pop(branch_id, None)
+        return h
+
     def _session(self, branch_id: int) -> Session:
         b = self.journal.branch(branch_id)
         info: Record | None = None
@@ -230,8 +245,8 @@ class StateForge:
         created later wins); returns the new snapshot. Units already stored are referenced,
         not copied."""
         with self._lock:
-            b = self._branch(session_id)
-            sid = b.state().session
+            b = self.writer(self._branch(session_id).id)
+            sid = _sid(b)
             chosen = units_by_identity(units)
             wrong = [u for u in chosen.values() if u.session != sid]
             if wrong:
@@ -263,8 +278,8 @@ class StateForge:
         return self.append_snapshot_delta(b, delta)
 
     def append_snapshot_delta(self, b: Any, delta: dict[str, Any]) -> Snapshot:
-        """Append a snapshot event (``{"op": "snapshot", "put", "drop", ...}``) to a session's
-        branch handle and return it (what the LangGraph adapter writes its checkpoints with)."""
+        """Append a snapshot event (``{"op": "snapshot", "put", "drop", ...}``) with a session's
+        ``writer`` handle and return it (what the LangGraph adapter writes checkpoints with)."""
         with self._lock:
             if b.id not in self._last_snapshot:
                 walked = self._walk(b)
@@ -392,8 +407,8 @@ class StateForge:
             raise InvalidValue("name the snapshot to roll back to: to_snapshot_id=... or to=...")
         target_ref = to if to is not None else to_snapshot_id
         with self._lock:
-            b = self._branch(session_id)
-            sid = b.state().session
+            b = self.writer(self._branch(session_id).id)
+            sid = _sid(b)
             try:
                 target = self.get_snapshot_sync(target_ref, session_id)
             except SnapshotNotFoundError:
@@ -573,7 +588,7 @@ class StateForge:
             "provenance record",
         )
         with self._lock:
-            self.journal.branch(found[0].branch).apply(event)
+            self.writer(found[0].branch).apply(event)
 
     def vacuum_sync(self) -> tuple[int, int]:
         """Compact the file (nothing is deleted): (bytes before, bytes after)."""
@@ -600,7 +615,7 @@ class StateForge:
     def _walk(self, b: Any) -> list[Snapshot]:
         """The branch's snapshots in order, their unit sets folded along the way (one pass
         over the history, however many snapshots)."""
-        session = b.state().session
+        session = _sid(b)
         current: dict[str, str] = {}
         out: list[Snapshot] = []
         for r in self._snapshot_records(b):
@@ -631,7 +646,7 @@ class StateForge:
         previous = self._last_snapshot.get(b.id)
         snap = Snapshot(
             id=rec.hash,
-            session_id=state.session,
+            session_id=_sid(b),
             label=rec.payload.get("label"),
             parent_id=previous,
             created_at=when(rec.ts),
@@ -800,6 +815,11 @@ def units_by_identity(items: Iterable[Unit]) -> dict[str, Unit]:
 def units_changes(before: dict[str, dict[str, Any]], after: dict[str, Unit]) -> dict[str, Any]:
     """The snapshot delta from a unit set to another."""
     return units.changes(before, after)
+
+
+def _sid(b: Any) -> str:
+    """A session's id, from its branch's name (``session:<id>``)."""
+    return str(b.name)[len(SESSION_PREFIX) :]
 
 
 def _mapping(value: Mapping[str, Any] | None, what: str) -> Mapping[str, Any]:

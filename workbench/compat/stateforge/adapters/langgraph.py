@@ -71,7 +71,8 @@ class StateForgeCheckpointer(JournalSaver):
                 made = self.sf.create_session_sync(label=thread_id, metadata={THREAD: thread_id})
                 bid = made.branch
             self._sessions[thread_id] = bid
-        return self.journal.branch(bid)  # a fresh handle: the session may be written elsewhere
+        with self.sf._lock:
+            return self.sf.writer(bid)  # the store's handle: its state stays built
 
     def _thread_ids(self) -> list[str]:
         return [
@@ -91,7 +92,8 @@ class StateForgeCheckpointer(JournalSaver):
             raise Conflict(f"thread {target!r} already exists; pick another id")
         sid = str(uuid.uuid4())
         fork = src.fork(name=SESSION_PREFIX + sid, params={"thread_id": target})
-        fork.apply({"op": "session", "id": sid, "label": target, "metadata": {THREAD: target}})
+        with self.sf._lock:
+            fork.apply({"op": "session", "id": sid, "label": target, "metadata": {THREAD: target}})
         self._sessions[target] = fork.id
 
     # -- checkpoints are snapshots --------------------------------------------------------
@@ -116,8 +118,13 @@ class StateForgeCheckpointer(JournalSaver):
 
     def _write(self, thread_id: str, b: Any, delta: dict[str, Any]) -> None:
         if delta.get("lg") != "checkpoint":
-            b.apply({"op": "langgraph", "langgraph": delta})
+            with self.sf._lock:
+                b.apply({"op": "langgraph", "langgraph": delta})
             return
+        with self.sf._lock:
+            self._write_checkpoint(b, delta)
+
+    def _write_checkpoint(self, b: Any, delta: dict[str, Any]) -> None:
         ns = delta["ns"]
         fields: dict[str, Any] = getattr(self._fields, "value", None) or {}
         state = b.state()
@@ -125,7 +132,7 @@ class StateForgeCheckpointer(JournalSaver):
             u.identity: u
             for u in (
                 kv(
-                    state.session,
+                    str(b.name)[len(SESSION_PREFIX) :],
                     key=name if not ns else f"{ns}/{name}",
                     value=value,
                     source=SOURCE,
