@@ -347,7 +347,12 @@ def test_a_value_that_is_not_json_is_a_value_type_error(sf: StateForge, bad: obj
 def test_a_wrong_or_missing_key_is_an_encryption_key_error(tmp_path: Path) -> None:
     pytest.importorskip("sqlcipher3")
     path = tmp_path / "secret.db"
-    StateForge(path, encryption_key="right").close_sync()
+    with StateForge(path, encryption_key="right") as sf:
+        sf.create_session_sync("secret")
+    listed = stateforge("--db", str(path), "sessions", "list", env={"STATEFORGE_KEY": "right"})
+    assert listed.returncode == 0 and "secret" in listed.stdout
+    keyless = stateforge("--json", "--db", str(path), "sessions", "list", env={})
+    assert json.loads(keyless.stdout)["kind"] == "EncryptionKeyError"
     for key in ("wrong", None):
         with pytest.raises(EncryptionKeyError) as caught:
             StateForge(path, encryption_key=key)

@@ -32,7 +32,8 @@ from .models import Session, Snapshot, unit_json
 app = typer.Typer(
     name="stateforge",
     help="Versioned memory for AI agents (sessions, snapshots, diff, rollback, provenance) on a "
-    "lithify journal.\n\nExit codes: 0 ok; 1 not found or failed; 2 the command line is wrong.",
+    "lithify journal. $STATEFORGE_KEY opens an encrypted one.\n\nExit codes: 0 ok; 1 not "
+    "found or failed; 2 the command line is wrong.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,

@@ -19,49 +19,28 @@ import threading
 import uuid
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from ... import units
-from ...errors import EncryptionKeyError, InvalidValue, NotAJournal, NotFound, ValueTypeError
-from ...events import Record, canonical, iso_ms
+from ...errors import InvalidValue, NotFound, ValueTypeError
+from ...events import Record, canonical
 from ...journal import Journal
-from ...units import SESSION_PREFIX, SessionState, Unit
+from ...units import SESSION_PREFIX, Unit
+from . import provenance
 from .exceptions import (
     AmbiguousRefError,
     CrossSessionRollbackError,
-    EncryptionKeyFormatError,
-    EncryptionUnavailableError,
     HistoryTooDeepError,
     MemoryUnitNotFoundError,
     SessionNotFoundError,
     SnapshotNotFoundError,
 )
-from .models import (
-    Diff,
-    DiffEntry,
-    ProvenanceHop,
-    ProvenanceRecord,
-    Session,
-    Snapshot,
-    when,
-)
+from .models import Diff, DiffEntry, ProvenanceRecord, Session, Snapshot, json_safe, when
+from .opening import open_journal
 
 __all__ = ["StateForge"]
 
 T = TypeVar("T")
-_PRAGMAS = {"busy_timeout", "synchronous", "foreign_keys"}
-_SYNCHRONOUS = {"NORMAL": "process", "1": "process", "FULL": "fsync", "2": "fsync"}
-_SYNCHRONOUS |= {"EXTRA": "fsync", "3": "fsync"}
-
-
-def json_safe(value: Any, what: str) -> Any:
-    """``value`` if it is JSON-safe, else ``ValueTypeError`` naming where (nothing written)."""
-    try:
-        canonical(value, what)
-    except InvalidValue as e:
-        raise ValueTypeError(str(e)) from None
-    return value
 
 
 class StateForge:
@@ -90,12 +69,9 @@ class StateForge:
             raise InvalidValue("pass encryption_key or encryption_key_provider, not both")
         if not auto_migrate:
             raise InvalidValue("auto_migrate=False is not supported: the journal's schema is set")
-        timeout, durability = _pragmas(pragmas or {})
         key: str | bytes | None = encryption_key
         if encryption_key_provider is not None:
             key = encryption_key_provider()
-        if key is not None:
-            _check_key(key)
         self._lock = threading.RLock()  # one snapshot at a time per store: parents chain
         self._worker_lock = threading.Lock()
         self._executor: ThreadPoolExecutor | None = None
@@ -106,28 +82,7 @@ class StateForge:
         if journal is not None:
             self.journal = journal
             return
-        try:
-            self.journal = Journal.open(
-                db_path,
-                SessionState,
-                key=key,
-                snapshot_every=1024,
-                timeout=timeout,
-                durability=durability,
-                readonly=readonly,
-                create=False if readonly else None,
-            )
-        except EncryptionKeyError:
-            raise
-        except NotAJournal as e:
-            if key is None and "not a database" not in str(e):
-                raise
-            hint = (
-                "a wrong key, or a key given for a plain file"
-                if key is not None
-                else "it is encrypted (or not a journal): pass its encryption_key="
-            )
-            raise EncryptionKeyError(f"{e} ({hint})", path=getattr(e, "path", None)) from None
+        self.journal = open_journal(db_path, key, pragmas or {}, readonly)
 
     # -- the worker ------------------------------------------------------------------------
 
@@ -371,7 +326,7 @@ class StateForge:
 
     def get_unit_sync(self, unit_id: str) -> Unit:
         """A unit by id, from whichever session stored it."""
-        found = self._find_unit(unit_id)
+        found = provenance.find_unit(self, unit_id)
         if found is None:
             raise MemoryUnitNotFoundError(f"no unit {unit_id!r} in any session", ref=unit_id)
         return Unit.from_json(found[2])
@@ -449,160 +404,26 @@ class StateForge:
         a unit built from its result with ``effect=key`` links to it in ``provenance``."""
         return self._branch(session_id).effect(key, fn)
 
-    def _find_unit(self, unit_id: str) -> tuple[Session, list[Record], dict[str, Any]] | None:
-        """The session that stored a unit, its snapshot records and the unit's stored doc."""
-        if not isinstance(unit_id, str) or not unit_id:
-            raise InvalidValue(f"a unit id is a non-empty str, not {unit_id!r}")
-        for s in self.sessions_sync():
-            recs = self._records(self.journal.branch(s.branch))
-            for r in recs:
-                if r.payload.get("op") != "snapshot":
-                    continue
-                for d in r.payload.get("put", []):
-                    if d["id"] == unit_id:
-                        return s, recs, d
-        return None
-
     def provenance_sync(self, unit_id: str) -> dict[str, Any]:
         """Where a unit comes from: its content and source, the event (writer, process, time)
         that first stored it, every snapshot that holds it, and the effect whose result it is
         (found by the effect's key, never by matching values)."""
-        found = self._find_unit(unit_id)
-        if found is None:
-            raise MemoryUnitNotFoundError(f"no unit {unit_id!r} in any session", ref=unit_id)
-        s, recs, doc = found
-        b = self.journal.branch(s.branch)
-        held: list[str] = []
-        first: Record | None = None
-        current: dict[str, str] = {}
-        written: list[dict[str, Any]] = []
-        for r in recs:
-            op = r.payload.get("op")
-            if op == "provenance" and r.payload.get("unit") == unit_id:
-                written.append({**r.payload, "hash": r.hash})
-            if op != "snapshot":
-                continue
-            for ident in r.payload.get("drop", []):
-                current.pop(ident, None)
-            for d in r.payload.get("put", []):
-                current[units.identity(d["key"], d["type"])] = d["id"]
-                if d["id"] == unit_id and first is None:
-                    first = r
-            if unit_id in current.values():
-                held.append(r.hash)
-        assert first is not None
-        who = self.journal.provenance((first.branch, first.seq))["event"]
-        out: dict[str, Any] = {
-            "unit": doc,
-            "session": s.id,
-            "source": doc.get("source"),
-            "written": {
-                "snapshot": first.hash,
-                "at": iso_ms(first.ts),
-                "writer": who.get("writer"),
-                "pid": who.get("pid"),
-                "process_source": who.get("source"),
-            },
-            "snapshots": held,
-            "effect": None,
-            "records": written,
-        }
-        key = doc.get("effect")
-        if key is not None:
-            fx = [
-                e
-                for e in b.history(1, first.seq)
-                if e.kind == "effect" and e.payload.get("key") == key
-            ]
-            if fx:
-                e = fx[-1]
-                p = self.journal.provenance((e.branch, e.seq))["event"]
-                out["effect"] = {
-                    "key": key,
-                    "branch": e.branch,
-                    "seq": e.seq,
-                    "hash": e.hash,
-                    "result": e.payload.get("result"),
-                    "duration_ms": p.get("duration_ms"),
-                    "attempts": p.get("attempts"),
-                }
-            else:
-                out["effect"] = {"key": key, "missing": True}
-        return out
+        return provenance.provenance(self, unit_id)
 
     def get_provenance_sync(self, unit_id: str) -> ProvenanceRecord:
         """A unit's provenance record: the latest written with ``write_provenance``, else one
         derived from the journal (hop 0 the unit's source, hop 1 the effect it came from)."""
-        p = self.provenance_sync(unit_id)
-        if p["records"]:
-            r = p["records"][-1]
-            return ProvenanceRecord(
-                id=r["id"],
-                memory_unit_id=unit_id,
-                source=r["source"],
-                source_ref=r.get("source_ref"),
-                ingested_at=datetime.fromisoformat(r["ingested_at"]),
-                trace=[
-                    ProvenanceHop(h["index"], h["source"], h.get("source_ref")) for h in r["trace"]
-                ],
-            )
-        doc = p["unit"]
-        trace = [ProvenanceHop(0, doc.get("source") or "unknown", doc.get("source_ref"))]
-        if p["effect"] is not None:
-            trace.append(ProvenanceHop(1, "effect", p["effect"]["key"]))
-        return ProvenanceRecord(
-            id=p["written"]["snapshot"],
-            memory_unit_id=unit_id,
-            source=doc.get("source") or "unknown",
-            source_ref=doc.get("source_ref"),
-            ingested_at=datetime.fromisoformat(p["written"]["at"]),
-            trace=trace,
-        )
+        return provenance.get_provenance(self, unit_id)
 
     def write_provenance_sync(self, record: ProvenanceRecord) -> None:
-        """Record where a unit came from (appended to its session; ``get_provenance`` returns
-        the latest record written for the unit)."""
-        if not isinstance(record, ProvenanceRecord):
-            raise InvalidValue(f"write_provenance takes a ProvenanceRecord, not {record!r}")
-        found = self._find_unit(record.memory_unit_id)
-        if found is None:
-            raise MemoryUnitNotFoundError(
-                f"no unit {record.memory_unit_id!r} in any session", ref=record.memory_unit_id
-            )
-        ingested = record.ingested_at
-        if ingested.tzinfo is None:
-            ingested = ingested.replace(tzinfo=UTC)
-        event = json_safe(
-            {
-                "op": "provenance",
-                "id": record.id,
-                "unit": record.memory_unit_id,
-                "source": record.source,
-                "source_ref": record.source_ref,
-                "ingested_at": ingested.isoformat(),
-                "trace": [
-                    {"index": h.index, "source": h.source, "source_ref": h.source_ref}
-                    for h in record.trace
-                ],
-            },
-            "provenance record",
-        )
-        with self._lock:
-            self.writer(found[0].branch).apply(event)
+        """Record where a unit came from (appended to its session)."""
+        provenance.write_provenance(self, record)
 
     def vacuum_sync(self) -> tuple[int, int]:
         """Compact the file (nothing is deleted): (bytes before, bytes after)."""
         return self.journal.vacuum()
 
     # -- helpers ---------------------------------------------------------------------------
-
-    @staticmethod
-    def _records(b: Any) -> list[Record]:
-        return [
-            r
-            for r in b.history(1, b.head)
-            if r.kind == "delta" and r.payload.get("op") in ("snapshot", "provenance")
-        ]
 
     @staticmethod
     def _snapshot_records(b: Any) -> list[Record]:
@@ -839,45 +660,6 @@ def _page(items: list[Any], limit: int, before_id: str | None, what: str) -> lis
             raise NotFound(f"no {what} {before_id!r} to page before")
         items = items[ids.index(before_id) + 1 :]
     return items[:limit]
-
-
-def _pragmas(pragmas: Mapping[str, str]) -> tuple[float, str]:
-    unknown = sorted(set(pragmas) - _PRAGMAS)
-    if unknown:
-        raise InvalidValue(
-            f"pragmas {unknown} cannot be set; allowed: {', '.join(sorted(_PRAGMAS))} (the "
-            "journal manages journal_mode and key)"
-        )
-    timeout = 30.0
-    if "busy_timeout" in pragmas:
-        try:
-            timeout = int(pragmas["busy_timeout"]) / 1000
-        except (TypeError, ValueError):
-            raise InvalidValue("pragmas['busy_timeout'] is milliseconds, e.g. '5000'") from None
-    durability = "process"
-    if "synchronous" in pragmas:
-        level = str(pragmas["synchronous"]).upper()
-        if level not in _SYNCHRONOUS:
-            raise InvalidValue(
-                f"pragmas['synchronous'] is NORMAL or FULL here, not {pragmas['synchronous']!r} "
-                "(never less than surviving kill -9)"
-            )
-        durability = _SYNCHRONOUS[level]
-    return timeout, durability
-
-
-def _check_key(key: Any) -> None:
-    if isinstance(key, bytes):
-        if len(key) != 32:
-            raise EncryptionKeyFormatError("a raw key is exactly 32 bytes; pass a str passphrase")
-    elif not isinstance(key, str) or not key:
-        raise EncryptionKeyFormatError("a key is a non-empty passphrase (str) or 32 raw bytes")
-    try:
-        import sqlcipher3  # noqa: F401
-    except ImportError:
-        raise EncryptionUnavailableError(
-            "encrypted stores need SQLCipher: pip install 'lithify-workbench[encryption]'"
-        ) from None
 
 
 def _int(text: str, ref: str) -> int:

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from ...errors import InvalidValue, ValueTypeError
+from ...events import canonical
 from ...units import Unit
 
 MemoryUnit = Unit
@@ -23,8 +25,18 @@ __all__ = [
     "Session",
     "Snapshot",
     "iso",
+    "json_safe",
     "when",
 ]
+
+
+def json_safe(value: Any, what: str) -> Any:
+    """``value`` if it is JSON-safe, else ``ValueTypeError`` naming where (nothing written)."""
+    try:
+        canonical(value, what)
+    except InvalidValue as e:
+        raise ValueTypeError(str(e)) from None
+    return value
 
 
 def when(ms: int) -> datetime:
@@ -195,5 +207,12 @@ class ProvenanceRecord:
 
 
 def unit_json(u: Unit) -> dict[str, Any]:
-    """A unit as JSON with the design's field names added (``session_id``, ``source_ref``)."""
-    return {**u.to_json(), "session_id": u.session, "source_ref": u.source_ref}
+    """A unit as JSON with every field of the design's (``session_id``, ``source_ref``,
+    ``embedding`` and ``created_at`` present even when empty)."""
+    return {
+        "embedding": None,
+        "created_at": None,
+        **u.to_json(),
+        "session_id": u.session,
+        "source_ref": u.source_ref,
+    }

@@ -30,7 +30,8 @@ from ....adapters.langgraph import JournalSaver
 from ....adapters.states import _readable
 from ....errors import Conflict, NotFound, ValueTypeError
 from ....units import SESSION_PREFIX, kv
-from ..client import StateForge, json_safe
+from ..client import StateForge
+from ..models import json_safe
 
 __all__ = ["StateForgeCheckpointer"]
 
