@@ -409,8 +409,9 @@ def test_embeddings_by_value_and_float64_kept_exactly(sf: StateForge) -> None:
     exact = units.embedding(s.id, key="e64", value=floats, source="model", dtype="float64")
     snap = sf.snapshot_sync(s.id, [compact, exact])
     got = {u.key: u for u in sf.get_units_sync(snap.id)}
-    assert got["e64"].vector == floats  # every bit of every float64
-    assert got["e32"].vector != floats and got["e32"].vector == pytest.approx(floats, rel=1e-6)
+    assert got["e64"].value == got["e64"].vector == floats  # every bit of every float64
+    assert got["e32"].value != floats and got["e32"].value == pytest.approx(floats, rel=1e-6)
+    assert compact.to_json()["value"] is None  # the vector is stored once, packed
     assert len(json.dumps(compact.embedding)) < len(json.dumps(exact.embedding))
     text = units.embedding(s.id, key="t", vector=[0.5], value="the text it embeds")
     assert text.value == "the text it embeds" and text.vector == [0.5]

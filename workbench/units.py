@@ -80,6 +80,8 @@ class Unit:
     id: str = ""
     source_ref: str | None = None  # what within the source (a tool's name, a message type)
     created_at: datetime | None = None
+    # an embedding with no value of its own reads its vector as ``value`` (never stored twice)
+    _vector_value: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.type not in KINDS:
@@ -96,6 +98,8 @@ class Unit:
         if not isinstance(self.metadata, Mapping):
             raise ValueTypeError(f"a unit's metadata is a dict, not {self.metadata!r}")
         object.__setattr__(self, "created_at", _when(self.created_at))
+        if self.type == "embedding" and self.value is not None and self._is_its_vector():
+            object.__setattr__(self, "value", None)  # the vector read back as value: not content
         doc = self.body()
         try:
             text = canonical(doc, f"unit {self.key!r}")  # JSON-safe, refused with its path
@@ -107,10 +111,21 @@ class Unit:
         object.__setattr__(self, "metadata", frozen["metadata"])
         if "embedding" in frozen:
             object.__setattr__(self, "embedding", frozen["embedding"])
+            if self.type == "embedding" and frozen["value"] is None:
+                object.__setattr__(self, "value", embeddings.unpack(frozen["embedding"]))
+                object.__setattr__(self, "_vector_value", True)
         digest = "u" + blake3.blake3(text.encode("utf-8")).hexdigest()[:32]
         if self.id and self.id != digest:
             raise InvalidValue(f"unit {self.key!r}: id {self.id!r} does not match its content")
         object.__setattr__(self, "id", digest)
+
+    def _is_its_vector(self) -> bool:
+        if not embeddings.is_packed(self.embedding) or not isinstance(self.value, list):
+            return False
+        try:
+            return [float(x) for x in self.value] == embeddings.unpack(self.embedding)
+        except (TypeError, ValueError):
+            return False
 
     def body(self) -> dict[str, Any]:
         """The unit's content (what its id hashes): everything but ``id`` and ``created_at``."""
@@ -118,7 +133,7 @@ class Unit:
             "session": self.session,
             "key": self.key,
             "type": str(self.type.value if isinstance(self.type, UnitType) else self.type),
-            "value": self.value,
+            "value": None if self._vector_value else self.value,
             "source": self.source,
             "metadata": dict(self.metadata),
         }
@@ -149,7 +164,8 @@ class Unit:
 
     @property
     def vector(self) -> list[float] | None:
-        """An embedding unit's floats (float32-rounded unless built with dtype="float64")."""
+        """An embedding unit's floats (float32-rounded unless built with dtype="float64"); also
+        its ``value`` when it was given no other (text, say)."""
         return None if self.embedding is None else embeddings.unpack(self.embedding)
 
     @classmethod
