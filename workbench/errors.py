@@ -81,6 +81,11 @@ class InvalidValue(WorkbenchError, ValueError):
     prefix: str | None = None
 
 
+class ValueTypeError(InvalidValue):
+    """A value (or metadata) that is not JSON-safe: bytes, a datetime, a set, an object. Raised
+    when the value is built, before anything is written; convert it (base64, ISO text, a list)."""
+
+
 class Conflict(WorkbenchError):
     """Another writer got there first (a name taken, an ambiguous hash prefix)."""
 
@@ -113,6 +118,10 @@ class NotAJournal(WorkbenchError):
     """The file is not a lithify journal, is empty, or was written by a newer schema version."""
 
     version: int | None = None
+
+
+class EncryptionKeyError(NotAJournal):
+    """An encrypted journal opened with a wrong key or none, or a plain one opened with a key."""
 
 
 class IntegrityError(WorkbenchError):

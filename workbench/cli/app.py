@@ -287,3 +287,37 @@ def hoist_globals(args: list[str]) -> list[str]:
 def wants_json(args: list[str]) -> bool:
     """Whether the command line asks for JSON (anywhere before ``--``)."""
     return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
+def run_app(
+    cli: typer.Typer,
+    prog_name: str,
+    argv: list[str] | None = None,
+    before: Callable[[], object] | None = None,
+) -> None:
+    """Run a typer app as a console script: global options hoisted, every error one line (one
+    JSON document under ``--json``) with exit code 1 (failed, not found) or 2 (usage), never a
+    traceback (``LITHIFY_DEBUG=1`` shows it)."""
+    args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
+    as_json = wants_json(args)
+    try:
+        if before is not None:
+            before()
+        code = cli(args=args, prog_name=prog_name, standalone_mode=False)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    except typer.TyperException as e:  # a usage mistake: unknown option, missing argument...
+        if not as_json and hasattr(e, "show"):
+            e.show()
+            sys.exit(2)
+        fail(UsageError(e.format_message()), as_json)
+    except Exception as e:
+        if os.environ.get("LITHIFY_DEBUG"):
+            raise
+        fail(e, as_json)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -193,9 +193,9 @@ def diff(
     --session: units between two snapshots)."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import forge
+        from .sessions import forge, session_journal
 
-        with open_journal(opts) as j:
+        with session_journal(opts) as j:
             d = forge(j).diff_sync(ref_a, ref_b, session)
         doc_units = d.to_json()
 
@@ -256,9 +256,9 @@ def rollback(
     """Restore an earlier state by appending an event; nothing is removed."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import forge
+        from .sessions import forge, session_journal
 
-        with open_journal(opts, write=True) as j:
+        with session_journal(opts, write=True) as j:
             snap = forge(j).rollback_sync(session, to, label)
         emit(
             opts,
@@ -428,9 +428,9 @@ def provenance(
     unit id: its source, the snapshot that stored it, every snapshot holding it, its effect."""
     opts = options(ctx)
     if is_unit_id(ref):
-        from .sessions import forge
+        from .sessions import forge, session_journal
 
-        with open_journal(opts) as j:
+        with session_journal(opts) as j:
             unit_doc = forge(j).provenance_sync(ref)
 
         def human_unit() -> None:
@@ -577,9 +577,9 @@ def history(
     An empty range (--from after --to) prints nothing."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import history_rows, print_history
+        from .sessions import history_rows, print_history, session_journal
 
-        with open_journal(opts) as j:
+        with session_journal(opts) as j:
             rows = history_rows(j, session)
         emit(opts, rows, lambda: print_history(rows))
         return
