@@ -1,6 +1,6 @@
-"""The StateForge drop-in (``workbench.compat.stateforge``): the design's README examples run
-with only their import lines changed, its names and errors, the ``stateforge`` command, and
-coroutines that leave the event loop free."""
+"""The StateForge drop-in (``workbench.compat.stateforge``): programs written against the
+design's API run with only their import lines changed; its names and errors, the ``stateforge``
+command, and coroutines that leave the event loop free."""
 
 from __future__ import annotations
 
@@ -46,7 +46,8 @@ class AgentState(TypedDict):
     count: int
 
 
-# -- the design's README, verbatim: its imports are the ones a user changes -------------------
+# -- programs written against the design's API: only their import lines change --------------
+# (our own examples of the documented calls, not copies of anyone's text)
 
 QUICKSTART = """
 import asyncio
@@ -55,9 +56,7 @@ from stateforge import StateForge, units
 async def main():
     sf = StateForge(db_path="agent.db")
     session = await sf.create_session(label="my-agent-run")
-
-    # Take a snapshot of agent state
-    snap1 = await sf.snapshot(
+    first = await sf.snapshot(
         session.id,
         units=[
             units.message(session.id, key="msg:0", value="hello", source="user"),
@@ -65,9 +64,7 @@ async def main():
         ],
         label="initial",
     )
-
-    # Move state forward
-    snap2 = await sf.snapshot(
+    second = await sf.snapshot(
         session.id,
         units=[
             units.message(session.id, key="msg:0", value="hello", source="user"),
@@ -77,17 +74,12 @@ async def main():
         ],
         label="after-step-1",
     )
-
-    # See what changed
-    d = await sf.diff(snap1.id, snap2.id)
+    d = await sf.diff(first.id, second.id)
     print(f"added: {len(d.added)} modified: {len(d.modified)} removed: {len(d.removed)}")
     # → added: 1 modified: 1 removed: 0
-
-    # Roll back. Non-destructive: snap1 + snap2 stay readable, head moves to snap3.
-    snap3 = await sf.rollback(session.id, to_snapshot_id=snap1.id, label="undo")
+    back = await sf.rollback(session.id, to_snapshot_id=first.id, label="undo")
     head = await sf.head(session.id)
-    assert head.id == snap3.id
-
+    assert head.id == back.id  # a rollback appends; both earlier snapshots stay readable
     await sf.close()
 
 asyncio.run(main())
@@ -108,8 +100,8 @@ stateforge vacuum
 HISTORY_EXAMPLE = """
 $ stateforge --db agent.db history --session demo
 History for session demo (2 snapshots, head → root)
-      head  568e3c3d  step-1     2026-05-23T17:53:37+00:00
-    head~1  d505aedf  initial    2026-05-23T17:53:37+00:00
+      head  0a1b2c3d  step-1     2026-11-30T09:15:02+00:00
+    head~1  4e5f6a7b  initial    2026-11-30T09:15:01+00:00
 """
 
 LANGCHAIN = """
@@ -118,19 +110,11 @@ from stateforge.adapters.langchain import StateForgeMessageHistory
 from langchain_core.messages import HumanMessage, AIMessage
 
 sf = StateForge("agent.db")
-session = await sf.create_session(label="chat-1")
-
+session = await sf.create_session(label="support-chat")
 history = StateForgeMessageHistory(
-    session_id=session.id,
-    stateforge=sf,
-    auto_snapshot=True,    # snapshot every N add_messages calls
-    snapshot_every=5,
+    session_id=session.id, stateforge=sf, auto_snapshot=True, snapshot_every=5
 )
-
-await history.aadd_messages([
-    HumanMessage(content="Hi"),
-    AIMessage(content="Hello!"),
-])
+await history.aadd_messages([HumanMessage(content="Hi"), AIMessage(content="Hello!")])
 """
 
 LANGGRAPH = """
@@ -140,9 +124,8 @@ from langgraph.graph import StateGraph
 
 sf = StateForge("agent.db")
 checkpointer = StateForgeCheckpointer(sf)
-
 graph = StateGraph(AgentState)
-# ... add nodes ...
+# NODES
 app = graph.compile(checkpointer=checkpointer)
 """
 
@@ -162,7 +145,7 @@ def run(code: str, where: Path, monkeypatch: pytest.MonkeyPatch, **names: object
     """Execute ported code in ``where`` (its files land there); returns its namespace."""
     monkeypatch.chdir(where)
     namespace: dict = {"__name__": "design_example", **names}
-    exec(compile(code, "<design README>", "exec"), namespace)
+    exec(compile(code, "<ported program>", "exec"), namespace)
     return namespace
 
 
@@ -207,7 +190,7 @@ def test_the_langgraph_block_diffs_checkpoints_by_field(tmp_path, monkeypatch) -
         'graph.add_edge("__start__", "a")\n'
         'graph.add_edge("a", "b")\n'
     )
-    code = port(LANGGRAPH).replace("# ... add nodes ...\n", nodes)  # the design's placeholder
+    code = port(LANGGRAPH).replace("# NODES\n", nodes)
     ns = run(code, tmp_path, monkeypatch, AgentState=AgentState)
     app, sf = ns["app"], ns["sf"]
     cfg = {"configurable": {"thread_id": "t1"}}
