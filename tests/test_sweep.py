@@ -435,3 +435,84 @@ def test_a_worker_whose_coordinator_is_gone_writes_nothing(tmp_path, monkeypatch
     assert subprocess.run(cmd, env=ours, timeout=60).returncode == 0
     with Journal.open(tmp_path / "o.db", readonly=True) as j:
         assert j.info(fork.id).head == 2
+
+
+def _probe_template(path: Path) -> Path:
+    """A template that observes what an earlier fork could have left in its kernel (a
+    variable, an environment variable, the working directory) and its kernel's pid, leaves all
+    three behind, and with crash=1 kills its kernel."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("journal = ''\nbranch = 0\ncrash = 0\nn = 0")
+    params.metadata["tags"] = ["parameters"]
+    body = nbformat.v4.new_code_cell(
+        "import os\n"
+        "from workbench import Journal\n"
+        "with Journal.open(journal) as j:\n"
+        "    b = j.branch(branch)\n"
+        "    b.observe('pid', os.getpid())\n"
+        "    b.observe('leftover', int('left_by_previous' in globals()))\n"
+        "    b.observe('env_left', int('LEFT_BY_PREVIOUS' in os.environ))\n"
+        "    b.observe('cwd_moved', int(os.getcwd() == '/'))\n"
+        "left_by_previous = 1\n"
+        "os.environ['LEFT_BY_PREVIOUS'] = '1'\n"
+        "os.chdir('/')\n"
+        "if crash:\n"
+        "    os._exit(1)\n"
+    )
+    nb.cells = [params, body]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_papermill_keeps_a_kernel_per_worker_resets_it_and_replaces_a_dead_one(tmp_path):
+    template = _probe_template(tmp_path / "probe.ipynb")
+    with Journal.open(tmp_path / "k.db") as j:
+        j.root().apply({"x": 1})
+        p = sweep.plan(j, 0, 1, {"n": [1, 2, 3], "crash": [0]}, notebook=template)
+        r = sweep.run(p, runner="papermill", workers=1, progress=False)
+        assert r.ok
+        m = {f.branch: f.metrics for f in r.forks}
+        assert len({x["pid"] for x in m.values()}) == 1  # one kernel, kept
+        for x in m.values():  # and put back as it started before each fork
+            assert x["leftover"] == x["env_left"] == x["cwd_moved"] == 0
+        crash = sweep.plan(j, 0, 1, {"crash": [1, 0], "n": [0]}, notebook=template)
+        r2 = sweep.run(crash, runner="papermill", workers=1, progress=False)
+        by = {f.params["crash"]: f for f in r2.forks}
+        assert by[1].status == "failed" and by[0].status == "finished"
+        assert by[0].metrics["pid"] != by[1].metrics["pid"]  # a fresh kernel after the crash
+
+
+def _same_anywhere(payload):
+    """A payload without what names the branch it was written on (a receipt says which branch,
+    and the head hash there, which chains that name)."""
+    if isinstance(payload, dict) and isinstance(payload.get("receipt"), dict):
+        return {**payload, "receipt": {**payload["receipt"], "branch": None, "head_hash": None}}
+    return payload
+
+
+def test_a_kept_kernel_gives_what_a_fresh_process_gives(base):
+    """The same auditor forks through papermill's kept kernels and through the process runner
+    (a fresh interpreter per fork) journal the same events (all but the wall-clock metric)."""
+    j, at, _ = base
+    events = {}
+    for runner, kw in (
+        ("papermill", {"notebook": TEMPLATE}),
+        ("process", {"fn": "workbench.agents.auditor:run_fork"}),
+    ):
+        p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, **kw)
+        assert sweep.run(p, runner=runner, workers=2, progress=False).ok
+        events[runner] = {
+            f.params["budget"]: [
+                (r.kind, _same_anywhere(r.payload))
+                for r in j.branch(f.branch).history(at + 1)
+                if not (r.kind == "observe" and r.payload["name"] == "wall_ms")
+            ]
+            for f in p.forks
+        }
+    assert events["papermill"] == events["process"]
+    assert all(len(v) > 20 for v in events["process"].values())
