@@ -103,6 +103,13 @@ GLOBAL_HELP = (
 )
 
 
+snapshots_app = typer.Typer(
+    help="Snapshots: list a session's (--session), rebuild the ones built from older delta "
+    "versions.",
+    no_args_is_help=True,
+)
+app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 

@@ -18,7 +18,6 @@ from ..events import encode_state, iso_ms
 from ..matrix import export
 from ..verify import VerifyReport, damage_of
 from .app import (
-    app,
     brief,
     command,
     console,
@@ -27,7 +26,9 @@ from .app import (
     open_journal,
     options,
     point,
+    snapshots_app,
 )
+from .sessions import forge, history_rows, print_history, session_journal
 
 
 @command("Journal")
@@ -193,8 +194,6 @@ def diff(
     --session: units between two snapshots)."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import forge, session_journal
-
         with session_journal(opts) as j:
             d = forge(j).diff_sync(ref_a, ref_b, session)
         doc_units = d.to_json()
@@ -256,8 +255,6 @@ def rollback(
     """Restore an earlier state by appending an event; nothing is removed."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import forge, session_journal
-
         with session_journal(opts, write=True) as j:
             snap = forge(j).rollback_sync(session, to, label)
         emit(
@@ -428,8 +425,6 @@ def provenance(
     unit id: its source, the snapshot that stored it, every snapshot holding it, its effect."""
     opts = options(ctx)
     if is_unit_id(ref):
-        from .sessions import forge, session_journal
-
         with session_journal(opts) as j:
             unit_doc = forge(j).provenance_sync(ref)
 
@@ -478,14 +473,6 @@ def provenance(
                 )
 
     emit(opts, doc, human)
-
-
-snapshots_app = typer.Typer(
-    help="Snapshots: list a session's (--session), rebuild the ones built from older delta "
-    "versions.",
-    no_args_is_help=True,
-)
-app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
 
 
 @snapshots_app.command("rebuild")
@@ -577,8 +564,6 @@ def history(
     An empty range (--from after --to) prints nothing."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import history_rows, print_history, session_journal
-
         with session_journal(opts) as j:
             rows = history_rows(j, session)
         emit(opts, rows, lambda: print_history(rows))

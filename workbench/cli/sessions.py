@@ -12,8 +12,7 @@ import typer
 
 from ..compat.stateforge import Snapshot, StateForge
 from ..units import SessionState
-from .app import app, brief, command, console, emit, open_journal, options
-from .journal import snapshots_app
+from .app import app, brief, command, console, emit, open_journal, options, snapshots_app
 
 sessions_app = typer.Typer(
     help="Sessions of the units layer (StateForge-style).", no_args_is_help=True
