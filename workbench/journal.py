@@ -539,6 +539,11 @@ class Journal:
         the sweep runners record theirs)."""
         self.storage.put_run(branch, sweep, status, **fields)
 
+    def record_how(self, sweep: int, how: Mapping[str, Any]) -> None:
+        """Record how a sweep runs (runner, workers, target...), so a rerun or a resume runs it
+        the same way."""
+        self.storage.set_sweep_how(sweep, ev.canonical(dict(how), "how"))
+
     def end(self) -> int:
         """The tail position after the newest event: where a live view starts following."""
         self._settle()
