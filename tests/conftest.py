@@ -59,3 +59,17 @@ def pg() -> Iterator[PgServer]:
 def pg_db(pg: PgServer) -> str:
     """A database of the session's server that tests share (each uses its own journal names)."""
     return pg.create_database("lithify_tests")
+
+
+@pytest.fixture(autouse=True)
+def _collect_kernel_garbage(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a slow test (kernels, servers, processes), collect its garbage now. Kernel clients
+    leave zmq sockets and event loops to the collector; collected later, at a random moment,
+    their finalizers' warnings run pytest code in the middle of whatever is running, and when
+    that is pytest building an AST (rewriting a test module it imports) CPython 3.11 fails with
+    "AST constructor recursion depth mismatch"."""
+    yield
+    if request.node.get_closest_marker("slow") is not None:
+        import gc
+
+        gc.collect()
