@@ -4,6 +4,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import hypothesis  # noqa: F401 (imported at collection; see _collect_kernel_garbage)
 import pytest
 from pg_server import PgServer, find_bin_dir
 
@@ -66,10 +67,19 @@ def _collect_kernel_garbage(request: pytest.FixtureRequest) -> Iterator[None]:
     """After a slow test (kernels, servers, processes), collect its garbage now. Kernel clients
     leave zmq sockets and event loops to the collector; collected later, at a random moment,
     their finalizers' warnings run pytest code in the middle of whatever is running, and when
-    that is pytest building an AST (rewriting a test module it imports) CPython 3.11 fails with
-    "AST constructor recursion depth mismatch"."""
+    that is pytest building an AST (rewriting a module it imports: hypothesis, a pytest plugin,
+    is imported here at collection for that reason, not by its end-of-session summary) CPython
+    3.11 fails with "AST constructor recursion depth mismatch"."""
     yield
     if request.node.get_closest_marker("slow") is not None:
         import gc
 
         gc.collect()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The same, once more before the summary (whose plugins import modules pytest rewrites)."""
+    import gc
+
+    gc.collect()
