@@ -284,15 +284,17 @@ def errors_markdown() -> str:
     from workbench.errors import WorkbenchError
 
     classes = error_classes()
-    out = ["| kind | is a | CLI exit code | HTTP status | defined in |", "|---|---|---|---|---|"]
+    out = ["| kind | is a | CLI exit code | HTTP status | what it means |", "|---|---|---|---|---|"]
     for cls in classes:
         base = cls.__bases__[0].__name__ if cls.__bases__ else ""
         exit_, status = _exit_and_status(cls)
         link = f"[`{cls.__name__}`](#{cls.__name__.lower()})"
-        out.append(f"| {link} | `{base}` | {exit_} | {status} | `{cls.__module__}` |")
+        first = re.split(r"(?<=\.)\s+(?=[A-Z])", " ".join((inspect.getdoc(cls) or "").split()))[0]
+        out.append(f"| {link} | `{base}` | {exit_} | {status} | {cell(first)} |")
     for cls in classes:
         bases = ", ".join(f"`{b.__name__}`" for b in cls.__bases__)
-        out += ["", f"### {cls.__name__}", "", f"A subclass of {bases}.", ""]
+        where = f"`{cls.__module__}`"
+        out += ["", f"### {cls.__name__}", "", f"A subclass of {bases}, in {where}.", ""]
         out.append(text(inspect.getdoc(cls) or ""))
         root = [] if cls is WorkbenchError else _fields(WorkbenchError)  # on every error
         fields = [f for f in _fields(cls) if f not in root]

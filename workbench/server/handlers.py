@@ -571,7 +571,8 @@ class Optimize(Base):
 
 
 class Cancel(Base):
-    """POST {journal, sweep}: stop a sweep this server runs."""
+    """POST {journal, sweep}: stop a sweep this server runs: its running forks are stopped, the
+    rest skipped."""
 
     @web.authenticated
     async def post(self) -> None:
