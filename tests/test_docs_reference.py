@@ -63,9 +63,12 @@ def test_every_command_and_option_is_in_the_cli_reference(program):
         heading = f"\n### {words}\n"
         assert heading in text, f"{words} is missing from the {program} reference"
         section = text.split(heading, 1)[1].split("\n### ", 1)[0]
+        # the reference is the help: a command or option without it would be a blank entry
+        assert (cmd.help or "").strip(), f"{words} has no help text"
         for param in cmd.params:
             name = param.name.upper() if param.param_type_name == "argument" else param.opts[0]
             assert f"`{name}" in section, f"{words}: {name} is missing"
+            assert (getattr(param, "help", None) or "").strip(), f"{words} {name}: no help"
     assert "Exit codes: 0 ok" in text
 
 
@@ -83,6 +86,8 @@ def test_every_server_route_is_in_the_route_reference():
     for route in ROUTES:
         assert f"\n### {route.path}\n" in text, f"route {route.path} is missing"
         assert f"`{route.methods}` `/lithify/api/{route.path}`" in text
+        # what it takes comes from its handler's own docstring
+        assert (route.handler.__dict__.get("__doc__") or "").strip(), f"{route.path}: no docstring"
 
 
 def test_every_error_kind_is_in_the_errors_reference_with_its_exit_code_and_status():
