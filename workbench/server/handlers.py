@@ -142,6 +142,9 @@ def _events(records: list[Any]) -> list[shapes.EventJson]:
 
 
 class Journals(Base):
+    """GET: every journal below the server root (nested folders included), and the runners this
+    server has."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.JournalsReply:
@@ -155,6 +158,8 @@ class Journals(Base):
 
 
 class Branches(Base):
+    """GET ?journal=J: every branch with its parent, fork seq, head, params and run status."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.BranchesReply:
@@ -171,6 +176,9 @@ class Branches(Base):
 
 
 class Events(Base):
+    """GET ?journal=J&branch=ID[&offset=N][&limit=M]: a page of a branch's events, resolved
+    through its ancestors (at most 500; from seq 1 by default)."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.EventsReply:
@@ -186,6 +194,8 @@ class Events(Base):
 
 
 class State(Base):
+    """GET ?journal=J&branch=ID[&seq=N]: the state at an event (default: the head) and its hash."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.StateReply:
@@ -257,6 +267,9 @@ class BranchDetail(Base):
 
 
 class Search(Base):
+    """GET ?journal=J&q=TEXT[&branch=ID][&limit=M]: events whose payload matches a full-text
+    query, best first (the whole journal, or one branch's history)."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.SearchReply:
@@ -292,8 +305,8 @@ class Tail(Base):
 
 
 class Axes(Base):
-    """GET ?journal=J[&sweep=N]: the parameters and metrics the matrix has, and the default
-    chart axes (``charts.default_axes``)."""
+    """GET ?journal=J[&sweep=N]: the parameters the matrix has (and which of them vary), its
+    metrics, the default chart axes (``charts.default_axes``) and the journal's sweeps."""
 
     @web.authenticated
     async def get(self) -> None:
@@ -420,7 +433,8 @@ class Defaults(Base):
 
 
 class Sweeps(Base):
-    """GET: every sweep with each fork's status and progress. POST {journal, branch, at, grid,
+    """GET ?journal=J: every sweep with each fork's status, progress, metrics, error (cell, name,
+    message, traceback tail) and executed notebook. POST {journal, branch, at, grid,
     seeds, workers, runner, notebook, fn, scheduler}: launch one (``sweep.for_agent`` decides
     what is not given)."""
 
@@ -557,7 +571,8 @@ class Optimize(Base):
 
 
 class Cancel(Base):
-    """POST {journal, sweep}: stop a sweep this server runs."""
+    """POST {journal, sweep}: stop a sweep this server runs: its running forks are stopped, the
+    rest skipped."""
 
     @web.authenticated
     async def post(self) -> None:
