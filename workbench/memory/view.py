@@ -13,7 +13,7 @@ never overrides a later one).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import blake3
 import numpy as np
 
+from ..errors import InvalidValue
 from ..events import canonical
 
 
@@ -135,12 +136,26 @@ class Graph:
     in_edge: np.ndarray
 
     @classmethod
-    def build(cls, nodes: dict[str, dict[str, Any]], facts: list[dict[str, Any]]) -> Graph:
+    def build(cls, nodes: Mapping[str, dict[str, Any]], facts: list[dict[str, Any]]) -> Graph:
+        """The graph of these facts over these nodes. Refused, like a fact applied to a Memory:
+        an endpoint that is not among ``nodes`` (a dangling edge) and two facts with one id."""
         facts = sorted(facts, key=lambda f: f["id"])
-        used = set(nodes)
+        for f, g in zip(facts, facts[1:], strict=False):
+            if f["id"] == g["id"]:
+                raise InvalidValue(
+                    f"two facts share the id {f['id']!r}; a graph takes each fact once "
+                    "(pass a view's facts, or give the facts distinct ids)",
+                    name=f["id"],
+                )
         for f in facts:
-            used.update((f["subject"], f["object"]))
-        ids = sorted(used)
+            for end, what in ((f["subject"], "subject"), (f["object"], "object")):
+                if end not in nodes:
+                    raise InvalidValue(
+                        f"fact {f['id']!r}: its {what} {end!r} is not among the graph's nodes; "
+                        "pass every endpoint's node (e.g. a view's nodes)",
+                        name=end,
+                    )
+        ids = sorted(nodes)
         pos = {n: i for i, n in enumerate(ids)}
         n = len(ids)
         src = np.fromiter((pos[f["subject"]] for f in facts), dtype=np.int64, count=len(facts))
@@ -155,7 +170,7 @@ class Graph:
 
         op, oi, oe = csr(src, dst)
         ip, ii, ie = csr(dst, src)
-        return cls(ids, {k: nodes[k] for k in ids if k in nodes}, facts, op, oi, oe, ip, ii, ie)
+        return cls(ids, {k: nodes[k] for k in ids}, facts, op, oi, oe, ip, ii, ie)
 
     @cached_property
     def position(self) -> dict[str, int]:
