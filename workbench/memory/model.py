@@ -49,12 +49,14 @@ def _text(value: Any, what: str) -> str:
 @dataclass(frozen=True)
 class Evidence:
     """Where a fact comes from: ``kind`` (test, user, document, model...), a ``locator``
-    (a path, URL, message id), an optional content ``digest`` and ``span`` [start, end)."""
+    (a path, URL, message id), an optional content ``digest``, ``span`` [start, end) (byte
+    offsets into the UTF-8 text) and the extraction ``provider`` that read it."""
 
     kind: str
     locator: str
     digest: str | None = None
     span: list[int] | None = None
+    provider: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "locator": self.locator}
@@ -62,17 +64,25 @@ class Evidence:
             out["digest"] = self.digest
         if self.span is not None:
             out["span"] = list(self.span)
+        if self.provider is not None:
+            out["provider"] = self.provider
         return out
 
 
 def evidence(
-    kind: str, locator: str, digest: str | None = None, span: Sequence[int] | None = None
+    kind: str,
+    locator: str,
+    digest: str | None = None,
+    span: Sequence[int] | None = None,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     """One evidence record (checked now)."""
     _text(kind, "evidence kind")
     _text(locator, "evidence locator")
     if digest is not None:
         _text(digest, "evidence digest")
+    if provider is not None:
+        _text(provider, "evidence provider")
     if span is not None:
         if (
             not isinstance(span, (list, tuple))
@@ -81,7 +91,14 @@ def evidence(
             or span[0] > span[1]
         ):
             raise InvalidValue(f"an evidence span is [start, end] with start <= end, not {span!r}")
-    return Evidence(kind, locator, digest, list(span) if span is not None else None).to_json()
+    out: dict[str, Any] = {"kind": kind, "locator": locator}
+    if digest is not None:
+        out["digest"] = digest
+    if span is not None:
+        out["span"] = [span[0], span[1]]
+    if provider is not None:
+        out["provider"] = provider
+    return out
 
 
 def _evidence_list(items: Any, what: str) -> list[dict[str, Any]]:
@@ -95,7 +112,9 @@ def _evidence_list(items: Any, what: str) -> list[dict[str, Any]]:
             e = e.to_json()
         if not isinstance(e, Mapping) or "kind" not in e or "locator" not in e:
             raise InvalidValue(f"{what}: {e!r} is not an evidence record; use evidence(...)")
-        out.append(evidence(e["kind"], e["locator"], e.get("digest"), e.get("span")))
+        out.append(
+            evidence(e["kind"], e["locator"], e.get("digest"), e.get("span"), e.get("provider"))
+        )
     return out
 
 
