@@ -199,16 +199,22 @@ def test_retrieval_and_fusion_are_deterministic(mem: Journal) -> None:
     b = mem.root()
     build_graph(b)
     view = b.state().view()
-    for name in ("literal", "lexical", "semantic", "fused"):
-        req = ContextRequest(query="timeouts file", providers=configuration(name), budget=500)
+    for name in ("literal", "lexical", "hashed", "graph", "fused"):
+        req = ContextRequest(
+            query="timeouts file", providers=configuration(name, memory=view), budget=500
+        )
         one = ContextCompiler().compile(view, req)
+        again = b.state().view()
         two = ContextCompiler().compile(
-            b.state().view(),
-            ContextRequest(query="timeouts file", providers=configuration(name), budget=500),
+            again,
+            ContextRequest(
+                query="timeouts file", providers=configuration(name, memory=again), budget=500
+            ),
         )
         assert one.receipt.hits == two.receipt.hits and one.text == two.text, name
     fused = ContextCompiler().compile(
-        view, ContextRequest(query="timeouts", providers=configuration("fused"), budget=500)
+        view,
+        ContextRequest(query="timeouts", providers=configuration("fused", memory=view), budget=500),
     )
     top = fused.receipt.hits[0]
     assert {s["provider"] for s in top["sources"]} >= {"literal", "lexical"}

@@ -182,6 +182,12 @@ class Graph:
         """Fact id -> its position (edge number)."""
         return {f["id"]: i for i, f in enumerate(self.facts)}
 
+    @cached_property
+    def documents(self) -> list[tuple[str, str]]:
+        """(fact id, its line of context) per fact, in fact order: what retrieval ranks and
+        the compiler renders (built once per graph; do not modify)."""
+        return [(f["id"], fact_line(f, self.nodes)) for f in self.facts]
+
     def node_count(self) -> int:
         return len(self.node_ids)
 
@@ -211,3 +217,20 @@ class Graph:
     def digest(self) -> str:
         """blake3 of the canonical form."""
         return blake3.blake3(self.canonical().encode("utf-8")).hexdigest()
+
+
+def _label(nodes: Mapping[str, dict[str, Any]], node_id: str) -> str:
+    n = nodes.get(node_id)
+    return n["label"] if n else node_id
+
+
+def fact_line(f: Mapping[str, Any], nodes: Mapping[str, dict[str, Any]]) -> str:
+    """One fact as a line of context, with its validity, confidence and evidence."""
+    ev = ", ".join(f"{e['kind']}:{e['locator']}" for e in f["evidence"])
+    when = f" from {f['valid_from']}" if f["valid_from"] is not None else ""
+    until = f" until {f['valid_to']}" if f["valid_to"] is not None else ""
+    conf = f" conf {f['confidence'] / 100:g}%" if f["confidence"] < 10_000 else ""
+    return (
+        f"- {_label(nodes, f['subject'])} {f['predicate']} {_label(nodes, f['object'])}"
+        f"{when}{until}{conf} [{ev}] ({f['id']})"
+    )

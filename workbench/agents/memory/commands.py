@@ -12,6 +12,7 @@ from ...cli.app import GLOBAL_HELP, console, emit, open_journal, options
 from ...errors import InvalidValue
 from ...eval import evaluate
 from ...memory import Memory
+from ...memory.retrieval import journaled_embedding
 from . import experiment
 
 memory_app = typer.Typer(
@@ -66,17 +67,30 @@ def run(
     ctx: typer.Context,
     budget: int = typer.Option(200, "--budget", help="Context budget in tokens per question."),
     retrieval: str = typer.Option(
-        "lexical", "--retrieval", help="literal, lexical, semantic, fused, or a+b."
+        "lexical",
+        "--retrieval",
+        help="literal, lexical, graph, semantic (needs --embed), hashed, fused, or a+b "
+        "(e.g. graph+lexical).",
+    ),
+    embed: str = typer.Option(
+        None,
+        "--embed",
+        help="The embedding of semantic retrieval: module:function (texts -> vectors), or "
+        "openai[:MODEL] for an OpenAI-compatible /v1/embeddings at LITHIFY_OPENAI_BASE_URL. "
+        "Journaled as effects on the main branch: a rerun never embeds a text again.",
     ),
     fmt: str = _FORMAT,
     dataset: Path = _DATASET,
 ) -> None:
-    """Answer every question at one budget (read-only): the metrics overall and per
-    category."""
+    """Answer every question at one budget: the metrics overall and per category (read-only,
+    except the embeddings --embed journals)."""
     opts = options(ctx)
     data = experiment.load(dataset, _fmt(fmt))
-    with open_journal(opts, Memory) as j:
-        cases = experiment.answer(j.root().state(), data, budget, retrieval)
+    client = experiment.embedder(embed)  # a bad spec is refused before the journal is opened
+    with open_journal(opts, Memory, write=client is not None) as j:
+        b = j.root()
+        vectors = journaled_embedding(b, client, embed) if client is not None else None
+        cases = experiment.answer(b.state(), data, budget, retrieval, embed=vectors)
     df = evaluate(cases, experiment.KS)
     rows = df.to_dicts()
     recall = experiment.context_recall(cases)
