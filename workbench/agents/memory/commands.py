@@ -13,7 +13,7 @@ from ...errors import InvalidValue
 from ...eval import evaluate
 from ...memory import Memory
 from ...memory.retrieval import journaled_embedding
-from . import experiment
+from . import experiment, suite
 
 memory_app = typer.Typer(
     help="The memory experiment: recall against context budget on LoCoMo / LongMemEval files.",
@@ -106,6 +106,38 @@ def run(
             )
 
     emit(opts, {"recall": recall, "budget": budget, "retrieval": retrieval, "groups": rows}, human)
+
+
+@memory_app.command("suite", epilog=GLOBAL_HELP)
+def suite_command(
+    ctx: typer.Context,
+    budget: int = typer.Option(400, "--budget", help="Context budget in tokens per case."),
+    retrieval: str = typer.Option(
+        "graph+lexical", "--retrieval", help="literal, lexical, graph, fused, or a+b."
+    ),
+    path: Path = typer.Option(
+        None, "--suite", help="A suite file (default: the bundled coding-agent suite)."
+    ),
+) -> None:
+    """Run the coding-agent regression suite (which file defines what, which decision
+    superseded which) in memory: the metrics per category, and how often a superseded fact
+    reached the context (stale). Needs no --db."""
+    opts = options(ctx)
+    cases, table = suite.run(retrieval, budget, path)
+    rows = table.to_dicts()
+
+    def human() -> None:
+        out = console()
+        out.print(f"coding-agent suite, {retrieval} at budget {budget}", markup=False)
+        for r in rows:
+            out.print(
+                f"  {r['group']:<12} n={r['n']:<3} hit@1 {r['hit@1'] or 0:.2f}  "
+                f"recall@5 {r['recall@5'] or 0:.2f}  mrr {r['mrr'] or 0:.2f}  "
+                f"stale {r['stale']:.2f}",
+                markup=False,
+            )
+
+    emit(opts, {"retrieval": retrieval, "budget": budget, "groups": rows, "cases": cases}, human)
 
 
 def register(app: typer.Typer) -> None:
