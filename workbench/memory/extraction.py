@@ -31,6 +31,7 @@ back instead of asking again (``extractors.ModelProvider``).
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -255,14 +256,11 @@ def check_extraction(
     return _Checked(list(extraction.mentions), relations)
 
 
+_IDENT = re.compile(r"[^\s](?:[^\n\r\t]*[^\s])?")
+
+
 def _ident(value: Any, what: str) -> None:
-    if (
-        not isinstance(value, str)
-        or not value
-        or value != value.strip()
-        or len(value) > _MAX_ID
-        or any(c in value for c in "\n\r\t")
-    ):
+    if type(value) is not str or len(value) > _MAX_ID or _IDENT.fullmatch(value) is None:
         raise InvalidValue(
             f"{what} is a non-empty str of at most {_MAX_ID} characters without surrounding "
             f"spaces or line breaks, not {value!r}"

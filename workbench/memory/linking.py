@@ -77,8 +77,8 @@ class LinkPlan:
         id itself), which is not a name of the node."""
         learned: dict[str, list[str]] = {}
         for link in self.resolved:
-            if link.how not in TEXT_MATCHES:
-                continue
+            if link.how != "words":
+                continue  # of TEXT_MATCHES, a label match's text is the label's, normalized
             n = self._nodes[link.node]
             known = {normalize(n["label"]), *(normalize(a) for a in n["aliases"])}
             have = learned.setdefault(link.node, list(n["aliases"]))

@@ -368,9 +368,9 @@ class GraphProvider:
 def _bm25(texts: list[str]) -> Any:
     import bm25s
 
-    corpus = [" ".join(words(t)) or "_" for t in texts]
+    # our words, handed over as tokens (bm25s would split the same words again)
     index = bm25s.BM25()
-    index.index(bm25s.tokenize(corpus, stopwords=None, show_progress=False), show_progress=False)
+    index.index([words(t) or ["_"] for t in texts], show_progress=False)
     return index
 
 
