@@ -194,12 +194,12 @@ class Linker:
         names = self.names
         check = m.kind is not None or bool(m.scope)
         scored = []
+        disjoint = mention_words.isdisjoint  # no set is built for a name without them
         for i in pool:  # _overlap inlined: this loop is the linker's hot path
             top = 0.0
             for ws in names[i]:
-                hits = len(mention_words & ws)
-                if hits:
-                    value = hits * (1.0 + len(words & ws) / len(ws))
+                if not disjoint(ws):
+                    value = len(mention_words & ws) * (1.0 + len(words & ws) / len(ws))
                     if value > top:
                         top = value
             if top and (not check or self._fits(i, m)):
