@@ -16,6 +16,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..context import CharEstimator
@@ -94,13 +95,20 @@ class MemoryReceipt:
 
 @dataclass(frozen=True)
 class Bundle:
-    """The compiled context: its text, the selected facts as a graph, and the receipt."""
+    """The compiled context: its text, the selected facts (``graph``: as a graph, projected
+    when first asked for), and the receipt."""
 
     text: str
-    graph: Graph
     facts: list[dict[str, Any]]
     receipt: MemoryReceipt
     hits: list[Hit] = field(default_factory=list)
+    nodes: Mapping[str, dict[str, Any]] = field(default_factory=dict, repr=False)
+
+    @cached_property
+    def graph(self) -> Graph:
+        """The selected facts and their endpoints as a ``Graph``."""
+        ends = {k for f in self.facts for k in (f["subject"], f["object"])}
+        return Graph.build({k: self.nodes[k] for k in ends if k in self.nodes}, self.facts)
 
 
 def _in_scope(node: dict[str, Any] | None, scope: Mapping[str, str] | None) -> bool:
@@ -218,11 +226,7 @@ class ContextCompiler:
             hits=[h.to_json() for h in hits],
             projection_ms=round((time.perf_counter() - t0) * 1000, 3),
         )
-        sub = Graph.build(
-            {k: nodes[k] for f in selected for k in (f["subject"], f["object"]) if k in nodes},
-            selected,
-        )
-        return Bundle(text, sub, selected, receipt, hits)
+        return Bundle(text, selected, receipt, hits, nodes)
 
 
 def _walk(

@@ -273,6 +273,7 @@ class GraphProvider:
         self.prior = prior
         self._index: tuple[Any, ...] | None = None
         self._corpus: _Corpus | None = None
+        self._words: dict[str, list[str]] = {}
 
     def _graph(self) -> tuple[Any, ...]:
         """Statements of citing facts by what they cite, and where follow edges lead."""
@@ -317,34 +318,43 @@ class GraphProvider:
         if self._corpus is not None and self._corpus.same(docs):
             return self._corpus
         by_id, label, statements, owners, width, citing, after = self._graph()
-        texts: list[str] = []
+        tokens = self._tokens
+        texts: list[list[str]] = []
         broad_of: list[list[int]] = []
         broad: dict[int, int] = {}  # statement -> its position among the broad ones
         for doc_id, text in docs:
             f = by_id.get(doc_id)
             anchors = [doc_id] if f is None else [doc_id, f["object"]]
-            parts, mine = [text], []
+            parts, mine = list(words(text)), []
             for a in anchors:
                 for k in citing.get(a, ()):
                     if owners[k] == doc_id:
                         continue  # the fact itself (its evidence names its own object)
                     if width[k] <= self.specific:
-                        parts.append(statements[k])
+                        parts += tokens(statements[k])
                     else:
                         mine.append(broad.setdefault(k, len(broad)))
                 if f is not None and a == f["object"]:
-                    parts.extend(label(n) for n in after.get(a, ()))
-            texts.append(" ".join(parts))
+                    for n in after.get(a, ()):
+                        parts += tokens(label(n))
+            texts.append(parts)
             broad_of.append(sorted(set(mine)))
         order = sorted(broad, key=lambda k: broad[k])
-        prior = _bm25([statements[k] for k in order]) if order else None
+        prior = _bm25_of([tokens(statements[k]) for k in order]) if order else None
         # which broad statements cite each document, padded with len(order) (scored 0)
         width_of = max((len(b) for b in broad_of), default=0)
         cited_by = np.full((len(docs), max(1, width_of)), len(order), dtype=np.int64)
         for row, b in enumerate(broad_of):
             cited_by[row, : len(b)] = b
-        self._corpus = _Corpus(docs, (_bm25(texts), prior, cited_by))
+        self._corpus = _Corpus(docs, (_bm25_of(texts), prior, cited_by))
         return self._corpus
+
+    def _tokens(self, text: str) -> list[str]:
+        """A statement's or a label's words, split once (each is read by several documents)."""
+        held = self._words.get(text)
+        if held is None:
+            held = self._words[text] = words(text)
+        return held
 
     def rank(self, query: str, docs: Docs, limit: int | None = None) -> list[tuple[str, float]]:
         import numpy as np
@@ -366,19 +376,35 @@ class GraphProvider:
 
 
 def _bm25(texts: list[str]) -> Any:
+    # our words, handed over as tokens (bm25s would split the same words again)
+    return _bm25_of([words(t) for t in texts])
+
+
+def _bm25_of(tokens: list[list[str]]) -> Any:
     import bm25s
 
-    # our words, handed over as tokens (bm25s would split the same words again)
     index = bm25s.BM25()
-    index.index([words(t) or ["_"] for t in texts], show_progress=False)
+    index.index([t or ["_"] for t in tokens], show_progress=False)
     return index
 
 
 def _scores(index: Any, query: str, n: int) -> Any:
+    """BM25 scores of every document for a query: the sum, over the query's words (repeats
+    count again, as in bm25s), of each word's precomputed per-document scores. One bincount
+    over the words' postings instead of bm25s's per-word accumulation: the same sums, several
+    times faster on the small corpora a conversation makes."""
     import numpy as np
 
-    q = [w for w in words(query) if w in index.vocab_dict]
-    return index.get_scores(q) if q else np.zeros(n)
+    vocab = index.vocab_dict
+    ids = [vocab[w] for w in words(query) if w in vocab]
+    if not ids:
+        return np.zeros(n)
+    s = index.scores
+    indptr, indices, data = s["indptr"], s["indices"], s["data"]
+    spans = [(int(indptr[t]), int(indptr[t + 1])) for t in ids]
+    docs = np.concatenate([indices[a:b] for a, b in spans])
+    weights = np.concatenate([data[a:b] for a, b in spans])
+    return np.bincount(docs, weights=weights, minlength=n)
 
 
 @dataclass(frozen=True)
