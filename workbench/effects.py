@@ -258,7 +258,10 @@ class Effects:
         The result is committed before this returns; after a crash or in a fork, the committed
         result is returned without calling ``fn``. If ``fn`` raises, nothing is committed.
         ``expect`` (as for ``apply``) is checked before ``fn`` runs; it is this method's own
-        keyword, never passed to ``fn``.
+        keyword, never passed to ``fn``. A branch another writer moved is refused before ``fn``
+        runs (``BranchConflict``, ``ran=False``); one moved while ``fn`` ran gets the result
+        committed after the other writer's events (``BranchConflict``, ``ran=True``, ``seq``),
+        so a fresh handle returns it without calling ``fn`` again.
         """
         found, value, kh = self._lookup(key, expect)
         if found:
