@@ -975,7 +975,7 @@ def test_a_full_disk_after_an_effect_commits_never_reports_it_unwritten(tmp_path
     # Each child writes effects under a file-size limit a little above its WAL's size, so the
     # limit lands among the writes of the next few effects (and of the effect index: the handle
     # moves its in-memory map there every FX_MAP_MAX effects). A call that raised must have
-    # written nothing, and one that returned must be committed.
+    # written nothing and say whether fn ran, and one that returned must be committed.
     child = textwrap.dedent("""
         import json, os, resource, sys
         import workbench.effects as effects
@@ -989,12 +989,13 @@ def test_a_full_disk_after_an_effect_commits_never_reports_it_unwritten(tmp_path
             b.effect(f"k:{i}", lambda i=i: {"i": i, "pad": "p" * 200})
         wal = os.path.getsize(path + "-wal")
         resource.setrlimit(resource.RLIMIT_FSIZE, (wal + margin, resource.RLIM_INFINITY))
-        returned, raised = [], None
+        returned, raised, ran = [], None, []
         for i in range(399, 2000):
             try:
-                b.effect(f"k:{i}", lambda i=i: {"i": i, "pad": "p" * 200})
+                b.effect(f"k:{i}", lambda i=i: ran.append(i) or {"i": i, "pad": "p" * 200})
             except WorkbenchError as e:
                 raised = {"key": f"k:{i}", "kind": type(e).__name__, "message": str(e)}
+                raised["ran"] = i in ran
                 break
             returned.append(f"k:{i}")
         print(json.dumps({"returned": returned, "raised": raised}))
@@ -1014,6 +1015,11 @@ def test_a_full_disk_after_an_effect_commits_never_reports_it_unwritten(tmp_path
         assert raised is not None and raised["kind"] == "DiskFull", (margin, raised)
         if raised["key"] in keys:
             committed_after_error.append((margin, raised["message"]))
+        # The error says whether fn ran (then the key is an unknown outcome), never wrongly.
+        assert ("ran fn" in raised["message"]) == raised["ran"], (margin, raised)
+        if raised["ran"]:
+            with Journal.open(path) as j:
+                assert j.root().unknown_outcomes() == [raised["key"]]
     assert committed_after_error == []
 
 

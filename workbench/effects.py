@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import events as ev
 from .context import CharEstimator, default_renderer, make_receipt, render_parts
-from .errors import BranchConflict, EffectInFlight, WorkbenchError
+from .errors import BranchConflict, EffectInFlight, StorageError, WorkbenchError
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -178,6 +178,17 @@ class Effects:
             except BranchConflict:
                 # Another writer appended while fn ran: fn has run, so its result is kept.
                 moved = self._commit_past_others(key, payload, shape, extra)
+        except StorageError as e:
+            try:
+                intents.settle(self.id, kh, ann)
+            except WorkbenchError:
+                pass
+            # "Nothing was written" is true of the journal, not of the world: say that fn ran.
+            raise type(e)(
+                f"{e.message}; effect {key!r} ran fn, and its result was not committed: an "
+                "unknown outcome (unknown_outcomes() lists it; calling effect again runs fn again)",
+                **e.fields,
+            ) from e
         except BaseException:
             try:
                 intents.settle(self.id, kh, ann)
