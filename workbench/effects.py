@@ -64,7 +64,7 @@ class Effects:
         self._expecting = expect
         j = self._ready()
         db = j.storage
-        payload = self._find(db, kh)
+        payload, stored = self._find(db, kh)
         if payload is not None:
             return True, ev.loads(payload)["result"], kh
         if db.readonly:
@@ -79,16 +79,21 @@ class Effects:
             j._compact_intents(due=True)
         except WorkbenchError:
             pass  # tried again once the store grows further; a compaction loses nothing
-        intents = db.intents
-        attempt, ann, holder = intents.announce(self.id, kh, key)
-        # Before fn runs, the branch must still be at this handle's head: if another writer
-        # appended since, fn's result could not be committed where this handle writes, and a
-        # retry would run fn again. (Announced first: a writer that commits this key after the
-        # check announced it before us, so it is the holder below.)
-        try:
+        if stored is None:
             head = db.head(self.id)
             stored = head.seq if head is not None else self.fork_seq
-            after = db.find_effect_after(kh, self.id, self._head) if stored != self._head else None
+        # Before fn runs, the branch must still be at this handle's head: if another writer
+        # appended since, fn's result could not be committed where this handle writes, and a
+        # retry would run fn again. A writer that appends after this check is met at the
+        # commit (the result is then committed after its events); one that committed this very
+        # key after it announced the key before us: it is the holder, or, if it has exited
+        # since, an earlier attempt; either way its result is looked for.
+        intents = db.intents
+        attempt, ann, holder = intents.announce(self.id, kh, key)
+        try:
+            moved = stored != self._head
+            look = moved or holder is not None or attempt > 1
+            after = db.find_effect_after(kh, self.id, self._head) if look else None
         except BaseException:
             self._withdraw(kh, ann)
             raise
@@ -123,20 +128,22 @@ class Effects:
         self._started = time.perf_counter()
         return False, None, kh
 
-    def _find(self, db: Any, kh: bytes) -> str | None:
-        """The payload of the newest effect with this key hash in this handle's history (up to
-        its head; past it where the effect index already covers another writer's appends)."""
+    def _find(self, db: Any, kh: bytes) -> tuple[str | None, int | None]:
+        """(The payload of the newest effect with this key hash in this handle's history, up to
+        its head, or past it where the effect index covers another writer's appends; and the
+        branch's stored head when the database was asked anyway, else None.)"""
         fx = self._fx
         if fx is None:
             fx = self._load_fx(db)
         where = fx.get(kh)
         if where is not None:
-            return db.effect_payload(*where)
-        if self._fx_indexed:
-            hit = db.find_effect_indexed(kh, self._segments, self._fx_indexed)
-            if hit is not None:
-                return hit.payload
-        return None
+            return db.effect_payload(*where), None
+        if not self._fx_indexed:
+            return None, None  # the map holds the whole history: a miss needs no query
+        hit, head = db.find_effect_with_head(kh, self._segments, self._fx_indexed, self.id)
+        if hit is not None:
+            return hit.payload, None
+        return None, head if head is not None else self.fork_seq
 
     def _load_fx(self, db: Any) -> dict[bytes, tuple[int, int]]:
         # A short history is mapped whole (a read of at most FX_MAP_MAX events); a long one is

@@ -496,6 +496,12 @@ class Storage(Protocol):
         does not grow with the history)."""
         ...
 
+    def find_effect_with_head(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
+    ) -> tuple[EffectHit | None, int | None]:
+        """``find_effect_indexed``, and the branch's own last seq (None: no events), at once."""
+        ...
+
     def catch_up_effect_index(self, write: bool = True) -> int:
         """Index the effects stored since the last catch-up; the position covered
         (``write=False``: only the position covered)."""

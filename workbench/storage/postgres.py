@@ -819,6 +819,21 @@ class PostgresStorage:
         )
         return None if row is None else EffectHit(*row)
 
+    def find_effect_with_head(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
+    ) -> tuple[EffectHit | None, int | None]:
+        """``find_effect_indexed`` and the branch's own last seq in one round trip."""
+        where, args = self._segment_sql(segments)
+        row = self._one(
+            "WITH k AS MATERIALIZED (SELECT branch, seq, payload FROM events WHERE key_hash = %s "
+            f"AND position + 0 <= %s), f AS (SELECT branch, seq, payload FROM k WHERE ({where}) "
+            "ORDER BY seq DESC LIMIT 1) SELECT (SELECT max(seq) FROM events WHERE branch = %s), "
+            "f.branch, f.seq, f.payload FROM (SELECT 1) one LEFT JOIN f ON TRUE",
+            [key_hash, upto_position, *args, branch],
+        )
+        hit = None if row[1] is None else EffectHit(row[1], row[2], row[3])
+        return hit, None if row[0] is None else int(row[0])
+
     def catch_up_effect_index(self, write: bool = True) -> int:
         """The position the key index covers: every stored event (it is kept by the server)."""
         return int(self._one("SELECT coalesce(max(position), 0) FROM events")[0])
