@@ -1118,3 +1118,45 @@ def test_compaction_keeps_the_announcement_of_an_effect_running_in_another_threa
     t.join()
     assert results == [7] and fork.effect("k", lambda: 8) == 7
     j.close()
+
+
+@pytest.mark.slow
+def test_a_refused_compaction_keeps_the_log_shared_with_the_process_that_tried(tmp_path):
+    # Linux drops a flock lock before converting it: a compaction refused because another
+    # process holds the log left this one holding nothing, so that process could compact, and
+    # this one went on appending to the file the compaction had replaced: lines no one reads.
+    path = str(tmp_path / "j.db")
+    other = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent("""
+                import sys
+                from workbench.storage import IntentLog
+                log = IntentLog(sys.argv[1], "process")
+                log.announce(0, b"o" * 32, "other")
+                print("held", flush=True)
+                sys.stdin.readline()
+                print(log.compact(lambda announced: announced), flush=True)
+                sys.stdin.readline()
+            """),
+            path,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert other.stdout.readline().strip() == "held"
+        mine = IntentLog(path, "process")
+        mine.announce(0, b"m" * 32, "mine")
+        assert mine.compact(lambda announced: announced) is False  # the other holds the log
+        other.stdin.write("compact\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "False"  # and this one still holds it too
+        mine.announce(0, b"n" * 32, "mine, after")
+        keys = set(IntentLog(path, "process").pending().values())
+        assert keys == {"other", "mine", "mine, after"}
+        mine.close()
+    finally:
+        other.communicate("\n", timeout=30)

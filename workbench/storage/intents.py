@@ -471,6 +471,7 @@ class IntentLog:
         if not same:
             os.close(fd)
             self._fd = None
+            self._generation += 1  # marks into the replaced file say nothing about the new one
 
     def _reset(self) -> None:
         self._seen = 0
