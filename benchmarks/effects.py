@@ -9,10 +9,10 @@ measured:
   restarted agent does: no in-memory map of its history);
 - fresh handle: a new handle in this process (``journal.root()`` after reopening), next 1,000.
 
-The baseline is measured in the same run, interleaved with every window: 200 effects on the
-long branch, then 200 on a fork of a branch with 1,000 effects of history (a second journal of
-the same backend), five times over. Each cell gives the long branch's effects/s (median slice)
-and its ratio to the baseline slices taken at the same moment (median of the five ratios):
+The baseline is measured in the same run, interleaved with every window: 100 effects on the
+long branch, then 100 on a fork of a branch with 1,000 effects of history (a second journal of
+the same backend), ten times over. Each cell gives the long branch's effects/s (median slice)
+and its ratio to the baseline slices taken at the same moment (median of the ten ratios):
 this machine is shared with other work, and its speed swings 2-3x between minutes, not between
 neighbouring slices. Goal: every ratio >= 0.67 (the 100,000th effect within 1.5x of one with
 1,000 effects of history). CPU time (this process's, plus its PostgreSQL backend's, from /proc)
@@ -44,7 +44,7 @@ from typing import Any
 
 RESULTS = Path(__file__).parent / "results"
 WINDOW = 1000
-SLICES = 5
+SLICES = 10
 BASE_HISTORY = 1000
 COLUMNS = ("running", "resumed", "fresh_handle")
 
@@ -275,6 +275,7 @@ def main() -> None:
     ap.add_argument("--backend", choices=["sqlite", "postgres", "both"], default="both")
     ap.add_argument("--marks", help="comma-separated effect counts (default 1000,20000,...)")
     ap.add_argument("--out", default="effects", help="results file name (without .json)")
+    ap.add_argument("--label", default="this checkout", help="what code was measured")
     args = ap.parse_args()
     marks = (
         [int(m) for m in args.marks.split(",")]
@@ -284,11 +285,9 @@ def main() -> None:
     # after a mark come the resumed and the fresh-handle windows, then the next running one
     if marks[0] < WINDOW or any(b - a < 3 * WINDOW for a, b in itertools.pairwise(marks)):
         raise SystemExit(f"marks must start at >= {WINDOW} and be >= {3 * WINDOW} apart")
-    import workbench
-
     result: dict[str, Any] = {
         "python": platform.python_version(),
-        "workbench": str(Path(workbench.__file__).parent),
+        "code": args.label,
         "window": WINDOW,
         "slices": SLICES,
         "marks": marks,
