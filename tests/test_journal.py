@@ -527,7 +527,6 @@ def test_intent_log_compaction_keeps_only_unresolved(db_path, monkeypatch):
     with pytest.raises(InvalidValue):
         root.effect("in-flight", lambda: {1})  # called, result refused: stays unknown
     log = Path(str(db_path) + "-intents")
-    assert log.stat().st_size > 200
     j.close()
     assert log.read_text().count("\n") == 1 and "in-flight" in log.read_text()
     with Journal.open(db_path, Ctx) as j2:

@@ -61,7 +61,7 @@ class Branch(Effects):
         # Effects in this handle's history, key hash -> (branch, seq); see _lookup.
         self._fx: dict[bytes, tuple[int, int]] | None = None
         self._fx_indexed = 0  # effects up to this global position are in effect_index
-        self._log_mark: tuple[int, int] | None = None  # the intent log after our last line in it
+        self._expecting: int | str | None = None  # expect= of the effect this handle is running
         self._refused = journal.refusals(self.id)  # see Journal.flush
 
     def __repr__(self) -> str:
@@ -114,11 +114,7 @@ class Branch(Effects):
         j = self._j
         if j.refusals(self.id) != self._refused:
             raise self._stale()
-        try:
-            j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
-        except BaseException:
-            self._log_mark = None  # another writer may have appended: ask the database from now on
-            raise
+        j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
         self._head, self._head_hash = seq, h
         return seq
 
@@ -290,10 +286,8 @@ class Branch(Effects):
                 j.history.built(),
                 rows=len(values),
             )
-        except BaseException as e:
+        except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
-            if isinstance(e, WorkbenchError):
-                self._log_mark = None
             raise
         self._state, self._snap_seq = done["state"], done["snap"]
         self._head, self._head_hash = first + len(values) - 1, done["hash"]

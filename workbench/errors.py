@@ -100,10 +100,14 @@ class Conflict(WorkbenchError):
 
 class BranchConflict(Conflict):
     """A stale branch handle: another writer advanced the branch since this handle last saw it,
-    or an explicit expected head did not match."""
+    or an explicit expected head did not match. From ``effect``, ``key`` names the effect and
+    ``ran`` says whether its function ran (then ``seq``, if set, is where its result was
+    committed: a fresh handle's ``effect`` returns it without running the function again)."""
 
     expected: int | None = None
     actual: int | None = None
+    key: str | None = None
+    ran: bool | None = None
 
 
 class EffectInFlight(Conflict):

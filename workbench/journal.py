@@ -579,8 +579,10 @@ class Journal:
         ]
 
     def unknown_outcomes(self, branch_id: int) -> list[str]:
-        """Effect keys started on a branch whose result was never committed."""
-        self._settle()
+        """Effect keys started on a branch whose result was never committed.
+
+        A read: it writes nothing (buffered events stay buffered: effects are never buffered),
+        so it answers at once while another process holds a write transaction."""
         db = self.storage
         announced = db.intents.pending(branch_id)
         if not announced:
@@ -588,11 +590,22 @@ class Journal:
         done = db.committed_keys(branch_id, [kh for _, kh in announced])
         return [key for (_, kh), key in announced.items() if kh not in done]
 
-    def _compact_intents(self, force: bool = False) -> None:
-        """Drop resolved lines from the intent log once it has grown large."""
+    def _compact_intents(self, force: bool = False, due: bool = False) -> None:
+        """Drop resolved announcements from the intent store: when it has grown large (at
+        close), when the store says it is ``due`` (before an effect: a long-lived process keeps
+        it small as it goes), or always (``force``, vacuum)."""
         db = self.storage
-        if db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
+        if db.readonly:
             return
+        if due:
+            if not db.intents.due():
+                return
+        elif db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
+            return
+        try:
+            db.catch_up_effect_index()  # so the check below reads the index, not the events
+        except WorkbenchError:
+            pass  # it reads the events the index lacks instead
 
         def still_open(announced: dict[tuple[int, bytes], str]) -> dict[tuple[int, bytes], str]:
             by_branch: dict[int, list[bytes]] = {}
@@ -673,7 +686,7 @@ class Journal:
         self.storage.writable()
 
         before = self.storage.size_bytes()
-        self._compact_intents(force=True)  # first: it writes (the effect index catches up)
+        self._compact_intents(force=True)  # first: it writes (the new log, the effect index)
         self.storage.vacuum()
         return before, self.storage.size_bytes()
 
