@@ -15,6 +15,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import wait_for
 from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
 
 from workbench import Journal, bundled, sweep
@@ -55,7 +56,7 @@ def tidy(page) -> None:
     news = page.get_by_role("button", name="No")
     if news.count():
         news.first.click()
-    page.wait_for_timeout(1200)  # the toast slides out
+        news.first.wait_for(state="hidden", timeout=30_000)  # the toast slid out
 
 
 def latest_sweep(db: Path) -> int:
@@ -262,9 +263,12 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         dialog.locator("textarea[name=grid]").fill("budget=100")
         dialog.locator("select[name=runner]").select_option("papermill")
         dialog.locator("input[name=notebook]").fill("slow.ipynb")
+        earlier = latest_sweep(db)
         dialog.get_by_role("button", name="Start sweep").click()
-        page.wait_for_timeout(3000)
-        slow_sweep = latest_sweep(db)
+        slow_sweep = wait_for(
+            lambda: latest_sweep(db) if latest_sweep(db) > earlier else None,
+            what="the slow sweep to be planned",
+        )
         slow = page.locator(".lithify-results", has_text=f"Sweep {slow_sweep} of")
         slow.locator(".lithify-cancel").click(timeout=30_000)
         page.wait_for_function(
@@ -288,10 +292,10 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         )
         page.wait_for_function(
             "() => [...document.querySelectorAll('.lithify-chart')]"
-            ".some(c => (c.dataset.query || '').includes('theme=dark'))",
+            ".some(c => (c.dataset.query || '').includes('theme=dark') && c.complete"
+            " && c.naturalWidth > 0)",  # drawn dark and decoded
             timeout=30_000,
         )
-        page.wait_for_timeout(500)
         tidy(page)
         page.screenshot(path=str(ARTIFACTS / "ext-05-dark.png"))
         if os.environ.get("LITHIFY_UPDATE_DOCS"):
