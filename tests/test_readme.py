@@ -26,7 +26,8 @@ def test_the_readme_python_blocks_run_in_order(tmp_path):
     script = tmp_path / "readme.py"
     script.write_text(
         "\n".join(f"# --- README block {i}\n{b}" for i, b in enumerate(blocks, 1))
-        + "\nassert result.ok\nj.close()\naudit.close()\nprint('README OK')\n"
+        + "\nassert result.ok, [(f.branch, f.error) for f in result.forks if f.error]"
+        + "\nj.close()\naudit.close()\nprint('README OK')\n"
     )
     r = subprocess.run(
         [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600
