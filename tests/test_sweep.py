@@ -339,6 +339,26 @@ def test_a_bad_sweep_or_fork_writes_nothing(base, tmp_path, capsys, args, says):
     assert (len(j.branches()), len(j.sweeps()), j.tail()[1]) == before
 
 
+@pytest.mark.parametrize("runner", ["papermill", "warm"])
+def test_kernel_runners_import_what_kernels_need_before_their_threads_start(runner):
+    # Two fork threads importing IPython for the first time side by side failed a fork under
+    # load (KeyError: 'IPython', CPython gh-83065): the runner imports it first, in one thread.
+    code = textwrap.dedent(f"""
+        import sys
+        from workbench.sweep.runners import PapermillRunner, WarmRunner
+        if {runner!r} == "papermill":
+            PapermillRunner({str(TEMPLATE)!r}, 60).close()
+        else:
+            WarmRunner({str(TEMPLATE)!r}, 60, workers=0).close()
+        print(sorted(m for m in ("IPython", "ipykernel", "papermill") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    wanted = (
+        ["IPython", "ipykernel", "papermill"] if runner == "papermill" else ["IPython", "ipykernel"]
+    )
+    assert out.stdout.strip() == str(wanted)
+
+
 def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path, monkeypatch):
     import tempfile
 
