@@ -192,12 +192,21 @@ def test_fork_and_sweep_notebook_in_a_real_browser(lab):
             timeout=WAIT_MS,
         )
         # the points arrive as the two forks finish: kernels on a loaded machine take a while
-        page.wait_for_function(
-            """() => document.querySelectorAll(
-                       '.vega-embed svg .mark-symbol path, .vega-embed svg .mark-symbol > path'
-                     ).length >= 2""",
-            timeout=WAIT_MS,
-        )
+        try:
+            page.wait_for_function(
+                """() => document.querySelectorAll(
+                           '.vega-embed svg .mark-symbol path, .vega-embed svg .mark-symbol > path'
+                         ).length >= 2""",
+                timeout=WAIT_MS,
+            )
+        except PlaywrightTimeout:
+            page.screenshot(path=str(ARTIFACTS / "02-no-points.png"), full_page=True)
+            said = [
+                t
+                for t in page.locator(".widget-html-content").all_inner_texts()
+                if any(w in t for w in ("sweep", "fail", "Error", "rows"))
+            ]
+            pytest.fail(f"the chart got no points; the widgets say: {said[-8:]}")
         chart = page.locator(".vega-embed").first
         chart.scroll_into_view_if_needed()
         page.screenshot(

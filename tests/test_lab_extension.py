@@ -137,9 +137,11 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         # -- a diff of two points on two branches, side by side ----------------------------------
         detail.locator(".lithify-mark").click()
         section.locator(".lithify-branch", has_text="other").click()
-        section.locator(".lithify-event").first.wait_for(timeout=30_000)
+        # other's own rows (main's list, still shown for a moment, has a seq 14 too)
+        mine = f".lithify-event[data-branch='{other.id}']"
+        section.locator(mine).first.wait_for(timeout=30_000)
         events.evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
-        section.locator(".lithify-event[data-seq='14']").click(timeout=30_000)
+        section.locator(f"{mine}[data-seq='14']").click(timeout=30_000)
         detail.locator(".lithify-diff-button").click(timeout=30_000)
         diff = page.locator(".lithify-diff")
         diff.locator(".lithify-change").first.wait_for(timeout=30_000)
@@ -152,7 +154,7 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         section.locator(".lithify-branch[data-branch='0']").click()
         section.locator(".lithify-event").first.wait_for(timeout=30_000)
         events.evaluate("n => { n.scrollTop = 16 * 22; n.dispatchEvent(new Event('scroll')); }")
-        at = section.locator(".lithify-event[data-seq='21']")
+        at = section.locator(".lithify-event[data-branch='0'][data-seq='21']")  # not other's
         at.wait_for(timeout=30_000)
         at.click(button="right")
         page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
