@@ -10,12 +10,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
-from conftest import Ctx
+from conftest import Ctx, wait_for
 from pg_server import PgServer
 from storage_contract import IntentStoreContract, StorageContract
 
@@ -171,17 +170,22 @@ def test_an_effect_running_in_another_process_is_in_flight_not_run_twice(
     url = fresh(pg, pg_db)
     Journal.open(url).close()
     runner = subprocess.Popen(
-        [sys.executable, WORKER, "effect", url, "tool:slow", "3"], stdout=subprocess.PIPE, text=True
+        [sys.executable, WORKER, "effect", url, "tool:slow"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert runner.stdout is not None and runner.stdout.readline().strip() == "running"
-    second = subprocess.run(
-        [sys.executable, WORKER, "effect", url, "tool:slow", "0"],
+    second = subprocess.run(  # while the first is held inside the effect
+        [sys.executable, WORKER, "effect", url, "tool:slow"],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert second.stdout.startswith("in-flight"), second.stdout + second.stderr
-    assert runner.communicate(timeout=60)[0].strip() == "done result of tool:slow"
+    out = runner.communicate("go\n", timeout=120)[0]  # released: it finishes its effect
+    assert out.strip() == "done result of tool:slow"
 
 
 @pytest.mark.slow
@@ -191,18 +195,19 @@ def test_a_killed_client_leaves_an_unknown_outcome_and_every_acknowledged_event(
     url = fresh(pg, pg_db)
     Journal.open(url).close()
     runner = subprocess.Popen(
-        [sys.executable, WORKER, "effect", url, "tool:charge", "30"],
+        [sys.executable, WORKER, "effect", url, "tool:charge"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert runner.stdout is not None and runner.stdout.readline().strip() == "running"
-    runner.send_signal(signal.SIGKILL)
+    runner.send_signal(signal.SIGKILL)  # inside the effect
     runner.communicate()
     with Journal.open(url) as j:
-        deadline = time.monotonic() + 10  # the server notices the dropped connection
-        while j.root().unknown_outcomes() != ["tool:charge"] and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert j.root().unknown_outcomes() == ["tool:charge"]
+        wait_for(  # once the server notices the dropped connection
+            lambda: j.root().unknown_outcomes() == ["tool:charge"],
+            what="the killed client's effect to be an unknown outcome",
+        )
 
     appender = subprocess.Popen(
         [sys.executable, WORKER, "append", url, "0", "100000"], stdout=subprocess.PIPE, text=True

@@ -11,6 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_for_async
 from tornado.httpclient import HTTPClientError
 
 from workbench import Journal
@@ -99,12 +100,13 @@ async def test_start_list_and_cancel_sweeps(jp_fetch, journal_file):
     r = await jp_fetch("lithify", "api", "sweeps", method="POST", body=json.dumps(body))
     started = json.loads(r.body)
     assert len(started["forks"]) == 2
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    async def ended() -> list | None:
         sweeps = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
-        if all(f["status"] == "finished" for f in sweeps[0]["forks"]):
-            break
-        time.sleep(0.2)
+        forks = sweeps[0]["forks"]
+        return sweeps if all(f["status"] not in ("pending", "running") for f in forks) else None
+
+    sweeps = await wait_for_async(ended, what="the sweep's two forks to end")
     assert sweeps[0]["id"] == started["sweep"] and all(
         f["status"] == "finished" for f in sweeps[0]["forks"]
     )
@@ -252,16 +254,15 @@ async def test_rerun_failed_and_resume_from_the_api(jp_fetch, jp_root_dir, monke
     )
 
     async def forks_of(sweep_id):
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        async def ended() -> list | None:
             listed = (await get(jp_fetch, "sweeps", journal="sw.db"))["sweeps"]
             (s,) = [x for x in listed if x["id"] == sweep_id]
-            if not s["running"] and all(
+            done = not s["running"] and all(
                 f["status"] not in ("pending", "running") for f in s["forks"]
-            ):
-                return s["forks"]
-            time.sleep(0.2)
-        raise AssertionError("the sweep did not end")
+            )
+            return s["forks"] if done else None
+
+        return await wait_for_async(ended, what=f"sweep {sweep_id} to end")
 
     failed = await forks_of(started["sweep"])
     assert {f["status"] for f in failed} == {"failed"}

@@ -157,6 +157,19 @@ def _quiet_papermill() -> None:
         log.addFilter(_DropUnknownParameter())
 
 
+def _import_kernel_machinery() -> None:
+    """Import here, in one thread, what starting a kernel imports on first use (the kernelspec
+    lookup pulls in IPython and ipykernel). The forks' threads would otherwise import those
+    packages for the first time side by side, which Python before 3.14 can fail (CPython
+    gh-83065: a fork failed with KeyError: 'IPython' under load)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    try:
+        KernelSpecManager().get_kernel_spec("python3")
+    except Exception:  # noqa: BLE001 (no such kernel: the fork that needs it says so)
+        pass
+
+
 def _kernel_manager(workdir: Path) -> Any:
     from jupyter_client.manager import KernelManager
 
@@ -226,6 +239,9 @@ class PapermillRunner:
     name = "papermill"
 
     def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
+        import papermill  # noqa: F401 (here, not first in the fork threads)
+
+        _import_kernel_machinery()
         self.notebook = notebook
         self.start_timeout = start_timeout
         self.workdir = Path(tempfile.mkdtemp(prefix="lithify-kernels-"))
@@ -412,6 +428,7 @@ class WarmRunner:
     def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
         import nbformat
 
+        _import_kernel_machinery()  # before the threads below start kernels
         self.template = nbformat.read(notebook, as_version=4)
         self.start_timeout = start_timeout
         self.workdir = Path(tempfile.mkdtemp(prefix="lithify-warm-"))
