@@ -93,7 +93,8 @@ class Branch(Effects):
     @property
     def params(self) -> dict[str, Any]:
         """This branch's own params (the matrix merges ancestors' params under them)."""
-        return ev.loads(self._j.history.row(self.id).params)
+        params: dict[str, Any] = ev.loads(self._j.history.row(self.id).params)
+        return params
 
     # -- writing --------------------------------------------------------------------------
 

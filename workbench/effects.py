@@ -15,7 +15,7 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import events as ev
 from .context import CharEstimator, default_renderer, make_receipt, render_parts
@@ -283,13 +283,13 @@ class Effects:
         """
         found, value, kh = self._lookup(key, expect)
         if found:
-            return value
+            return cast(T, value)
         try:
             result = fn(*args, **kwargs)
         except BaseException:
             self._withdraw(kh)
             raise
-        return self._commit(key, kh, result)
+        return cast(T, self._commit(key, kh, result))
 
     async def aeffect(
         self,
@@ -302,13 +302,13 @@ class Effects:
         """``effect`` for a coroutine function."""
         found, value, kh = self._lookup(key, expect)
         if found:
-            return value
+            return cast(T, value)
         try:
             result = await fn(*args, **kwargs)
         except BaseException:
             self._withdraw(kh)
             raise
-        return self._commit(key, kh, result)
+        return cast(T, self._commit(key, kh, result))
 
     def _withdraw(self, kh: bytes, ann: str | None = None) -> None:
         try:

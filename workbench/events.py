@@ -404,6 +404,7 @@ def check_key(key: Any, max_bytes: int) -> str:
     """An effect key: ``check_text``, and at most ``max_bytes`` of UTF-8 (it is stored with its
     result and in the intent log, and hashed on every lookup)."""
     check_text(key, "an effect key")
+    text: str = key
     n = len(key) if key.isascii() else len(key.encode("utf-8"))
     if n > max_bytes:
         raise InvalidValue(
@@ -412,7 +413,7 @@ def check_key(key: Any, max_bytes: int) -> str:
             "or open the journal with a larger max_key_bytes",
             path="key",
         )
-    return key
+    return text
 
 
 def _too_big(n: int, max_bytes: int, what: str) -> InvalidValue:

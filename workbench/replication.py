@@ -23,7 +23,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .errors import Conflict, IntegrityError, InvalidValue, NotFound
 from .events import ZERO_HASH, event_hash
@@ -127,9 +127,9 @@ def _open(where: Any, writable: bool, like: Storage | None = None) -> Storage:
     """The storage of a Journal, a Storage as it is, or a path or URL opened here."""
     if hasattr(where, "storage") and hasattr(where, "flush"):  # a Journal
         where.flush()
-        return where.storage
+        return cast(Storage, where.storage)
     if hasattr(where, "branch_rows"):  # a Storage already
-        return where
+        return cast(Storage, where)
     path: str = os.fspath(where)
     if not writable:
         if not is_url(path) and not os.path.exists(path):

@@ -386,7 +386,8 @@ class JournalSaver(BaseCheckpointSaver[str]):
         return fn(*args, **kw)
 
     async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
-        return await self._off(self.get_tuple, config)
+        found: CheckpointTuple | None = await self._off(self.get_tuple, config)
+        return found
 
     async def alist(
         self,

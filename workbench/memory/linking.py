@@ -104,7 +104,8 @@ class LinkPlan:
     def apply(self, branch: Any) -> int:
         """Append the plan's events in one transaction; the branch's new head."""
         events = self.events()
-        return branch.apply_many(events) if events else branch.head
+        head: int = branch.apply_many(events) if events else branch.head
+        return head
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -103,7 +103,8 @@ class View:
     @property
     def nodes(self) -> dict[str, dict[str, Any]]:
         """Every node (entities are not bitemporal here: what is known about them is facts)."""
-        return self.memory.nodes
+        nodes: dict[str, dict[str, Any]] = self.memory.nodes
+        return nodes
 
     def graph(self, facts: Iterable[dict[str, Any]] | None = None) -> Graph:
         """The facts in force (or the given ones) as a graph; the view's own is projected once

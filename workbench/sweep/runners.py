@@ -287,7 +287,7 @@ class PapermillRunner:
         fork is cancelled or the kernel dies meanwhile."""
         import queue
 
-        from jupyter_client.blocking import BlockingKernelClient
+        from jupyter_client.blocking.client import BlockingKernelClient
 
         kc = BlockingKernelClient()
         kc.load_connection_info(km.get_connection_info())

@@ -313,7 +313,8 @@ class StateForge:
         )
 
     def _unit_docs(self, snap: Snapshot) -> dict[str, dict[str, Any]]:
-        return self.journal.branch(snap.branch).at(snap.seq).units
+        units: dict[str, dict[str, Any]] = self.journal.branch(snap.branch).at(snap.seq).units
+        return units
 
     def units_of_sync(self, snapshot_id: Any, session_id: Any = None) -> list[Unit]:
         """The units a snapshot holds, by identity."""
