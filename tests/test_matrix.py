@@ -185,3 +185,35 @@ def test_live_matrix_sees_rows_another_writer_adds(tmp_path):
         assert sorted(set(live.frame["budget"].to_list())) == [5, 9]
         assert live.refresh() == 0
         assert live.frame.equals(j.matrix())
+
+
+def test_matrix_called_again_sees_what_arrived_since_from_any_writer(tmp_path):
+    path = tmp_path / "again.db"
+    with Journal.open(path) as j:
+        f = j.root().fork(params={"budget": 5})
+        f.observe("m", 1.0)
+        assert j.matrix()["value"].to_list() == [1.0]
+        f.observe("m", 2.0)  # this handle
+        with Journal.open(path) as other:  # another connection, as another process has
+            other.root().fork(params={"budget": 9}).observe("m", 3.0)
+        again = j.matrix()
+        assert again["value"].to_list() == [1.0, 2.0, 3.0]
+        assert again["budget"].to_list() == [5, 5, 9]
+        with Journal.open(path) as fresh:  # what a handle that never read before sees
+            assert again.equals(fresh.matrix())
+        assert j.matrix(wide=True)["m"].to_list() == [2.0, 3.0]
+
+
+def test_matrix_inside_a_transaction_that_rolls_back_keeps_nothing_of_it(tmp_path):
+    path = tmp_path / "rollback.db"
+    with Journal.open(path) as j:
+        f = j.root().fork()
+        f.observe("m", 1.0)
+        assert len(j.matrix()) == 1
+        with pytest.raises(RuntimeError), j.storage.atomic():
+            f.observe("m", 2.0)
+            j.flush()
+            assert j.matrix()["value"].to_list() == [1.0, 2.0]  # what the transaction sees
+            raise RuntimeError("the caller gives up")
+        j.branch(f.id).observe("m", 3.0)  # a fresh handle: the rolled-back event never was
+        assert j.matrix()["value"].to_list() == [1.0, 3.0]
