@@ -426,10 +426,10 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """All observations as a polars frame (position, branch, seq, metric, value, ts).
 
         A journal of up to OBS_ROWS_DIRECT events is read through sqlite3. Past that, the
-        observations are copied into a private scratch file that the ADBC SQLite driver hands to polars as Arrow columns
-        (about twice as fast at 10^6 rows). ADBC never opens the journal itself: it carries its
-        own copy of SQLite, and that copy's locks and closes would break this process's
-        connection's locks on the file."""
+        observations are copied into a private scratch file that the ADBC SQLite driver hands
+        to polars as Arrow columns (about twice as fast at 10^6 rows). ADBC never opens the
+        journal itself: it carries its own copy of SQLite, and that copy's locks and closes
+        would break this process's connection's locks on the file."""
         import polars as pl
 
         schema = observation_schema()
