@@ -1,5 +1,5 @@
 """Journal benchmark: append, batched append (Branch.apply_many, and the lazy apply loop),
-fork, at(seq) and effect lookup.
+fork, at(seq) (also through a read-only handle) and effect lookup.
 
 Prints a table of medians and ratios against raw sqlite3 measured in the same process run,
 and writes benchmarks/results/journal.json.
@@ -184,6 +184,32 @@ def bench_at(tmp: Path, n: int) -> dict[str, float]:
     return {"median_us": median_us(times), "max_us": max(times) * 1e6, "seqs": n + 1}
 
 
+def bench_readonly_at(tmp: Path, n: int, repeats: int) -> dict[str, float]:
+    """at(seq) through a read-only handle of a closed journal (no WAL content: read as the file
+    stands, watched for changes around each query) against the baseline, the same reads while
+    a writer holds the journal open with a WAL (an ordinary read-only connection)."""
+    path = tmp / "readonly.db"
+    with Journal.open(path, Log) as j:
+        j.root().apply_many([{"x": i} for i in range(n)])
+
+    def at_times() -> list[float]:
+        times = []
+        with Journal.open(path, Log, readonly=True) as r:
+            b = r.root()
+            for _ in range(repeats):
+                for seq in range(0, n + 1, max(1, n // 200)):
+                    t = time.perf_counter()
+                    b.at(seq)
+                    times.append(time.perf_counter() - t)
+        return times
+
+    as_it_stands = median_us(at_times())
+    with Journal.open(path, Log) as w:
+        w.root().apply({"x": -1})  # committed, in the WAL: readers need the ordinary connection
+        with_writer = median_us(at_times())
+    return {"median_us": as_it_stands, "baseline_with_writer_us": with_writer, "events": n}
+
+
 def bench_effect_chain(tmp: Path, depth: int, n: int) -> dict[str, float]:
     with Journal.open(tmp / "chain.db", Log) as j:
         b = j.root()
@@ -352,6 +378,18 @@ def main() -> None:
                 f"max {at['max_us']:.0f} µs",
                 "",
                 "max ≤ 1000 µs",
+            )
+        )
+
+        ro = bench_readonly_at(tmp, 2000, args.repeats)
+        result["readonly_at"] = ro
+        rows.append(
+            (
+                "read-only at(seq), no WAL",
+                f"{ro['median_us']:.0f} µs",
+                f"with a writer open {ro['baseline_with_writer_us']:.0f} µs",
+                f"{ro['baseline_with_writer_us'] / ro['median_us']:.2f}x rate",
+                "(reported)",
             )
         )
 

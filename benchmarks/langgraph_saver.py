@@ -1,4 +1,5 @@
-"""JournalSaver vs LangGraph's SqliteSaver on a 100-step graph: time per step and file size.
+"""JournalSaver (and StateForgeCheckpointer, which also keeps every checkpoint's fields as
+units) vs LangGraph's SqliteSaver on a 100-step graph: time per step and file size.
 
 The graph loops one node 100 times; each step appends a line to a list channel and bumps a
 counter (so state grows like a conversation). SqliteSaver runs at SQLite's synchronous=NORMAL,
@@ -26,6 +27,8 @@ from langgraph.graph import END, START, StateGraph
 
 from workbench import Journal
 from workbench.adapters.langgraph import JournalSaver, ThreadState
+from workbench.compat.stateforge import StateForge
+from workbench.compat.stateforge.adapters.langgraph import StateForgeCheckpointer
 
 RESULTS = Path(__file__).parent / "results"
 
@@ -55,6 +58,9 @@ def run(kind: str, path: Path, steps: int) -> tuple[float, int]:
     if kind == "journal":
         j = Journal.open(path, ThreadState)
         saver = JournalSaver(j)
+    elif kind == "stateforge":
+        sf = StateForge(path)
+        saver = StateForgeCheckpointer(sf)
     else:
         con = sqlite3.connect(path, check_same_thread=False)
         if kind == "sqlite_normal":
@@ -68,6 +74,8 @@ def run(kind: str, path: Path, steps: int) -> tuple[float, int]:
     per_step = (time.perf_counter() - t) / steps
     if kind == "journal":
         j.close()
+    elif kind == "stateforge":
+        sf.close_sync()
     else:
         con.close()
     return per_step, size(path)
@@ -80,7 +88,7 @@ def main() -> None:
     args = ap.parse_args()
     out: dict[str, dict[str, float]] = {}
     with tempfile.TemporaryDirectory() as d:
-        for kind in ("journal", "sqlite_normal", "sqlite_default"):
+        for kind in ("journal", "stateforge", "sqlite_normal", "sqlite_default"):
             times, sizes = [], []
             for r in range(args.repeats):
                 t, b = run(kind, Path(d) / f"{kind}-{r}.db", args.steps)

@@ -4,21 +4,27 @@ LongMemEval formats, so the memory experiment runs offline. The loaders
 
     python data/generate_memory.py        # writes data/memory/locomo_sample.json and
                                           # data/memory/longmemeval_sample.json
+    python data/generate_memory.py --locomo-sized /tmp/locomo-sized.json
 
-Each speaker states facts about themselves (a pet, a city, a job, a hobby, a food, a trip...)
-across sessions, among small talk; each question asks for one fact and names the turn that
-states it as evidence (two turns for facts that changed: the old and the new statement).
+The LoCoMo sample comes from ``workbench.agents.memory.synthetic``: people disclose things in
+exchanges among small talk, each session has per-speaker observations citing the turns and a
+summary, and each question names the turns that hold its evidence. The LongMemEval sample: a
+user states one fact in one of six sessions; each question asks for it.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import random
 from pathlib import Path
 
+from workbench.agents.memory import synthetic
+
 OUT = Path(__file__).parent / "memory"
 SEED = 20261201
 
+SAMPLE_SIZES = ((24, 8), (24, 8), (24, 8))  # (turns, questions) per conversation
 TOPICS = [
     (
         "pet",
@@ -79,46 +85,6 @@ SMALL_TALK = [
     "Work has been busy but manageable.",
     "I made too much tea again.",
 ]
-NAMES = [("Caroline", "Melanie"), ("Joanna", "Nate"), ("Priya", "Tomas")]
-
-
-def locomo(rng: random.Random) -> list[dict]:
-    samples = []
-    for s_i, (a, b) in enumerate(NAMES):
-        conv: dict = {"speaker_a": a, "speaker_b": b}
-        qa = []
-        turn_no = 0
-        facts: dict[tuple[str, str], list[str]] = {}
-        topics = rng.sample(TOPICS, 6)
-        for session in range(1, 5):
-            turns = []
-            conv[f"session_{session}_date_time"] = f"1:{10 + session}0 pm on {session} May, 2023"
-            for speaker in (a, b, a, b, a, b):
-                turn_no += 1
-                dia = f"D{session}:{len(turns) + 1}"
-                if rng.random() < 0.55 and topics:
-                    name, template, _, values = topics[(turn_no + s_i) % len(topics)]
-                    value = rng.choice(values)
-                    text = template.format(v=value)
-                    facts.setdefault((speaker, name), []).append(dia)
-                    conv.setdefault("_values", {})[(speaker, name)] = value
-                else:
-                    text = rng.choice(SMALL_TALK)
-                turns.append({"speaker": speaker, "dia_id": dia, "text": text})
-            conv[f"session_{session}"] = turns
-        values = conv.pop("_values", {})
-        for (speaker, name), dias in sorted(facts.items()):
-            topic = next(t for t in TOPICS if t[0] == name)
-            qa.append(
-                {
-                    "question": topic[2].format(s=speaker),
-                    "answer": values[(speaker, name)],
-                    "evidence": dias[-2:],  # a changed fact: the last two statements
-                    "category": 4 if len(dias) == 1 else 2,
-                }
-            )
-        samples.append({"sample_id": f"conv-{s_i + 1}", "conversation": conv, "qa": qa})
-    return samples
 
 
 def longmemeval(rng: random.Random) -> list[dict]:
@@ -153,11 +119,23 @@ def longmemeval(rng: random.Random) -> list[dict]:
 
 
 def main() -> None:
-    rng = random.Random(SEED)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument(
+        "--locomo-sized",
+        metavar="PATH",
+        help="also write a generated file the size of the published locomo10.json "
+        "(5,882 turns, 1,986 questions) to PATH",
+    )
+    args = ap.parse_args()
     OUT.mkdir(exist_ok=True)
-    (OUT / "locomo_sample.json").write_text(json.dumps(locomo(rng), indent=1) + "\n")
-    (OUT / "longmemeval_sample.json").write_text(json.dumps(longmemeval(rng), indent=1) + "\n")
+    sample = synthetic.locomo(SEED, SAMPLE_SIZES)
+    (OUT / "locomo_sample.json").write_text(json.dumps(sample, indent=1) + "\n")
+    items = longmemeval(random.Random(SEED))
+    (OUT / "longmemeval_sample.json").write_text(json.dumps(items, indent=1) + "\n")
     print(f"wrote {OUT / 'locomo_sample.json'} and {OUT / 'longmemeval_sample.json'}")
+    if args.locomo_sized:
+        Path(args.locomo_sized).write_text(json.dumps(synthetic.locomo(SEED)) + "\n")
+        print(f"wrote {args.locomo_sized}")
 
 
 if __name__ == "__main__":

@@ -1,13 +1,89 @@
+"""Fixtures every test file shares, the run's policies (what counts as slow, hypothesis's
+settings) and ``wait_for``: how a test waits for something another thread or process does.
+
+No test asserts on the wall clock or sleeps to let something happen: it waits for the state
+it needs, with a deadline generous enough for a loaded machine (a deadline only turns a hang
+into a failure that says what never happened). How fast things are is measured in
+benchmarks/, never here.
+"""
+
 from __future__ import annotations
 
-from collections.abc import Iterator
+import asyncio
+import sys
+import time
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
+import hypothesis  # noqa: F401 (imported at collection; see _collect_kernel_garbage)
 import pytest
 from pg_server import PgServer, find_bin_dir
 
 from workbench import Journal, State
+
+# jsonschema (under altair, nbformat and jupyter_server) imports rfc3987-syntax when it is
+# installed, for its "iri" format checks, and that package builds 38 Lark parsers at import:
+# 1.5-4 s of every test run on a 2-core machine. Nothing here validates IRIs, so the tests run
+# without it (jsonschema then leaves the "iri" formats unchecked). Users pay it once per process
+# in their first chart; not ours to change here.
+sys.modules.setdefault("rfc3987_syntax", None)
+
+T = TypeVar("T")
+
+
+def wait_for(
+    predicate: Callable[[], T], *, what: str, timeout: float = 120.0, interval: float = 0.02
+) -> T:
+    """Poll ``predicate`` until it returns something truthy, and return that. After ``timeout``
+    seconds fail the test, saying ``what`` never happened and what the predicate last gave."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = predicate()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout:g} s for {what}; the last check gave {got!r}")
+        time.sleep(interval)
+
+
+async def wait_for_async(
+    check: Callable[[], Awaitable[T]], *, what: str, timeout: float = 120.0, interval: float = 0.1
+) -> T:
+    """``wait_for`` in a coroutine (a test that talks to a server on its own event loop): awaits
+    ``check()`` until it gives something truthy, sleeping without blocking the loop."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = await check()
+        if got:
+            return got
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {timeout:g} s for {what}; the last check gave {got!r}")
+        await asyncio.sleep(interval)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Hypothesis's own clocks (a 200 ms deadline per example, the too-slow health check) fail a
+    # correct test on a loaded machine: timing is not what these properties are about. Loaded
+    # here, before the test modules' @settings are made, so they inherit it. (Not imported at
+    # module level: worker processes import this file for Ctx.)
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile(
+        "lithify", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+    )
+    if not config.getoption("hypothesis_profile", None):  # --hypothesis-profile wins
+        settings.load_profile("lithify")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # A test that needs the PostgreSQL server starts one: slow, like every test that starts a
+    # server, so `-m "not slow"` stays pure SQLite. (tryfirst: before -m deselects by marker.)
+    for item in items:
+        if "pg" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.slow)
 
 
 @dataclass
@@ -43,7 +119,7 @@ def db_path(tmp_path: Path) -> Path:
 @pytest.fixture(scope="session")
 def pg() -> Iterator[PgServer]:
     """A real PostgreSQL server for the whole test session (skipped, with the reason, only when
-    no server binaries are installed)."""
+    no server binaries are installed). Every test that uses it is marked slow (see above)."""
     bin_dir = find_bin_dir()
     if bin_dir is None:
         pytest.skip("no PostgreSQL server binaries (apt-get install postgresql)")
@@ -59,3 +135,26 @@ def pg() -> Iterator[PgServer]:
 def pg_db(pg: PgServer) -> str:
     """A database of the session's server that tests share (each uses its own journal names)."""
     return pg.create_database("lithify_tests")
+
+
+@pytest.fixture(autouse=True)
+def _collect_kernel_garbage(request: pytest.FixtureRequest) -> Iterator[None]:
+    """After a slow test (kernels, servers, processes), collect its garbage now. Kernel clients
+    leave zmq sockets and event loops to the collector; collected later, at a random moment,
+    their finalizers' warnings run pytest code in the middle of whatever is running, and when
+    that is pytest building an AST (rewriting a module it imports: hypothesis, a pytest plugin,
+    is imported here at collection for that reason, not by its end-of-session summary) CPython
+    3.11 fails with "AST constructor recursion depth mismatch"."""
+    yield
+    if request.node.get_closest_marker("slow") is not None:
+        import gc
+
+        gc.collect()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The same, once more before the summary (whose plugins import modules pytest rewrites)."""
+    import gc
+
+    gc.collect()

@@ -89,7 +89,7 @@ class PgServer:
         """Start (or restart) the server and wait until it accepts connections."""
         log = os.path.join(self.root, "server.log")
         self._run("pg_ctl", "-D", self.data, "-l", log, "-w", "-t", "60", "start")
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 120  # generous: a loaded machine
         while time.monotonic() < deadline:
             try:
                 with socket.create_connection(("127.0.0.1", self.port), timeout=1):

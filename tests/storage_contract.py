@@ -153,6 +153,41 @@ class StorageContract:
         assert prov is not None and prov.fx_ms == 1.5 and prov.attempts == 1
         assert store.provenance(0, 1).occurred_at == 1_600_000_000_000  # type: ignore[union-attr]
 
+    def test_effects_are_found_by_key_through_the_fork_chain(self, store: Storage) -> None:
+        chain = Chain()
+
+        def effect(c: Chain, key: bytes, result: int) -> int:
+            store.append(
+                c.row(f'{{"k":"{key.hex()[:4]}","r":{result}}}', "effect", (key, 1.0, 1)), "effect"
+            )
+            return c.seq
+
+        a, b, c = b"a" * 32, b"b" * 32, b"c" * 32
+        effect(chain, a, 1)
+        effect(chain, b, 2)
+        (fork,) = store.insert_branches([(None, 0, 2, "{}", None)])
+        effect(chain, c, 3)  # the parent's, after the fork point: never the fork's
+        effect(chain, a, 4)  # a newer result for a on the parent only
+        on_fork = Chain(fork, 2, chain.hashes[2])
+        effect(on_fork, b, 5)  # the fork's own, newer than the inherited one
+        history = [(fork, 3, None), (0, 1, 2)]
+        covered = store.catch_up_effect_index()
+        assert covered == store.top_position() == store.catch_up_effect_index(write=False)
+
+        def found(key: bytes, segments: list, upto: int = covered) -> tuple[int, int] | None:
+            hit = store.find_effect_indexed(key, segments, upto)
+            return None if hit is None else (hit.branch, hit.seq)
+
+        assert found(a, history) == (0, 1) and found(a, MAIN) == (0, 4)
+        assert found(b, history) == (fork, 3) and found(b, MAIN) == (0, 2)
+        assert found(c, history) is None and found(c, MAIN) == (0, 3)
+        assert store.effect_keys(history, 3) == {a: (0, 1), b: (fork, 3)}
+        first = store.tail(0, None)[0].position
+        assert store.effect_keys(history, 3, after_position=first) == {b: (fork, 3)}
+        assert store.effect_keys(MAIN, 4, after_position=first) == {b: (0, 2), c: (0, 3), a: (0, 4)}
+        assert store.committed_keys(fork, [a, b, c]) == {b}
+        assert store.committed_keys(0, [a, b, c, b"z" * 32]) == {a, b, c}
+
     def test_tail_and_hash_prefix_lookups(self, store: Storage) -> None:
         chain = Chain()
         self.append(store, chain, 5)
@@ -267,6 +302,26 @@ class StorageContract:
             with pytest.raises(ReadOnly):
                 ro.append(Chain(0, 1, bytes(ro.head(0).hash)).row("{}"), "plain")  # type: ignore[union-attr]
             assert ro.head(0).seq == 1  # type: ignore[union-attr]
+        finally:
+            ro.close()
+
+    def test_a_read_only_store_finds_effects_by_key(self, tmp_path: Path) -> None:
+        if not self.persistent:
+            pytest.skip("a read-only view needs something stored")
+        path = tmp_path / "ro-effects.db"
+        s = self.open_store(path)
+        chain = Chain()
+        key = b"k" * 32
+        s.append(chain.row('{"key":"k","result":1}', "effect", (key, 1.0, 1)), "effect")
+        s.close()
+        ro = self.open_store(path, readonly=True)
+        try:
+            covered = ro.catch_up_effect_index()  # a read-only store only says what is covered
+            assert ro.effect_keys(MAIN, 1, after_position=covered) in ({}, {key: (0, 1)})
+            assert key in ro.effect_keys(MAIN, 1, after_position=covered) or (
+                ro.find_effect_indexed(key, MAIN, covered) is not None
+            )
+            assert ro.committed_keys(0, [key]) == {key}
         finally:
             ro.close()
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -17,9 +18,22 @@ def record_modules(journal: str, branch: int, params: dict) -> None:
 
 
 def sleepy(journal: str, branch: int, params: dict) -> None:
+    if "started" in params:  # a folder: says "this fork is running" with a file of its name
+        open(os.path.join(params["started"], str(branch)), "w").close()
     time.sleep(params.get("sleep", 0.2))
     with Journal.open(journal) as j:
         j.branch(branch).observe("slept", params.get("sleep", 0.2))
+
+
+def gated(journal: str, branch: int, params: dict) -> None:
+    """``sleepy`` once the file named by $SWEEP_GATE exists: a test opens the gate when it has
+    seen what it needs while the forks are still running (it fails after 120 s shut)."""
+    gate, deadline = os.environ["SWEEP_GATE"], time.monotonic() + 120
+    while not os.path.exists(gate):
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"the gate {gate} was never opened")
+        time.sleep(0.01)
+    sleepy(journal, branch, params)
 
 
 def boom(journal: str, branch: int, params: dict) -> None:

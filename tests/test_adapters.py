@@ -192,3 +192,94 @@ def test_chat_histories_and_langgraph_threads_share_one_journal(tmp_path):
         assert [m.content for m in chat.messages] == ["hello"]
         assert j.branch("langgraph:t").state().messages == []
         assert j.verify().ok
+
+
+# -- the StateForge adapters (workbench.compat.stateforge.adapters) --------------------------
+
+
+def test_stateforge_checkpointer_behaves_like_langgraphs_own(tmp_path):
+    from workbench.compat.stateforge import StateForge
+    from workbench.compat.stateforge.adapters.langgraph import StateForgeCheckpointer
+
+    expected = run_scenario(InMemorySaver())
+    with StateForge(tmp_path / "sf.db") as sf:
+        assert run_scenario(StateForgeCheckpointer(sf)) == expected
+        assert sf.journal.verify().ok
+    with StateForge(tmp_path / "sf.db") as sf:  # a restart: the same thread, now a session
+        saver = StateForgeCheckpointer(sf)
+        cfg = {"configurable": {"thread_id": "t1"}}
+        history = list(build(saver).get_state_history(cfg))
+        assert history[0].values["log"] == expected[3]["log"]
+        (session,) = sf.sessions_sync()
+        assert session.label == "t1" and len(sf.snapshots_sync(session.id)) == len(history)
+        cids = [h.config["configurable"]["checkpoint_id"] for h in history]
+        d = sf.diff_sync(cids[1], cids[0])  # checkpoint ids name their snapshots
+        assert [b.key for _, b in d.modified] == ["count", "log"] and d.added == d.removed == []
+        saver.copy_thread("t1", "t2")
+        copied = build(saver).get_state({"configurable": {"thread_id": "t2"}})
+        assert copied.values == history[0].values
+        assert sorted(s.label for s in sf.sessions_sync()) == ["t1", "t2"]
+
+
+def test_stateforge_checkpointer_passes_the_conformance_suite(tmp_path):
+    conformance = pytest.importorskip("langgraph.checkpoint.conformance")
+    import asyncio
+
+    from workbench.compat.stateforge import StateForge
+    from workbench.compat.stateforge.adapters.langgraph import StateForgeCheckpointer
+
+    @conformance.checkpointer_test(name="StateForgeCheckpointer")
+    async def saver():
+        sf = StateForge(tmp_path / f"c{id(object())}.db")
+        yield StateForgeCheckpointer(sf)
+        await sf.close()
+
+    report = asyncio.run(conformance.validate(saver, progress=None))
+    assert report.passed_all_base() and report.passed_all(), report.to_dict()
+    assert report.conformance_level() == "FULL"
+
+
+def test_stateforge_message_history_snapshots_every_n_calls_and_resumes(tmp_path):
+    pytest.importorskip("langchain_core")
+    import asyncio
+
+    from langchain_core.messages import AIMessage, HumanMessage
+
+    from workbench.compat.stateforge import StateForge
+    from workbench.compat.stateforge.adapters.langchain import StateForgeMessageHistory
+
+    async def talk() -> tuple[str, str]:
+        sf = StateForge(tmp_path / "chat.db")
+        s = await sf.create_session(label="chat")
+        h = StateForgeMessageHistory(
+            session_id=s.id, stateforge=sf, auto_snapshot=True, snapshot_every=2
+        )
+        await h.aadd_messages([HumanMessage("a"), AIMessage("b")])  # call 1
+        assert await sf.head(s.id) is None
+        await h.aadd_messages([HumanMessage("c")])  # call 2: a snapshot of all three
+        auto = await sf.head(s.id)
+        h.add_messages([AIMessage("d")])  # the sync twin works outside a loop's thread too
+        mine = await h.snapshot(label="mine")
+        await h.aclear()
+        assert h.messages == [] and (await sf.get_units((await sf.head(s.id)).id)) == []
+        await sf.close()
+        return auto.id, mine.id
+
+    auto_id, mine_id = asyncio.run(talk())
+
+    async def resume() -> tuple[list[str], list[str]]:
+        sf = StateForge(tmp_path / "chat.db")
+        (s,) = await sf.sessions()
+        at_auto = await StateForgeMessageHistory.from_snapshot(s.id, sf, auto_id)
+        at_mine = await StateForgeMessageHistory.from_snapshot(
+            session_id=s.id, stateforge=sf, snapshot_id=mine_id
+        )
+        await at_mine.aadd_messages([HumanMessage("e")])  # continues the numbering
+        await at_mine.snapshot()
+        keys = [u.key for u in await sf.get_units((await sf.head(s.id)).id)]
+        await sf.close()
+        return [m.content for m in at_auto.messages], [m.content for m in at_mine.messages] + keys
+
+    at_auto, at_mine = asyncio.run(resume())
+    assert at_auto == ["a", "b", "c"]
+    assert at_mine == ["a", "b", "c", "d", "e", "msg:0", "msg:1", "msg:2", "msg:3", "msg:4"]

@@ -41,6 +41,7 @@ def ok_json(*args: str, **kw):
     return json.loads(r.stdout)
 
 
+@pytest.mark.slow  # the sweep runs its forks in worker processes
 def test_run_history_at_fork_sweep_matrix_report_verify(tmp_path):
     tree = make_tree(tmp_path / "tree")
     db = str(tmp_path / "cli.db")

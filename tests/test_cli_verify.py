@@ -4,6 +4,8 @@ rest in process through CliRunner)."""
 from __future__ import annotations
 
 import json
+import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -116,3 +118,79 @@ def test_chart_and_rekey_check_their_arguments_before_working(db_path, tmp_path)
         assert r.returncode == 2 and said in r.stderr and len(r.stderr.splitlines()) == 1
     r = lithify("--db", str(db_path), "rekey")  # no prompt: a plain journal has no key
     assert r.returncode == 2 and "not encrypted" in r.stderr
+
+
+# -- a damaged file: verify reads what it can and says where ------------------------------------
+
+PAGE = 2048  # the page size of a new journal (schema.PAGE_SIZE)
+
+
+def _journal_of_2000_events(path) -> None:
+    with Journal.open(path) as j:  # closed: the WAL is checkpointed into the file
+        j.root().apply_many([{"i": i, "text": "x" * 200} for i in range(2000)])
+
+
+def _seqs_in_page(data: bytes, page: int) -> set[int]:
+    """The seqs whose payload ({"i": seq - 1, ...}) starts in a page of the file."""
+    chunk = data[page * PAGE : (page + 1) * PAGE]
+    return {int(m.group(1)) + 1 for m in re.finditer(rb'\{"i":(\d+),"text"', chunk)}
+
+
+def _verify_in_a_real_process(path) -> tuple[subprocess.CompletedProcess, dict]:
+    r = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(path), "--json", "verify"],
+        capture_output=True,
+        text=True,
+    )
+    return r, json.loads(r.stdout)
+
+
+@pytest.mark.slow
+def test_verify_names_the_seqs_of_a_damaged_page_and_checks_the_rest(tmp_path):
+    db = tmp_path / "j.db"
+    _journal_of_2000_events(db)
+    data = bytearray(db.read_bytes())
+    pages = [p for p in range(len(data) // PAGE) if len(_seqs_in_page(data, p)) > 3]
+    page = pages[len(pages) // 2]  # a page of events in the middle of the file
+    lost = _seqs_in_page(data, page)
+    data[page * PAGE + 8 : (page + 1) * PAGE] = os.urandom(PAGE - 8)  # keep its type byte
+    db.write_bytes(bytes(data))
+    r, doc = _verify_in_a_real_process(db)
+    assert r.returncode == 1 and r.stderr == "" and doc["ok"] is False
+    damaged = {p["seq"] for p in doc["problems"] if p["branch"] == 0}
+    assert lost <= damaged and len(damaged) < 40, doc["problems"]
+    assert doc["events"] >= 2000 - len(damaged)  # every other event was read and checked
+    assert "lithify verify" not in r.stdout
+    human = subprocess.run(
+        [sys.executable, "-m", "workbench", "--db", str(db), "verify"],
+        capture_output=True,
+        text=True,
+    )
+    assert human.returncode == 1 and f"branch 0 seq {min(lost)}" in human.stdout
+
+
+@pytest.mark.slow
+def test_verify_reports_a_payload_with_damaged_bytes_without_printing_them(tmp_path):
+    db = tmp_path / "j.db"
+    _journal_of_2000_events(db)
+    data = bytearray(db.read_bytes())
+    at = data.index(b'{"i":1234,"text":"') + 18
+    data[at : at + 20] = b"\xff" * 20  # not UTF-8: the row reads, its text does not decode
+    db.write_bytes(bytes(data))
+    r, doc = _verify_in_a_real_process(db)
+    assert r.returncode == 1 and r.stderr == "" and "error" not in doc
+    assert [(p["branch"], p["seq"]) for p in doc["problems"]][:1] == [(0, 1235)]
+    assert doc["events"] == 1999  # every other event was read and checked
+    assert "\ufffd" not in r.stdout and "Could not decode" not in r.stdout
+
+
+@pytest.mark.slow
+def test_verify_on_a_truncated_file_says_it_is_truncated(tmp_path):
+    db = tmp_path / "j.db"
+    _journal_of_2000_events(db)
+    with open(db, "r+b") as f:
+        f.truncate(db.stat().st_size // 2)
+    r, doc = _verify_in_a_real_process(db)
+    assert r.returncode == 1 and r.stderr == "" and doc["ok"] is False
+    said = " ".join(p["what"] for p in doc["problems"])
+    assert "truncated" in said and "lithify verify" not in said

@@ -8,18 +8,22 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
+from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 
 from workbench import Journal, sweep
 from workbench.errors import InvalidValue
 
-distributed = pytest.importorskip("distributed")
-
-pytestmark = pytest.mark.slow
+# Found, not imported: importing distributed costs ~1 s, and collecting this module (the fast
+# loop does, to deselect it) should not pay it.
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(find_spec("distributed") is None, reason="the dask extra is not installed"),
+]
 TESTS = str(Path(__file__).parent)
 
 
@@ -31,6 +35,8 @@ def with_tests_on_path() -> str:
 
 @pytest.fixture(scope="module")
 def cluster():
+    import distributed
+
     # the workers are processes started now: they take this environment (restored after)
     saved = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = with_tests_on_path()
@@ -94,14 +100,19 @@ def test_failed_and_cancelled_forks_keep_their_error(cluster, tmp_path: Path) ->
         assert not result.ok
         errors = [r.error for r in j.storage.runs(s.id)]
         assert all(e is not None and "no luck" in e for e in errors)
-        slow = sweep.plan(j, base=0, at=at, grid={"sleep": [30, 30]})
+        # forks that would sleep for an hour, both running on the workers before the cancel
+        started = tmp_path / "started"
+        started.mkdir()
+        grid = {"sleep": [3600], "started": [str(started)], "x": [1, 2]}
+        slow = sweep.plan(j, base=0, at=at, grid=grid)
         h = sweep.start(slow, fn="sweep_fns:sleepy", runner="dask", scheduler=cluster)
-        time.sleep(2)
-        t0 = time.monotonic()
+        wait_for(lambda: len(list(started.iterdir())) == 2, what="both forks to be running")
         h.cancel()
-        h.wait(timeout=30, show=False)
-        assert time.monotonic() - t0 < 15  # the running tasks were stopped, not waited for
+        h.wait(timeout=120, show=False)
         assert {r.status for r in j.storage.runs(slow.id)} == {"cancelled"}
+        # the running tasks were stopped, not waited for: each worker is free for a new task
+        for worker in cluster.scheduler_info()["workers"]:
+            assert cluster.submit(os.getpid, workers=[worker], pure=False).result(timeout=120)
 
 
 def test_a_killed_worker_s_fork_is_retried_on_postgresql(cluster, pg, pg_db, tmp_path) -> None:
@@ -112,10 +123,8 @@ def test_a_killed_worker_s_fork_is_retried_on_postgresql(cluster, pg, pg_db, tmp
         grid = {"x": [1, 2, 3, 4], "log": [str(log)], "sleep": [0.5]}
         s = sweep.plan(j, base=0, at=at, grid=grid)
         h = sweep.start(s, fn="sweep_fns:counted", runner="dask", scheduler=cluster, workers=2)
-        deadline = time.monotonic() + 60
-        while not log.exists() and time.monotonic() < deadline:
-            time.sleep(0.05)
-        time.sleep(0.3)
+        # a fork is mid-way (an effect committed, four to go) when a worker dies
+        wait_for(lambda: log.exists() and log.read_text().count("\n") >= 1, what="a fork's effect")
         pids = cluster.run(os.getpid)
         os.kill(next(iter(pids.values())), signal.SIGKILL)  # a worker dies mid-fork
         result = h.wait(timeout=180, show=False)
@@ -158,11 +167,10 @@ def test_a_killed_coordinator_is_resumed(
     )
     assert proc.stdout is not None
     sweep_id = int(proc.stdout.readline())
-    deadline = time.monotonic() + 60
-    while (not log.exists() or len(log.read_text().splitlines()) < 6) and (
-        time.monotonic() < deadline
-    ):
-        time.sleep(0.05)
+    wait_for(
+        lambda: log.exists() and len(log.read_text().splitlines()) >= 6,
+        what="six effects of the sweep",
+    )
     os.killpg(proc.pid, signal.SIGKILL)  # the coordinator and its LocalCluster
     proc.communicate()
     with Journal.open(url) as j:

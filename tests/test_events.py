@@ -28,9 +28,16 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=400)
+@settings(max_examples=100)  # the fast loop's sample; the slow run adds the full count below
 @given(json_values)
 def test_canonical_matches_rfc8785_reference(value):
+    assert canonical(value).encode("utf-8") == rfc8785.dumps(value)
+
+
+@pytest.mark.slow
+@settings(max_examples=400)
+@given(json_values)
+def test_canonical_matches_rfc8785_reference_in_full(value):
     assert canonical(value).encode("utf-8") == rfc8785.dumps(value)
 
 
@@ -122,3 +129,104 @@ def test_error_survives_pickle_roundtrip_fields():
             isinstance(again, InvalidValue) and again.path == "delta['x']" and str(again) == str(e)
         )
     assert json.loads(canonical({"x": [1]})) == {"x": [1]}
+
+
+# -- one validation path for every write: depth, cycles and size -------------------------------
+
+
+def _nest(depth: int) -> object:
+    v: object = 1
+    for _ in range(depth):
+        v = [v]
+    return v
+
+
+def _cycle() -> dict:
+    d: dict = {"a": 1}
+    d["me"] = d
+    return d
+
+
+@pytest.fixture(params=["memory", "file", "postgres"])
+def any_journal(request: pytest.FixtureRequest, tmp_path):
+    """A journal on each backend (PostgreSQL on the session's real server)."""
+    from uuid import uuid4
+
+    from conftest import Ctx
+
+    from workbench import Journal
+
+    if request.param == "memory":
+        j = Journal.in_memory(Ctx)
+    elif request.param == "file":
+        j = Journal.open(tmp_path / "j.db", Ctx)
+    else:
+        pg, db = request.getfixturevalue("pg"), request.getfixturevalue("pg_db")
+        j = Journal.open(pg.url(db, journal=f"t_{uuid4().hex[:12]}"), Ctx)
+    yield j
+    j.close()
+
+
+WRITES = {
+    "apply": lambda b, v: b.apply({"x": 1, "v": v}),
+    "apply_many": lambda b, v: b.apply_many([{"x": 1}, {"x": 2, "v": v}]),
+    "effect": lambda b, v: b.effect("k", lambda: v),
+    "observe": lambda b, v: b.observe("m", v),
+    "compact": lambda b, v: b.compact(lambda br, s: {"items": [], "total": 0, "v": v}),
+}
+
+
+@pytest.mark.parametrize("write", sorted(WRITES))
+@pytest.mark.parametrize("value", ["too_deep", "self_referencing"])
+def test_every_write_refuses_a_too_deep_or_cyclic_value_with_invalid_value(
+    any_journal, write, value
+):
+    b = any_journal.root()
+    bad = _nest(10_000) if value == "too_deep" else _cycle()
+    with pytest.raises(InvalidValue) as err:
+        WRITES[write](b, bad)
+    assert len(str(err.value)) < 600  # the message names the place, it does not print the value
+    assert any_journal.root().head == 0 and any_journal.verify().ok
+
+
+def test_the_size_limit_is_the_stored_bytes_of_one_event():
+    from workbench import Journal
+
+    with Journal.in_memory(max_event_bytes=1000, max_key_bytes=16) as j:
+        b = j.root()
+        b.apply({"t": "é" * 480})  # 960 UTF-8 bytes of text, under 1000 with the JSON around it
+        with pytest.raises(InvalidValue, match="max_event_bytes"):
+            b.apply({"t": "é" * 520})  # 520 characters, 1040 bytes
+        with pytest.raises(InvalidValue, match=r"deltas\[1\].*max_event_bytes"):
+            b.apply_many([{"t": "a"}, {"t": "a" * 1000}])
+        ran = []
+        with pytest.raises(InvalidValue, match="max_key_bytes"):
+            b.effect("k" * 17, lambda: ran.append(1))
+        assert ran == [] and b.unknown_outcomes() == []  # refused before fn ran or was announced
+        assert b.effect("k" * 16, lambda: 1) == 1
+        assert [r.seq for r in b.history()] == [1, 2]
+
+
+def test_a_50_mb_value_and_a_1_mb_effect_key_are_refused_by_default(any_journal):
+    b = any_journal.root()
+    big = "x" * (50 * 2**20)
+    for write in ("apply", "apply_many", "effect", "compact"):
+        with pytest.raises(InvalidValue, match="max_event_bytes"):
+            WRITES[write](b, big)
+    ran = []
+    with pytest.raises(InvalidValue, match="max_key_bytes"):
+        b.effect("k" * 2**20, lambda: ran.append(1))
+    assert ran == [] and b.unknown_outcomes() == ["k"]  # only the effect whose result was refused
+    assert any_journal.root().head == 0 and any_journal.verify().ok
+    b.apply({"x": 1, "v": "x" * (8 * 2**20)})  # 8 MiB is under the 16 MiB default
+
+
+@pytest.mark.parametrize(
+    "options", [{"max_event_bytes": 0}, {"max_key_bytes": -1}, {"max_event_bytes": 1.5}]
+)
+def test_size_limits_are_positive_ints(options, tmp_path):
+    from workbench import Journal
+
+    with pytest.raises(InvalidValue, match="positive"):
+        Journal.open(tmp_path / "j.db", **options)
+    assert not (tmp_path / "j.db").exists()

@@ -212,3 +212,146 @@ def test_every_command_fails_cleanly_or_works_under(fault, pristine, tmp_path):
             if fault in ("readonly_file", "readonly_dir", "garbage_intents"):
                 expected = 1 if r["args"] in (["verify"],) and fault == "garbage_intents" else 0
                 assert r["code"] == 0 or (expected and r["code"] == expected), what
+
+
+# -- reads leave nothing beside the journal; another user's leftovers are named ------------------
+
+
+def _sidecars(db: Path) -> list[str]:
+    return sorted(p.name for p in db.parent.iterdir() if p.name.startswith(db.name + "-"))
+
+
+def test_reads_of_a_checkpointed_journal_create_no_files(tmp_path):
+    from cli import lithify
+
+    from workbench.storage import is_journal_file
+
+    db = tmp_path / "a.db"
+    with Journal.open(db) as j:
+        j.root().apply({"x": 1})
+        j.root().fork_at(1, name="f").observe("m", 1.0)
+    assert _sidecars(db) == []  # closed: checkpointed, nothing beside it
+    for args in (["history"], ["verify"], ["branches"], ["matrix"], ["show", "head"]):
+        r = lithify("--db", str(db), *args)
+        assert r.returncode == 0, r.stderr
+        assert _sidecars(db) == [], args
+    assert is_journal_file(str(db)) and _sidecars(db) == []
+    with Journal.open(db, readonly=True) as j:
+        assert j.root().state() == {"x": 1} and j.branch("f").head == 2
+        assert _sidecars(db) == []
+        with Journal.open(db) as w:  # a writer arrives while the reader is open
+            w.root().apply({"x": 2})
+            assert j.root().head == 2 and j.root().state() == {"x": 2}  # it sees the commit
+        assert j.verify().ok
+
+
+def _as_user(uid: int, work) -> int:
+    """Run ``work()`` in a forked child as another user; its exit code (3: it raised)."""
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.setgid(uid)
+            os.setuid(uid)
+            work()
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException as e:  # noqa: BLE001 (the parent reads it)
+            sys.stdout.write(f"{type(e).__name__}: {e}\n")
+            code = 3
+        finally:
+            sys.stdout.flush()
+            os._exit(code)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.fixture
+def shared_dir():
+    """A folder two users may write in, outside pytest's root-only tree."""
+    import tempfile
+
+    d = Path(tempfile.mkdtemp(prefix="lithify-shared-"))
+    d.chmod(0o777)
+    yield d
+    shutil.rmtree(d)
+
+
+OWNER, OTHER = 54321, 54322  # two unprivileged users
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as two users")
+def test_another_users_read_does_not_block_the_owners_next_write(shared_dir, capfd):
+    from workbench.cli import main
+
+    db = shared_dir / "j.db"
+    warm = shared_dir / "warm.db"  # import everything the CLI needs before dropping privileges
+    with Journal.open(warm) as j:
+        j.root().apply({"x": 1})
+    for args in (["history"], ["verify"], ["branches"]):
+        try:
+            main(["--db", str(warm), *args])
+        except SystemExit as e:
+            assert not e.code
+    warm.unlink()
+    for p in shared_dir.iterdir():
+        p.unlink()
+
+    def write() -> None:
+        with Journal.open(db) as j:
+            j.root().apply({"x": 1})
+
+    assert _as_user(OWNER, write) == 0
+    for args in (["history"], ["verify"], ["branches"]):
+        assert _as_user(OTHER, lambda a=args: main(["--db", str(db), *a])) == 0
+    assert _sidecars(db) == []
+    assert _as_user(OWNER, write) == 0, capfd.readouterr().out
+    with Journal.open(db, readonly=True) as j:
+        assert j.root().head == 2
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to act as two users")
+def test_a_write_blocked_by_another_users_files_names_them(shared_dir, capfd):
+    import sqlite3
+
+    db = shared_dir / "j.db"
+
+    def write() -> None:
+        with Journal.open(db) as j:
+            j.root().apply({"x": 1})
+
+    def foreign_read() -> None:  # another tool (the sqlite3 shell, DuckDB...) as another user
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        con.execute("SELECT count(*) FROM events").fetchone()
+        con.close()
+
+    assert _as_user(OWNER, write) == 0
+    assert _as_user(OTHER, foreign_read) == 0
+    assert _sidecars(db) == ["j.db-shm", "j.db-wal"]  # what SQLite leaves for a reader
+    capfd.readouterr()
+    assert _as_user(OWNER, write) == 3
+    said = capfd.readouterr().out
+    assert said.startswith("ReadOnly: ") and f"{db}-shm" in said and str(OTHER) in said, said
+    assert "remove" in said  # what to do
+
+
+def test_a_read_as_the_file_stands_never_mixes_two_versions_of_it(tmp_path):
+    from workbench.errors import Busy
+
+    db = tmp_path / "a.db"
+    with Journal.open(db) as j:
+        j.root().apply_many([{"i": i} for i in range(10_000)])
+    with Journal.open(db, readonly=True) as r:
+        stream = r.storage.own_events(0)
+        first = [next(stream) for _ in range(10)]
+        with Journal.open(db) as w:  # a whole writer session: its close folds the WAL in
+            w.root().apply({"i": -1})
+        assert _sidecars(db) == []  # the reader held nothing: the writer cleaned up
+        try:
+            rest = list(stream)
+        except Busy as e:  # the file changed under the stream: it stops, and says so
+            assert "changed while it was being read" in str(e)
+        else:
+            assert [row[0] for row in first + rest] == list(range(1, 10_001))
+        assert r.root().head == 10_001 and r.verify().ok  # a new read sees the new file

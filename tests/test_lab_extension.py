@@ -17,6 +17,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
+from conftest import wait_for
 from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (fixture)
 
 from workbench import Journal, bundled, plugins, sweep
@@ -106,7 +107,7 @@ def tidy(page) -> None:
     news = page.get_by_role("button", name="No")
     if news.count():
         news.first.click()
-    page.wait_for_timeout(1200)  # the toast slides out
+        news.first.wait_for(state="hidden", timeout=30_000)  # the toast slid out
 
 
 def latest_sweep(db: Path) -> int:
@@ -187,9 +188,11 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         # -- a diff of two points on two branches, side by side ----------------------------------
         detail.locator(".lithify-mark").click()
         section.locator(".lithify-branch", has_text="other").click()
-        section.locator(".lithify-event").first.wait_for(timeout=30_000)
+        # other's own rows (main's list, still shown for a moment, has a seq 14 too)
+        mine = f".lithify-event[data-branch='{other.id}']"
+        section.locator(mine).first.wait_for(timeout=30_000)
         events.evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
-        section.locator(".lithify-event[data-seq='14']").click(timeout=30_000)
+        section.locator(f"{mine}[data-seq='14']").click(timeout=30_000)
         detail.locator(".lithify-diff-button").click(timeout=30_000)
         diff = page.locator(".lithify-diff")
         diff.locator(".lithify-change").first.wait_for(timeout=30_000)
@@ -202,7 +205,7 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         section.locator(".lithify-branch[data-branch='0']").click()
         section.locator(".lithify-event").first.wait_for(timeout=30_000)
         events.evaluate("n => { n.scrollTop = 16 * 22; n.dispatchEvent(new Event('scroll')); }")
-        at = section.locator(".lithify-event[data-seq='21']")
+        at = section.locator(".lithify-event[data-branch='0'][data-seq='21']")  # not other's
         at.wait_for(timeout=30_000)
         at.click(button="right")
         page.locator(".lm-Menu-item", has_text="Fork sweep from here").click()
@@ -313,9 +316,12 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         dialog.locator("textarea[name=grid]").fill("budget=100")
         dialog.locator("select[name=runner]").select_option("papermill")
         dialog.locator("input[name=notebook]").fill("slow.ipynb")
+        earlier = latest_sweep(db)
         dialog.get_by_role("button", name="Start sweep").click()
-        page.wait_for_timeout(3000)
-        slow_sweep = latest_sweep(db)
+        slow_sweep = wait_for(
+            lambda: latest_sweep(db) if latest_sweep(db) > earlier else None,
+            what="the slow sweep to be planned",
+        )
         slow = page.locator(".lithify-results", has_text=f"Sweep {slow_sweep} of")
         slow.locator(".lithify-cancel").click(timeout=30_000)
         page.wait_for_function(
@@ -339,10 +345,9 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         )
         page.wait_for_function(
             "() => [...document.querySelectorAll('.lithify-chart-box')]"
-            ".some(c => (c.dataset.query || '').includes('theme=dark'))",
+            ".some(c => (c.dataset.query || '').includes('theme=dark') && c.querySelector('svg'))",
             timeout=30_000,
         )
-        page.wait_for_timeout(500)
         tidy(page)
         page.screenshot(path=str(ARTIFACTS / "ext-05-dark.png"))
         if os.environ.get("LITHIFY_UPDATE_DOCS"):

@@ -5,7 +5,7 @@ selects the branch in the fork tree, a brush that zooms, every view on a grid sw
 optimize study (a view that cannot draw disabled with its reason), a box on parallel
 coordinates that filters the table, the filter boxes over the tree and the table, results for
 branches picked in the tree, and a reload that keeps the open journals and the sidebar's
-width. With LITHIFY_UPDATE_DOCS=1 the README's screenshots of the history, importance and
+width. With LITHIFY_UPDATE_DOCS=1 the docs' screenshots of the history, importance and
 parallel views (light and dark) are written to docs/img/."""
 
 from __future__ import annotations
@@ -91,6 +91,8 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
             progress=False,
         ).sweep
         forks = next(s.branches for s in j.sweeps() if s.id == grid)
+        for fork in forks:  # as if its runner had run them (make_grid only writes observations)
+            j.record_run(fork, grid, "finished")
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser, page, outside = lab_page(pw, base)
@@ -301,13 +303,17 @@ def test_lithify_lab_with_a_journal_opens_it_in_the_sidebar(tmp_path):
 
 
 def _docs_screenshots(page, panel, grid: int) -> None:
-    """The README's pictures: history, importance and parallel of the grid sweep, light and
-    dark."""
+    """The docs' pictures (docs/how-to/results.md, lab.md): history, importance and parallel
+    of the grid sweep, light and dark."""
     DOCS_IMG.mkdir(parents=True, exist_ok=True)
     page.evaluate(
         f"window.jupyterapp.commands.execute('lithify:open-results', {{journal: 'grid.db', "
         f"sweep: {grid}}})"
     )
+    box = panel.locator(".lithify-filter-input")  # the table's filter, as the test left it
+    box.fill("")
+    box.press("Enter")
+    shown(page, "r => !/rows shown/.test(r.querySelector('.lithify-table-note').textContent)")
     for theme in ("light", "dark"):
         name = "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"
         page.evaluate(

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import math
-import subprocess
-import sys
 
 import polars as pl
 import pytest
@@ -169,21 +167,53 @@ def test_export_refuses_unknown_suffix(j, tmp_path):
         export(j.matrix(), tmp_path / "m.xlsx")
 
 
-def test_live_matrix_sees_rows_from_another_process(tmp_path):
+def test_live_matrix_sees_rows_another_writer_adds(tmp_path):
     path = tmp_path / "live.db"
     with Journal.open(path) as j:
         f = j.root().fork(params={"budget": 5})
         f.observe("m", 1.0)
         live = LiveMatrix(j)
         assert len(live) == 1
-        code = (
-            "import sys; from workbench import Journal\nwith Journal.open(sys.argv[1]) as j:\n"
-            "    g = j.root().fork(params={'budget': 9})\n"
-            "    for i in range(5): g.observe('m', i)\n"
-        )
-        subprocess.run([sys.executable, "-c", code, str(path)], check=True)
+        # another writer: its own connection to the file, as another process would have (the
+        # live view and a real worker process: tests/test_widgets.py)
+        with Journal.open(path) as other:
+            g = other.root().fork(params={"budget": 9})
+            for i in range(5):
+                g.observe("m", i)
         assert live.refresh() == 5
         assert len(live) == 6
         assert sorted(set(live.frame["budget"].to_list())) == [5, 9]
         assert live.refresh() == 0
         assert live.frame.equals(j.matrix())
+
+
+def test_matrix_called_again_sees_what_arrived_since_from_any_writer(tmp_path):
+    path = tmp_path / "again.db"
+    with Journal.open(path) as j:
+        f = j.root().fork(params={"budget": 5})
+        f.observe("m", 1.0)
+        assert j.matrix()["value"].to_list() == [1.0]
+        f.observe("m", 2.0)  # this handle
+        with Journal.open(path) as other:  # another connection, as another process has
+            other.root().fork(params={"budget": 9}).observe("m", 3.0)
+        again = j.matrix()
+        assert again["value"].to_list() == [1.0, 2.0, 3.0]
+        assert again["budget"].to_list() == [5, 5, 9]
+        with Journal.open(path) as fresh:  # what a handle that never read before sees
+            assert again.equals(fresh.matrix())
+        assert j.matrix(wide=True)["m"].to_list() == [2.0, 3.0]
+
+
+def test_matrix_inside_a_transaction_that_rolls_back_keeps_nothing_of_it(tmp_path):
+    path = tmp_path / "rollback.db"
+    with Journal.open(path) as j:
+        f = j.root().fork()
+        f.observe("m", 1.0)
+        assert len(j.matrix()) == 1
+        with pytest.raises(RuntimeError), j.storage.atomic():
+            f.observe("m", 2.0)
+            j.flush()
+            assert j.matrix()["value"].to_list() == [1.0, 2.0]  # what the transaction sees
+            raise RuntimeError("the caller gives up")
+        j.branch(f.id).observe("m", 3.0)  # a fresh handle: the rolled-back event never was
+        assert j.matrix()["value"].to_list() == [1.0, 3.0]

@@ -199,16 +199,22 @@ def test_retrieval_and_fusion_are_deterministic(mem: Journal) -> None:
     b = mem.root()
     build_graph(b)
     view = b.state().view()
-    for name in ("literal", "lexical", "semantic", "fused"):
-        req = ContextRequest(query="timeouts file", providers=configuration(name), budget=500)
+    for name in ("literal", "lexical", "hashed", "graph", "fused"):
+        req = ContextRequest(
+            query="timeouts file", providers=configuration(name, memory=view), budget=500
+        )
         one = ContextCompiler().compile(view, req)
+        again = b.state().view()
         two = ContextCompiler().compile(
-            b.state().view(),
-            ContextRequest(query="timeouts file", providers=configuration(name), budget=500),
+            again,
+            ContextRequest(
+                query="timeouts file", providers=configuration(name, memory=again), budget=500
+            ),
         )
         assert one.receipt.hits == two.receipt.hits and one.text == two.text, name
     fused = ContextCompiler().compile(
-        view, ContextRequest(query="timeouts", providers=configuration("fused"), budget=500)
+        view,
+        ContextRequest(query="timeouts", providers=configuration("fused", memory=view), budget=500),
     )
     top = fused.receipt.hits[0]
     assert {s["provider"] for s in top["sources"]} >= {"literal", "lexical"}
@@ -249,8 +255,27 @@ def test_linking_reports_ambiguity_and_never_guesses(mem: Journal) -> None:
         "Turing": "c:turing",
     }
     assert [m.text for m in plan.unresolved] == ["Grace Hopper"]
-    head = plan.apply(b)  # one atomic append: the new aliases
-    assert "A. M. Turing" in b.state().nodes["p:alan"]["aliases"] and head == b.head
+    head = plan.apply(b)  # nothing to learn: every match was by id, external id or label
+    assert b.state().nodes["p:alan"]["aliases"] == [] and head == b.head
+
+
+def test_only_name_matches_teach_aliases(mem: Journal) -> None:
+    b = mem.root()
+    b.apply(node("p:1", "person", "Ada Lovelace", external_ids={"wiki": "Q7259"}))
+    plan = link(
+        [
+            Mention("p:1", id="p:1"),  # the stable id: its text is no name of the node
+            Mention("someone", external_id=("wiki", "Q7259")),  # nor is this one's
+            Mention("ADA LOVELACE"),  # the label itself, normalized: nothing new
+            Mention("Lovelace"),  # a name found by its words: learned
+        ],
+        b.state(),
+    )
+    assert [x.how for x in plan.resolved] == ["id", "external_id", "label", "words"]
+    (upsert,) = plan.events()
+    assert upsert.aliases == ["Lovelace"]
+    plan.apply(b)
+    assert b.state().nodes["p:1"]["aliases"] == ["Lovelace"]
 
 
 def test_analytics_on_a_correction_chain(mem: Journal) -> None:
@@ -275,8 +300,8 @@ def test_analytics_on_a_correction_chain(mem: Journal) -> None:
         {"subject": "x", "predicate": "lives_in", "objects": ["c1", "c2"], "facts": ["w1", "w2"]}
     ]
     gaps = reasoning_gaps(m)
-    assert gaps == {"unsupported_decisions": ["d1"], "single_source_inferences": ["d1"]}
-    rows = drift(m, 2_000)
+    assert (gaps["unsupported_decisions"], gaps["single_source_inferences"]) == (["d1"], ["d1"])
+    rows = drift(m, 2_000).buckets
     assert [(r["recorded"], r["corrections"]) for r in rows] == [(1, 0), (4, 2), (3, 0)]
     plan = consolidation_plan(m, recorded_at=6_000)
     b.apply_many(plan)
@@ -360,3 +385,21 @@ def test_linking_stable_ids_win_and_bad_mentions_are_refused(mem: Journal) -> No
     assert [(x.node, x.how) for x in plan.resolved] == [("p:2", "id")]
     with pytest.raises(InvalidValue):
         Mention(None)  # type: ignore[arg-type]
+
+
+def test_graph_build_refuses_dangling_endpoints_and_duplicate_fact_ids(mem: Journal) -> None:
+    from workbench.memory import Graph
+
+    b = mem.root()
+    b.apply(node("a", "k", "A"))
+    b.apply(node("c", "k", "C"))
+    b.apply(fact("f1", "a", "rel", "c", evidence=EV))
+    m = b.state()
+    f1 = m.facts["f1"]
+    assert Graph.build(m.nodes, [f1]).edge_count() == 1
+    with pytest.raises(InvalidValue, match="'c' is not among the graph's nodes"):
+        Graph.build({"a": m.nodes["a"]}, [f1])  # its object's node left out
+    with pytest.raises(InvalidValue, match="two facts share the id 'f1'"):
+        Graph.build(m.nodes, [f1, {**f1, "object": "a"}])
+    with pytest.raises(InvalidValue, match="not among the graph's nodes"):
+        m.view().graph([{**f1, "id": "f2", "subject": "ghost"}])

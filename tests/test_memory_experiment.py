@@ -1,17 +1,21 @@
 """The bundled memory experiment: ingest the LoCoMo / LongMemEval samples, answer at budgets
 per retrieval configuration, sweep from the fork after ingestion, one chart line per
-configuration, recall never falling as the budget grows for the deterministic providers."""
+configuration, recall never falling as the budget grows for the deterministic providers; the
+graph configurations on a generated LoCoMo-shaped file; semantic retrieval only with a real
+embedding, journaled so that a rerun never embeds again."""
 
 from __future__ import annotations
 
 import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 from cli import lithify
 
 from workbench import Journal, charts
-from workbench.agents.memory import answer, context_recall, ingest, load
+from workbench.agents.memory import answer, context_recall, ingest, load, synthetic
 from workbench.errors import InvalidValue
 from workbench.matrix import aggregate, last_per_branch
 from workbench.memory import Memory
@@ -25,7 +29,7 @@ def test_recall_does_not_fall_as_the_budget_grows(tmp_path: Path, fmt: str) -> N
     with Journal.open(tmp_path / f"{fmt}.db", Memory) as j:
         ingest(j.root(), data)
         memory = j.root().state()
-        for retrieval in ("literal", "lexical", "semantic", "fused"):
+        for retrieval in ("literal", "lexical", "hashed", "graph", "graph+lexical", "fused"):
             recalls = [context_recall(answer(memory, data, b, retrieval)) for b in BUDGETS]
             assert recalls == sorted(recalls), (retrieval, recalls)
             assert recalls[-1] > recalls[0]
@@ -50,13 +54,164 @@ def test_the_sweep_gives_one_line_per_retrieval_configuration(tmp_path: Path) ->
     with Journal.open(db, Memory, readonly=True) as j:
         df = j.matrix()
         stats = aggregate(last_per_branch(df, "recall"), "recall", by=["retrieval", "budget"])
-        assert set(stats["retrieval"].to_list()) == {"literal", "lexical", "fused"}
-        for name in ("literal", "lexical", "fused"):
+        configurations = {"literal", "lexical", "graph", "graph+lexical"}
+        assert set(stats["retrieval"].to_list()) == configurations
+        for name in configurations:
             means = stats.filter(stats["retrieval"] == name).sort("budget")["mean"].to_list()
             assert means == sorted(means) and len(means) == 5
         chart = charts.metric_vs_param(df, x="budget", y="recall", color="retrieval")
         assert chart.to_dict()["layer"][1]["encoding"]["color"]["field"] == "retrieval"
     png = lithify("--db", str(db), "chart", "-o", str(tmp_path / "c.png"))
     assert png.returncode == 0 and (tmp_path / "c.png").stat().st_size > 1000
-    single = lithify("--json", "--db", str(db), "memory", "run", "--budget", "400")
+    single = lithify(
+        "--json", "--db", str(db), "memory", "run", "--budget", "400", "--retrieval", "graph"
+    )
     assert json.loads(single.stdout)["recall"] == 1.0
+
+
+def test_graph_retrieval_walks_observations_to_the_turns_on_a_locomo_shaped_file(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "locomo-shaped.json"
+    path.write_text(json.dumps(synthetic.locomo(7, ((300, 60), (260, 50)))))
+    data = load(path, "locomo")
+    assert {n.kind for n in data.notes} == {"observation", "summary"}
+    assert any(len(n.cites) == 2 for n in data.notes if n.kind == "observation")  # [dia, dia]
+    with Journal.open(tmp_path / "g.db", Memory) as j:
+        ingest(j.root(), data)
+        memory = j.root().state()
+        observed = [f for f in memory.facts.values() if f["predicate"] == "observed"]
+        assert observed and all(
+            e["locator"] in memory.nodes for f in observed for e in f["evidence"]
+        )  # evidence edges to the turns
+        recall = {
+            r: context_recall(answer(memory, data, 400, r))
+            for r in ("lexical", "graph", "graph+lexical")
+        }
+    # the questions' words are in the observations, seldom in the turns that answer them
+    assert recall["graph"] >= recall["lexical"] + 0.3, recall
+    assert recall["graph+lexical"] >= recall["lexical"] + 0.1, recall
+
+
+def test_the_published_file_shape_is_read_with_its_quirks(tmp_path: Path) -> None:
+    sample = {
+        "sample_id": "conv-9",
+        "conversation": {
+            "speaker_a": "Ann",
+            "speaker_b": "Bo",
+            "session_1": [
+                {"speaker": "Ann", "dia_id": "D1:1", "text": "Guess what, we got a corgi!"},
+                {"speaker": "Bo", "dia_id": "D1:2", "text": "No way, what is it called?"},
+                {"speaker": "Ann", "dia_id": "D1:3", "text": "Biscuit."},
+            ],
+        },
+        "observation": {
+            "session_1_observation": {
+                "Ann": [
+                    ["Ann adopted a corgi.", "D1:1"],
+                    ["Ann's dog is named Biscuit.", "D1:1; D1:3"],  # as in the published file
+                    ["Ann mentioned a cat.", "D9:9"],  # cites no turn there is: left out
+                ]
+            }
+        },
+        "session_summary": {"session_1_summary": "Ann told Bo about her new dog."},
+        "qa": [
+            {
+                "question": "What is Ann's dog called?",
+                "answer": "Biscuit",
+                "evidence": ["D1:3"],
+                "category": 4,
+            }
+        ],
+    }
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps([sample]))
+    notes = load(path, "locomo").notes
+    assert [(n.kind, n.cites) for n in notes] == [
+        ("observation", ["conv-9:D1:1"]),
+        ("observation", ["conv-9:D1:1", "conv-9:D1:3"]),
+        ("summary", ["conv-9:D1:1", "conv-9:D1:2", "conv-9:D1:3"]),
+    ]
+
+
+def embed_letters(texts: list[str]) -> list[list[float]]:
+    """A test embedding: letter counts (importable as tests' module:function)."""
+    EMBEDDED.extend(texts)
+    return [[float(t.lower().count(c)) + 0.01 for c in "abcdefghijklmnopqrstuvwxyz"] for t in texts]
+
+
+EMBEDDED: list[str] = []
+
+
+def test_semantic_needs_a_real_embedding_and_journals_it(tmp_path: Path) -> None:
+    from workbench.agents.memory import embedder, run_fork
+    from workbench.memory import configuration
+
+    data = load(fmt="locomo")
+    with pytest.raises(InvalidValue, match="semantic needs a real embedding.*--embed"):
+        configuration("semantic")
+    with pytest.raises(InvalidValue, match="module:function or openai"):
+        embedder("nonsense")
+    db = tmp_path / "s.db"
+    with Journal.open(db, Memory) as j:
+        head = ingest(j.root(), data)
+        fork = j.root().fork_at(head)
+    params = {"budget": 200, "retrieval": "semantic", "embed": f"{__name__}:embed_letters"}
+    EMBEDDED.clear()
+    first = run_fork(str(db), fork.id, params)
+    assert first["recall"] > 0 and EMBEDDED  # embedded once ...
+    EMBEDDED.clear()
+    again = run_fork(str(db), fork.id, params)
+    assert EMBEDDED == [] and again["recall"] == first["recall"]  # ... and read back after
+    with Journal.open(db, Memory, readonly=True) as j:
+        keys = [r.payload["key"] for r in j.branch(fork.id).history() if r.kind == "effect"]
+        assert keys and all(k.startswith(f"embed:{__name__}:embed_letters:") for k in keys)
+
+
+class FakeEmbeddings(BaseHTTPRequestHandler):
+    requests: list[dict] = []
+
+    def log_message(self, *args) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        FakeEmbeddings.requests.append(
+            {"path": self.path, "headers": dict(self.headers), "body": body}
+        )
+        rows = [
+            {"index": i, "embedding": [float(len(t)), float(t.count(" ")) + 1.0]}
+            for i, t in reversed(list(enumerate(body["input"])))  # any order: by index
+        ]
+        data = json.dumps({"data": rows}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+def test_openai_embeddings_are_journaled_with_idempotency_keys(tmp_path: Path, monkeypatch):
+    from workbench.agents.memory import embedder
+    from workbench.events import key_hash
+    from workbench.memory.retrieval import journaled_embedding
+
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), FakeEmbeddings)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    FakeEmbeddings.requests = []
+    monkeypatch.setenv("LITHIFY_OPENAI_BASE_URL", f"http://127.0.0.1:{srv.server_address[1]}")
+    try:
+        with Journal.open(tmp_path / "e.db", Memory) as j:
+            b = j.root()
+            embed = journaled_embedding(b, embedder("openai:tiny-embed"), "openai:tiny-embed", 2)
+            assert embed(["a b", "ccc", "d"]) == [[3.0, 2.0], [3.0, 1.0], [1.0, 1.0]]
+            keys = [r.payload["key"] for r in b.history() if r.kind == "effect"]
+            assert len(keys) == 2  # two batches
+            assert embed(["a b", "ccc", "d"]) == [[3.0, 2.0], [3.0, 1.0], [1.0, 1.0]]
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    reqs = FakeEmbeddings.requests
+    assert len(reqs) == 2  # the second call read the journal
+    assert all(r["path"] == "/v1/embeddings" and r["body"]["model"] == "tiny-embed" for r in reqs)
+    assert [r["headers"]["Idempotency-Key"] for r in reqs] == [key_hash(k).hex() for k in keys]

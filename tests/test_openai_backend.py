@@ -54,7 +54,8 @@ def server():
     FakeChat.requests = []
     FakeChat.fail = False
     srv = ThreadingHTTPServer(("127.0.0.1", 0), FakeChat)
-    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    # shutdown() waits for the loop's next look at its flag: every 20 ms, not the default 0.5 s
+    t = threading.Thread(target=srv.serve_forever, args=(0.02,), daemon=True)
     t.start()
     yield f"http://127.0.0.1:{srv.server_address[1]}"
     srv.shutdown()

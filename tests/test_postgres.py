@@ -5,16 +5,16 @@ durability under a killed client and an immediate server stop."""
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 import pytest
-from conftest import Ctx
+from conftest import Ctx, wait_for
 from pg_server import PgServer
 from storage_contract import IntentStoreContract, StorageContract
 
@@ -170,17 +170,22 @@ def test_an_effect_running_in_another_process_is_in_flight_not_run_twice(
     url = fresh(pg, pg_db)
     Journal.open(url).close()
     runner = subprocess.Popen(
-        [sys.executable, WORKER, "effect", url, "tool:slow", "3"], stdout=subprocess.PIPE, text=True
+        [sys.executable, WORKER, "effect", url, "tool:slow"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     assert runner.stdout is not None and runner.stdout.readline().strip() == "running"
-    second = subprocess.run(
-        [sys.executable, WORKER, "effect", url, "tool:slow", "0"],
+    second = subprocess.run(  # while the first is held inside the effect
+        [sys.executable, WORKER, "effect", url, "tool:slow"],
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=120,
     )
     assert second.stdout.startswith("in-flight"), second.stdout + second.stderr
-    assert runner.communicate(timeout=60)[0].strip() == "done result of tool:slow"
+    out = runner.communicate("go\n", timeout=120)[0]  # released: it finishes its effect
+    assert out.strip() == "done result of tool:slow"
 
 
 @pytest.mark.slow
@@ -190,18 +195,19 @@ def test_a_killed_client_leaves_an_unknown_outcome_and_every_acknowledged_event(
     url = fresh(pg, pg_db)
     Journal.open(url).close()
     runner = subprocess.Popen(
-        [sys.executable, WORKER, "effect", url, "tool:charge", "30"],
+        [sys.executable, WORKER, "effect", url, "tool:charge"],
+        stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         text=True,
     )
     assert runner.stdout is not None and runner.stdout.readline().strip() == "running"
-    runner.send_signal(signal.SIGKILL)
+    runner.send_signal(signal.SIGKILL)  # inside the effect
     runner.communicate()
     with Journal.open(url) as j:
-        deadline = time.monotonic() + 10  # the server notices the dropped connection
-        while j.root().unknown_outcomes() != ["tool:charge"] and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert j.root().unknown_outcomes() == ["tool:charge"]
+        wait_for(  # once the server notices the dropped connection
+            lambda: j.root().unknown_outcomes() == ["tool:charge"],
+            what="the killed client's effect to be an unknown outcome",
+        )
 
     appender = subprocess.Popen(
         [sys.executable, WORKER, "append", url, "0", "100000"], stdout=subprocess.PIPE, text=True
@@ -320,3 +326,150 @@ def test_a_rolled_back_first_write_keeps_the_writer(pg: PgServer, pg_db: str, tm
             assert prov is not None and prov.writer is not None and prov.pid == os.getpid()
         finally:
             store.close()
+
+
+# -- effects on long histories and shared branches ------------------------------------------------
+
+
+def copy_effects(url: str, branch: int, n: int) -> None:
+    """Append ``n`` chained effects to a branch in one COPY (as the journal would write them),
+    with autovacuum off for the table: the planner keeps the statistics of an empty table."""
+    import psycopg
+
+    from workbench.events import canonical, event_hash, key_hash
+    from workbench.storage.pgschema import parse_url
+
+    with Journal.open(url) as j:
+        b = j.branch(branch)
+        seq, parent = b.head, bytes.fromhex(b.head_hash)
+    conninfo, schema = parse_url(url)
+    with psycopg.connect(conninfo) as c:
+        c.execute(f'SET search_path TO "{schema}"')
+        c.execute("ALTER TABLE events SET (autovacuum_enabled = false)")
+        c.execute("SELECT set_config('lithify.trusted_branch', %s, true)", (str(branch),))
+        with (
+            c.cursor() as cur,
+            cur.copy(
+                "COPY events (branch, seq, kind, hash, parent_hash, ts, payload, key_hash) FROM "
+                "STDIN (FORMAT BINARY)"
+            ) as cp,
+        ):
+            cp.set_types(["int8", "int8", "text", "bytea", "bytea", "int8", "text", "bytea"])
+            for i in range(n):
+                key = f"bulk:{i}"
+                kh = key_hash(key)
+                text = canonical({"key": key, "key_hash": kh.hex(), "result": i}, "effect")
+                h = event_hash(parent, "effect", text)
+                seq += 1
+                cp.write_row((branch, seq, "effect", h, parent, 1, text, kh))
+                parent = h
+        c.commit()
+
+
+def generic_plans(url: str, statements: list[tuple[str, tuple]]) -> list[str]:
+    """Each statement's generic plan (what a prepared statement runs after its first five
+    executions), as EXPLAIN prints it."""
+    import psycopg
+
+    from workbench.storage.pgschema import parse_url
+
+    conninfo, schema = parse_url(url)
+    plans = []
+    with psycopg.connect(conninfo, autocommit=True) as c:
+        c.execute(f'SET search_path TO "{schema}"')
+        c.execute("SET plan_cache_mode = force_generic_plan")
+        literal = psycopg.ClientCursor(c)
+        for n, (sql, args) in enumerate(statements):
+            parts = sql.split("%s")  # one $n per placeholder
+            text = parts[0] + "".join(f"${i}{p}" for i, p in enumerate(parts[1:], 1))
+            c.execute(f"PREPARE p{n} AS {text}")
+            values = ", ".join(literal.mogrify("%s", (a,)) for a in args)
+            plans.append(
+                "\n".join(r[0] for r in c.execute(f"EXPLAIN EXECUTE p{n}({values})").fetchall())
+            )
+    return plans
+
+
+def test_the_effect_lookup_on_postgresql_starts_from_the_key(pg: PgServer, pg_db: str) -> None:
+    url = fresh(pg, pg_db)
+    with Journal.open(url) as j:
+        j.root().effect("first", lambda: 1)
+    copy_effects(url, 0, 30_000)
+    with Journal.open(url) as j:
+        fork = j.root().fork_at(25_000)
+    with Journal.open(url) as j:  # resumed: past FX_MAP_MAX, lookups go to the key index
+        seen: list[tuple[str, tuple]] = []
+        read = j.storage._read
+
+        def tracing(sql: str, args: tuple, many: bool) -> object:
+            seen.append((sql, tuple(args)))
+            return read(sql, args, many)
+
+        j.storage._read = tracing  # type: ignore[method-assign]
+        assert j.root().effect("bulk:7", lambda: "ran") == 7
+        assert j.branch(fork.id).effect("bulk:24000", lambda: "ran") == 24_000
+        assert j.branch(fork.id).effect("bulk:28000", lambda: "ran") == "ran"  # after the fork
+        assert j.root().unknown_outcomes() == []
+        assert j.branch(fork.id).unknown_outcomes() == []
+        j.storage._read = read  # type: ignore[method-assign]
+    lookups = [(s, a) for s, a in seen if "key_hash =" in s and "intents" not in s]
+    assert len(lookups) >= 3, seen
+    for (sql, _), plan in zip(lookups, generic_plans(url, lookups), strict=True):
+        # From the key's own rows: an index walk over the branch's events (or positions) would
+        # read one entry per event of the history. The one use of events_branch_seq allowed is
+        # the branch's head (max(seq)): the first entry of a backward scan, under a Limit.
+        assert "events_key_hash" in plan and "events_pkey" not in plan, (sql, plan)
+        lines = plan.splitlines()
+        for above, line in itertools.pairwise(lines):
+            if "events_branch_seq" in line:
+                assert "Index Only Scan Backward using events_branch_seq" in line, (sql, plan)
+                assert above.strip().startswith("->  Limit"), (sql, plan)
+                assert "max(seq)" in sql, (sql, plan)
+        assert "events_branch_seq" not in lines[0], (sql, plan)
+
+
+def test_an_effect_on_a_postgresql_branch_another_writer_moved_keeps_its_promises(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    calls: list[str] = []
+    with Journal.open(url, Ctx) as j, Journal.open(url, Ctx) as other:
+        mine = j.root()
+        mine.apply({"x": 1})
+        other.root().apply({"x": 2})
+        with pytest.raises(BranchConflict) as e:
+            mine.effect("a", lambda: calls.append("a") or "A")
+        assert e.value.ran is False and calls == []
+        mine = j.branch(0)
+
+        def during() -> str:
+            calls.append("b")
+            other.root().apply({"x": 3})
+            return "B"
+
+        with pytest.raises(BranchConflict) as e:
+            mine.effect("b", during)
+        assert e.value.ran is True and e.value.seq == 4
+        fresh_handle = j.branch(0)
+        assert fresh_handle.effect("b", lambda: calls.append("again") or "?") == "B"
+        assert calls == ["b"] and fresh_handle.unknown_outcomes() == []
+        assert j.verify().ok
+
+
+def test_a_long_lived_postgresql_writer_keeps_its_intents_small(
+    pg: PgServer, pg_db: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from workbench.storage.postgres import PgIntents
+
+    monkeypatch.setattr(PgIntents, "COMPACT_BYTES", 256 * 64)  # 64 announcements
+    url = fresh(pg, pg_db)
+    with Journal.open(url, Ctx) as j:
+        b = j.root()
+        with pytest.raises(InvalidValue):
+            b.effect("lost", lambda: {1})
+        rows = []
+        for i in range(400):
+            b.effect(f"k:{i}", lambda i=i: i)
+            rows.append(j.storage.intents.size() // 256)
+        assert max(rows) <= 2 * 64, max(rows)
+        assert b.unknown_outcomes() == ["lost"]

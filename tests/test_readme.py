@@ -1,36 +1,83 @@
-"""The README's Python blocks run as written, in order, as one script in a fresh process and an
-empty folder (as sqlite-utils tests its documentation): a newcomer who pastes them gets what
-the README says."""
+"""The README is a front page: under 200 lines, its two commands first and unchanged, then the
+command that opens the demo's journal in JupyterLab; every link into the docs leads to a page;
+and its Python blocks run as written in an empty folder (as the docs' do: ``test_docs``)."""
 
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from test_docs import run_pages
 
-pytestmark = pytest.mark.slow  # the sweep block runs papermill forks
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+INSTALL_AND_DEMO = (
+    "python3 -m venv .venv && .venv/bin/pip install -q -e . && .venv/bin/lithify demo"
+)
+INSTALL_AND_TEST = (
+    "python3 -m venv .venv && .venv/bin/pip install -q -e '.[dev]' && .venv/bin/python -m pytest -q"
+)
 
 
-def python_blocks() -> list[str]:
-    return re.findall(r"```python\n(.*?)```", README.read_text(), flags=re.S)
+def fenced_blocks(text: str) -> list[tuple[str, str]]:
+    """(language, body) of every fenced block, in order."""
+    return re.findall(r"^```(\w*)\n(.*?)^```", text, flags=re.S | re.M)
 
 
+def test_the_readme_is_a_front_page_under_200_lines():
+    assert len(README.read_text().splitlines()) <= 200
+
+
+def test_the_two_commands_come_first_unchanged():
+    text = README.read_text()
+    before = text[: text.index("```")]
+    assert before.strip() == "# lithify workbench", "nothing but the title before the commands"
+    first, second = fenced_blocks(text)[:2]
+    assert first == ("bash", INSTALL_AND_DEMO + "\n")
+    assert second == ("bash", INSTALL_AND_TEST + "\n")
+    # CI runs exactly the second command, last
+    assert (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1] == INSTALL_AND_TEST
+
+
+def test_then_open_it_in_jupyterlab_on_the_demo_folder():
+    text = README.read_text()
+    after = text.split("```")[4]  # what follows the two blocks
+    first_paragraph = after.strip().split("\n\n")[0]
+    assert first_paragraph.startswith("Then open it in JupyterLab")
+    command = re.search(r"`([^`]*lithify lab[^`]*)`", first_paragraph)
+    assert command and "lithify-demo-" in command[1]
+
+
+def test_every_link_of_the_readme_leads_to_a_file_and_the_docs_are_linked():
+    text = README.read_text()
+    links = [t.split("#")[0] for t in re.findall(r"\]\(([^)\s]+)\)", text)]
+    local = [t for t in links if not re.match(r"[a-z]+:", t)]
+    missing = [t for t in local if not (ROOT / t).exists()]
+    assert not missing, missing
+    for page in (
+        "docs/hypotheses.md",
+        "docs/benchmarks.md",
+        "docs/how-to/sweeps.md",
+        "docs/how-to/optimize.md",
+        "docs/how-to/results.md",
+        "docs/how-to/lab.md",
+        "docs/how-to/scale-out.md",
+        "docs/how-to/graph-memory.md",
+        "docs/how-to/stateforge.md",
+        "docs/how-to/what-can-go-wrong.md",
+    ):
+        assert page in local, f"the front page does not link {page}"
+
+
+def test_ci_builds_the_docs_strictly():
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "mkdocs build --strict" in ci
+
+
+@pytest.mark.slow  # the example runs a sweep in worker processes
 def test_the_readme_python_blocks_run_in_order(tmp_path):
-    blocks = python_blocks()
-    assert len(blocks) >= 7
-    script = tmp_path / "readme.py"
-    script.write_text(
-        "\n".join(f"# --- README block {i}\n{b}" for i, b in enumerate(blocks, 1))
-        + "\nassert result.ok\nj.close()\naudit.close()\nprint('README OK')\n"
-    )
-    r = subprocess.run(
-        [sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path, timeout=600
-    )
-    assert r.returncode == 0 and "README OK" in r.stdout, r.stderr[-3000:]
-    assert (tmp_path / "recall.png").stat().st_size > 1000
-    assert (tmp_path / "results.parquet").exists()
+    r = run_pages([README], tmp_path)
+    assert "3/3 finished" in r.stdout + r.stderr
+    assert (tmp_path / "notes.db").exists()

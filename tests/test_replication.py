@@ -5,6 +5,7 @@ PostgreSQL and back."""
 
 from __future__ import annotations
 
+import json
 import signal
 import sqlite3
 import subprocess
@@ -270,3 +271,81 @@ def test_file_to_postgresql_concurrently_duplicates_nothing(pg, pg_db: str, tmp_
     ]
     assert all(p.wait(timeout=120) == 0 for p in procs)
     assert summary(src) == summary(url)
+
+
+# -- a branch needs only the shared part of its ancestors; a killed clone reruns ---------------
+
+
+def _diverged_after_the_fork(src: str | Path, dst: str | Path) -> None:
+    """main 1..4 on both sides; then main moves on differently in each and the source forks
+    'feature' at main@3 (the shared part) and 'late' at main@6 (past the divergence)."""
+    with Journal.open(src, Ctx) as j:
+        for x in range(4):
+            j.root().apply({"x": x})
+    replicate(src, dst)
+    with Journal.open(dst, Ctx) as j:
+        for x in (40, 41):
+            j.root().apply({"x": x})
+    with Journal.open(src, Ctx) as j:
+        main = j.root()
+        for x in (4, 5):
+            main.apply({"x": x})
+        feature = main.fork_at(3, name="feature")
+        feature.apply({"x": 30})
+        feature.fork_at(4, name="sub").apply({"x": 31})  # a fork of the fork
+        main.fork_at(6, name="late").apply({"x": 60})
+
+
+@pytest.mark.parametrize("backend", ["file", "postgres"])
+def test_push_of_a_branch_forked_before_main_diverged_copies_it(tmp_path, backend, request):
+    src = tmp_path / "src.db"
+    if backend == "file":
+        dst: str | Path = tmp_path / "dst.db"
+    else:
+        pg, pg_db = request.getfixturevalue("pg"), request.getfixturevalue("pg_db")
+        dst = pg.url(pg_db, journal=f"f_{uuid.uuid4().hex[:10]}")
+    _diverged_after_the_fork(src, dst)
+    out = lithify("--json", "--db", str(src), "push", str(dst), "--branch", "sub")
+    assert out.returncode == 0, out.stdout + out.stderr
+    with Journal.open(dst, Ctx, readonly=True) as d, Journal.open(src, Ctx, readonly=True) as s:
+        assert d.verify().ok
+        for name in ("feature", "sub"):
+            assert d.branch(name).head_hash == s.branch(name).head_hash
+        assert d.root().state().items == [0, 1, 2, 3, 40, 41]  # the destination's main is kept
+    with pytest.raises(Diverged, match="'main' diverged at seq 5"):
+        replicate(src, dst, branches=["late"])  # late needs main@6, which differs there
+    with pytest.raises(Diverged, match="'main' diverged at seq 5"):
+        replicate(src, dst)  # all branches: main itself is asked for
+
+
+@pytest.mark.slow
+def test_a_killed_clone_to_a_file_finishes_when_run_again(tmp_path: Path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    with Journal.open(src, Ctx) as j:
+        j.root().apply_many([{"x": i % 7} for i in range(20_000)])
+    proc = subprocess.Popen(
+        [sys.executable, WORKER, str(src), str(dst), "clone"], stdout=subprocess.PIPE
+    )
+    partial = tmp_path / "dst.db.partial"
+    deadline = time.monotonic() + 60
+    seen = 0
+    while seen < 2000 and time.monotonic() < deadline:
+        time.sleep(0.02)
+        if partial.exists():
+            try:
+                with Journal.open(partial, Ctx, readonly=True) as j:
+                    seen = j.root().head
+            except Exception:  # noqa: BLE001 (still being created)
+                pass
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate()
+    assert 0 < seen < 20_000, "the clone was not caught in the middle"
+    assert not dst.exists()  # a clone appears whole or not at all
+    out = lithify("--json", "clone", str(src), str(dst))
+    assert out.returncode == 0, out.stdout + out.stderr
+    doc = json.loads(out.stdout)
+    assert doc["resumed"] is True and doc["events"] < 20_000 - 1000  # only what was missing
+    assert summary(src) == summary(dst)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dst.db", "src.db"]
+    again = lithify("clone", str(src), str(dst))
+    assert again.returncode == 1 and "pull" in again.stderr  # a finished clone is updated by pull

@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import gc
 import json
+import os
 import threading
 import time
+from pathlib import Path
 
 import pytest
+from conftest import wait_for_async
 from tornado.httpclient import HTTPClientError
 
 from workbench import Journal
@@ -97,12 +100,13 @@ async def test_start_list_and_cancel_sweeps(jp_fetch, journal_file):
     r = await jp_fetch("lithify", "api", "sweeps", method="POST", body=json.dumps(body))
     started = json.loads(r.body)
     assert len(started["forks"]) == 2
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    async def ended() -> list | None:
         sweeps = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
-        if all(f["status"] == "finished" for f in sweeps[0]["forks"]):
-            break
-        time.sleep(0.2)
+        forks = sweeps[0]["forks"]
+        return sweeps if all(f["status"] not in ("pending", "running") for f in forks) else None
+
+    sweeps = await wait_for_async(ended, what="the sweep's two forks to end")
     assert sweeps[0]["id"] == started["sweep"] and all(
         f["status"] == "finished" for f in sweeps[0]["forks"]
     )
@@ -250,16 +254,15 @@ async def test_rerun_failed_and_resume_from_the_api(jp_fetch, jp_root_dir, monke
     )
 
     async def forks_of(sweep_id):
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
+        async def ended() -> list | None:
             listed = (await get(jp_fetch, "sweeps", journal="sw.db"))["sweeps"]
             (s,) = [x for x in listed if x["id"] == sweep_id]
-            if not s["running"] and all(
+            done = not s["running"] and all(
                 f["status"] not in ("pending", "running") for f in s["forks"]
-            ):
-                return s["forks"]
-            time.sleep(0.2)
-        raise AssertionError("the sweep did not end")
+            )
+            return s["forks"] if done else None
+
+        return await wait_for_async(ended, what=f"sweep {sweep_id} to end")
 
     failed = await forks_of(started["sweep"])
     assert {f["status"] for f in failed} == {"failed"}
@@ -489,3 +492,43 @@ def test_the_hubs_branch_table_follows_the_journal(tmp_path, monkeypatch):
         j.record_run(member, planned.id, "failed")  # a status, no event
         assert hub.table(j).frame.filter(pl.col("branch") == member)["status"][0] == "failed"
         hub.close()
+
+
+async def test_optimize_from_the_api(jp_fetch, journal_file, monkeypatch):
+    tests = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", tests + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    body = {
+        "journal": journal_file,
+        "at": 21,
+        "space": "x1=float:-5:10\nx2=float:0:15\nkind=cat:a,b,c",
+        "objective": "loss",
+        "direction": "minimize",
+        "forks": 3,
+        "workers": 2,
+        "sampler": "random",
+        "pruner": "none",
+        "seed": 0,
+        "fn": "sweep_fns:branin",
+    }
+    r = await jp_fetch("lithify", "api", "optimize", method="POST", body=json.dumps(body))
+    sweep_id = json.loads(r.body)["sweep"]
+    study = {}
+    for _ in range(1200):
+        study = await get(jp_fetch, "optimize", journal=journal_file, sweep=str(sweep_id))
+        if study["counts"]["complete"] == 3:
+            break
+        await asyncio.sleep(0.1)
+    assert study["counts"]["complete"] == 3 and study["best"]["value"] == min(
+        t["value"] for t in study["trials"]
+    )
+    listed = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
+    mine = next(s for s in listed if s["id"] == sweep_id)
+    assert mine["kind"] == "optimize" and set(mine["space"]) == {"x1", "x2", "kind"}
+    assert mine["objectives"] == ["loss"] and len(mine["forks"]) == 3
+    bad = {**body, "space": "x1=float:10:-5"}
+    code, err = await fetch_error(jp_fetch, "optimize", method="POST", body=json.dumps(bad))
+    assert (code, err["kind"]) == (400, "InvalidValue") and "inverted" in err["error"]
+    code, err = await fetch_error(
+        jp_fetch, "optimize", params={"journal": journal_file, "sweep": "99"}
+    )
+    assert code == 404

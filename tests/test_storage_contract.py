@@ -28,10 +28,16 @@ class TestSQLiteMemory(StorageContract):
         return open_storage(":memory:", "process")
 
 
+# A raw 32-byte key (given to SQLCipher as x'...'): used as is, where a passphrase costs a key
+# derivation (SQLCipher 4's PBKDF2, ~0.35 s) at every open. The contract is about storage, not
+# the KDF; passphrases are tested in test_encryption.py.
+RAW_KEY = bytes(range(32))
+
+
 class TestSQLiteEncrypted(StorageContract):
     def open_store(self, path: Path, readonly: bool = False) -> Storage:
         pytest.importorskip("sqlcipher3")
-        return open_storage(str(path), "process", key="contract passphrase", readonly=readonly)
+        return open_storage(str(path), "process", key=RAW_KEY, readonly=readonly)
 
 
 class TestIntentLog(IntentStoreContract):
@@ -47,7 +53,7 @@ class TestIntentLogInMemory(IntentStoreContract):
 class TestTableIntents(IntentStoreContract):
     def open_intents(self, tmp_path: Path) -> IntentStore:
         pytest.importorskip("sqlcipher3")
-        store = open_storage(str(tmp_path / "e.db"), "process", key="contract passphrase")
+        store = open_storage(str(tmp_path / "e.db"), "process", key=RAW_KEY)
         intents = TableIntents(store)
         closing = intents.close
 

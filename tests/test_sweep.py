@@ -9,12 +9,12 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import nbformat
 import pytest
 from cli import lithify
+from conftest import wait_for
 
 from workbench import InvalidValue, Journal, sweep
 from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
@@ -245,26 +245,20 @@ def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
                   out_dir={str(runs_dir)!r})
     """)
     proc = subprocess.Popen([sys.executable, "-c", parent])
-    deadline = time.monotonic() + 90
-    while time.monotonic() < deadline:
+
+    def going() -> bool:
         st = [f.status for f in sweep.status(j, p.id)]
-        prog = (
-            list((runs_dir / str(p.id)).glob("*.progress.json"))
-            if (runs_dir / str(p.id)).exists()
-            else []
-        )
-        if st.count("running") >= 2 and len(prog) >= 2:
-            break
-        time.sleep(0.05)
-    else:
-        proc.kill()
-        pytest.fail("the sweep never got going")
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    deadline = time.monotonic() + 15
-    while kernels_for(runs_dir) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert kernels_for(runs_dir) == [], "kernels outlived their killed parent"
+        folder = runs_dir / str(p.id)
+        prog = list(folder.glob("*.progress.json")) if folder.exists() else []
+        return st.count("running") >= 2 and len(prog) >= 2
+
+    try:
+        wait_for(going, what="two forks of the sweep to be running in their kernels")
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    # the kernels notice their parent died and exit (a kernel that outlives it fails here)
+    wait_for(lambda: not kernels_for(runs_dir), what="the kernels to exit after their parent")
     assert any(f.status != "finished" for f in sweep.status(j, p.id))
     before = trace.read_text().splitlines()
     r = sweep.resume(j, p.id, workers=3, out_dir=runs_dir, progress=False)
@@ -283,7 +277,8 @@ def test_parent_sigkill_mid_sweep_then_resume(base, tmp_path):
         extra += n - (1 + forks)
     assert extra <= forks, extra
     assert len(lines) > len(before)
-    assert kernels_for(runs_dir) == []
+    # a fork's kernel is killed as its run ends and may take a moment to die on a busy machine
+    wait_for(lambda: not kernels_for(runs_dir), what="no kernel left after the resumed sweep")
 
 
 def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
@@ -292,15 +287,17 @@ def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
     p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
     runs_dir = tmp_path / "runs2"
     h = sweep.start(p, runner="papermill", workers=2, out_dir=runs_dir)
-    deadline = time.monotonic() + 60
-    while "running" not in h.status.values() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(1.0)
+    # a fork's notebook is executing in its kernel (its first progress report) when we cancel
+    folder = runs_dir / str(p.id)
+    wait_for(
+        lambda: folder.exists() and any(folder.glob("*.progress.json")),
+        what="a fork's kernel to report progress",
+    )
     h.cancel()
-    result = h.wait(show=False, timeout=60)
+    result = h.wait(show=False, timeout=120)
     assert {f.status for f in result.forks} <= {"cancelled", "finished"}
     assert "cancelled" in {f.status for f in result.forks}
-    assert kernels_for(runs_dir) == []
+    wait_for(lambda: not kernels_for(runs_dir), what="no kernel left after the cancel")
 
 
 @pytest.mark.parametrize(
@@ -342,12 +339,37 @@ def test_a_bad_sweep_or_fork_writes_nothing(base, tmp_path, capsys, args, says):
     assert (len(j.branches()), len(j.sweeps()), j.tail()[1]) == before
 
 
-def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path):
+@pytest.mark.parametrize("runner", ["papermill", "warm"])
+def test_kernel_runners_import_what_kernels_need_before_their_threads_start(runner):
+    # Two fork threads importing IPython for the first time side by side failed a fork under
+    # load (KeyError: 'IPython', CPython gh-83065): the runner imports it first, in one thread.
+    code = textwrap.dedent(f"""
+        import sys
+        from workbench.sweep.runners import PapermillRunner, WarmRunner
+        if {runner!r} == "papermill":
+            PapermillRunner({str(TEMPLATE)!r}, 60).close()
+        else:
+            WarmRunner({str(TEMPLATE)!r}, 60, workers=0).close()
+        print(sorted(m for m in ("IPython", "ipykernel", "papermill") if m in sys.modules))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    wanted = (
+        ["IPython", "ipykernel", "papermill"] if runner == "papermill" else ["IPython", "ipykernel"]
+    )
+    assert out.stdout.strip() == str(wanted)
+
+
+def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path, monkeypatch):
     import tempfile
 
     j, at, _ = base
     p = sweep.plan(j, 0, at, {"budget": [300]}, notebook=TEMPLATE)
-    kernel_dirs = set(Path(tempfile.gettempdir()).glob("lithify-kernels-*"))
+    # a temporary folder of this test's own (other processes make lithify-kernels-* folders in
+    # the shared one), and the kernels this process had before (an earlier test's may be dying)
+    private = tmp_path / "tmp"
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
+    kernels = set(child_kernels())
     for bad in (
         {"only": "bogus"},
         {"only": [10_000]},
@@ -357,8 +379,8 @@ def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path):
     ):
         with pytest.raises(InvalidValue):
             sweep.start(p, **{"runner": "warm", "out_dir": tmp_path / "runs", **bad})
-    assert set(Path(tempfile.gettempdir()).glob("lithify-kernels-*")) == kernel_dirs
-    assert child_kernels() == []
+    assert list(private.glob("lithify-kernels-*")) == []
+    assert set(child_kernels()) <= kernels
     assert [f.status for f in sweep.status(j, p.id)] == ["pending"]
 
 
@@ -401,3 +423,118 @@ def test_charts_aggregate_by_max_and_last_and_follow_a_dark_theme(tmp_path):
     assert dark["config"]["background"] == "#1e1e1e"
     with pytest.raises(Exception, match="no branch has both"):
         charts.metric_vs_param(df.filter(pl.col("budget") > 100), x="budget", y="recall")
+
+
+def test_a_worker_whose_coordinator_is_gone_writes_nothing(tmp_path, monkeypatch):
+    """The coordinator died while the worker's interpreter was still starting (it was already
+    reparented when it first looked): the worker exits before its first write, instead of
+    running on beside the resumed sweep."""
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with Journal.open(tmp_path / "o.db") as j:
+        j.root().apply({"x": 1})
+        fork = j.root().fork_at(1)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    cmd = [
+        sys.executable,
+        "-m",
+        "workbench.sweep.worker",
+        "sweep_fns:sleepy",
+        str(tmp_path / "o.db"),
+        str(fork.id),
+        json.dumps({"sleep": 0}),
+    ]
+    env = {**os.environ, "LITHIFY_SWEEP_PARENT": gone.stdout.strip()}
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 70, done.stderr
+    with Journal.open(tmp_path / "o.db", readonly=True) as j:
+        assert j.info(fork.id).head == 1  # nothing written on the fork
+    ours = {**os.environ, "LITHIFY_SWEEP_PARENT": str(os.getpid())}  # its real parent: runs
+    assert subprocess.run(cmd, env=ours, timeout=60).returncode == 0
+    with Journal.open(tmp_path / "o.db", readonly=True) as j:
+        assert j.info(fork.id).head == 2
+
+
+def _probe_template(path: Path) -> Path:
+    """A template that observes what an earlier fork could have left in its kernel (a
+    variable, an environment variable, the working directory) and its kernel's pid, leaves all
+    three behind, and with crash=1 kills its kernel."""
+    nb = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell("journal = ''\nbranch = 0\ncrash = 0\nn = 0")
+    params.metadata["tags"] = ["parameters"]
+    body = nbformat.v4.new_code_cell(
+        "import os\n"
+        "from workbench import Journal\n"
+        "with Journal.open(journal) as j:\n"
+        "    b = j.branch(branch)\n"
+        "    b.observe('pid', os.getpid())\n"
+        "    b.observe('leftover', int('left_by_previous' in globals()))\n"
+        "    b.observe('env_left', int('LEFT_BY_PREVIOUS' in os.environ))\n"
+        "    b.observe('cwd_moved', int(os.getcwd() == '/'))\n"
+        "left_by_previous = 1\n"
+        "os.environ['LEFT_BY_PREVIOUS'] = '1'\n"
+        "os.chdir('/')\n"
+        "if crash:\n"
+        "    os._exit(1)\n"
+    )
+    nb.cells = [params, body]
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
+    nbformat.write(nb, str(path))
+    return path
+
+
+def test_papermill_keeps_a_kernel_per_worker_resets_it_and_replaces_a_dead_one(tmp_path):
+    template = _probe_template(tmp_path / "probe.ipynb")
+    with Journal.open(tmp_path / "k.db") as j:
+        j.root().apply({"x": 1})
+        p = sweep.plan(j, 0, 1, {"n": [1, 2, 3], "crash": [0]}, notebook=template)
+        r = sweep.run(p, runner="papermill", workers=1, progress=False)
+        assert r.ok
+        m = {f.branch: f.metrics for f in r.forks}
+        assert len({x["pid"] for x in m.values()}) == 1  # one kernel, kept
+        for x in m.values():  # and put back as it started before each fork
+            assert x["leftover"] == x["env_left"] == x["cwd_moved"] == 0
+        crash = sweep.plan(j, 0, 1, {"crash": [1, 0], "n": [0]}, notebook=template)
+        r2 = sweep.run(crash, runner="papermill", workers=1, progress=False)
+        by = {f.params["crash"]: f for f in r2.forks}
+        assert by[1].status == "failed" and by[0].status == "finished"
+        assert by[0].metrics["pid"] != by[1].metrics["pid"]  # a fresh kernel after the crash
+
+
+def _same_anywhere(payload):
+    """A payload without what names the branch it was written on (a receipt says which branch,
+    and the head hash there, which chains that name)."""
+    if isinstance(payload, dict) and isinstance(payload.get("receipt"), dict):
+        return {**payload, "receipt": {**payload["receipt"], "branch": None, "head_hash": None}}
+    return payload
+
+
+def test_a_kept_kernel_gives_what_a_fresh_process_gives(base):
+    """The same auditor forks through papermill's kept kernels and through the process runner
+    (a fresh interpreter per fork) journal the same events (all but the wall-clock metric)."""
+    j, at, _ = base
+    events = {}
+    for runner, kw in (
+        ("papermill", {"notebook": TEMPLATE}),
+        ("process", {"fn": "workbench.agents.auditor:run_fork"}),
+    ):
+        p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, **kw)
+        assert sweep.run(p, runner=runner, workers=2, progress=False).ok
+        events[runner] = {
+            f.params["budget"]: [
+                (r.kind, _same_anywhere(r.payload))
+                for r in j.branch(f.branch).history(at + 1)
+                if not (r.kind == "observe" and r.payload["name"] == "wall_ms")
+            ]
+            for f in p.forks
+        }
+    assert events["papermill"] == events["process"]
+    assert all(len(v) > 20 for v in events["process"].values())

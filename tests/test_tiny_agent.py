@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from pathlib import Path
 
 import pytest
 from cli import lithify
+from conftest import wait_for, wait_for_async
 
 from workbench import Journal, plugins
 from workbench.widgets import LiveResults, SweepLauncher
@@ -77,11 +77,9 @@ def test_widgets_take_the_agents_grid_fn_and_axes(tally_env, tmp_path):
         try:
             la.branch.value, la.seq.value = 0, 3
             la.launch()
-            result = la.wait(timeout=60)
+            result = la.wait(timeout=120)
             assert result.ok, [f.error for f in result.forks]
-            deadline = time.monotonic() + 5
-            while live.rows < 6 and time.monotonic() < deadline:
-                time.sleep(0.05)
+            wait_for(lambda: live.rows >= 6, what="the live view to show the sweep's rows")
             assert live.rows == 6  # total and score for each of three forks
             layers = live.chart.chart.to_dict()["layer"]
             assert {lay["encoding"]["x"]["field"] for lay in layers} == {"step"}
@@ -108,13 +106,13 @@ async def test_server_sweeps_and_charts_with_its_defaults(tally_env, jp_fetch, j
     r = await jp_fetch("lithify", "api", "sweeps", method="POST", body=json.dumps(body))
     started = json.loads(r.body)
     assert len(started["forks"]) == 3
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
+
+    async def ended() -> list | None:
         r = await jp_fetch("lithify", "api", "sweeps", params={"journal": "t.db"})
         forks = json.loads(r.body)["sweeps"][0]["forks"]
-        if all(f["status"] in ("finished", "failed") for f in forks):
-            break
-        time.sleep(0.2)
+        return forks if all(f["status"] in ("finished", "failed") for f in forks) else None
+
+    forks = await wait_for_async(ended, what="the sweep's three forks to end")
     assert [f["status"] for f in forks] == ["finished"] * 3, forks
     svg = await jp_fetch(
         "lithify", "api", "chart.svg", params={"journal": "t.db", "sweep": str(started["sweep"])}

@@ -46,6 +46,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.slow
 def test_the_quickstart_runs_with_only_the_import_changed(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", QUICKSTART], cwd=tmp_path, capture_output=True, text=True
@@ -194,11 +195,12 @@ def test_state_provenance_does_not_credit_a_result_by_substring(tmp_path: Path) 
 def test_an_encrypted_session_store(tmp_path: Path) -> None:
     pytest.importorskip("sqlcipher3")
     path = tmp_path / "secret.db"
-    with StateForge(db_path=path, encryption_key="correct horse") as sf:
+    key = bytes(range(32))  # a raw key: no key derivation per open (passphrases: test_encryption)
+    with StateForge(db_path=path, encryption_key=key) as sf:
         s = sf.create_session_sync()
         sf.snapshot_sync(s.id, [units.kv(s.id, key="card", value="4111-1111")])
     assert b"4111" not in path.read_bytes()
-    with StateForge(db_path=path, encryption_key="correct horse") as sf:
+    with StateForge(db_path=path, encryption_key=key) as sf:
         (s,) = sf.sessions_sync()
         assert [u.value for u in sf.units_of_sync("head", s.id)] == ["4111-1111"]
 

@@ -134,6 +134,7 @@ def test_cli_versioning_commands(tmp_path):
     assert lithify(db, "diff", "head~").returncode == 2
 
 
+@pytest.mark.slow
 def test_provenance_records_writer_source_duration_and_attempts(tmp_path):
     db = tmp_path / "p.db"
     code = textwrap.dedent(f"""

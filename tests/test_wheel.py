@@ -52,10 +52,11 @@ def test_the_wheel_carries_package_data_and_the_lab_extension(wheel):
     assert not [n for n in names if n.startswith(("tests/", "benchmarks/", "data/corpus"))]
 
 
-def test_the_wheel_declares_its_script_agent_and_license(wheel):
+def test_the_wheel_declares_its_scripts_agent_and_license(wheel):
     dist = next(n.split("/")[0] for n in wheel.namelist() if n.endswith(".dist-info/METADATA"))
     entry = wheel.read(f"{dist}/entry_points.txt").decode()
     assert "lithify = workbench.cli:main" in entry
+    assert "stateforge = workbench.compat.stateforge.cli:main" in entry  # the design's command
     assert "[lithify.agents]" in entry and "auditor = workbench.agents.auditor:AGENT" in entry
     meta = wheel.read(f"{dist}/METADATA").decode()
     assert "License-Expression: MIT" in meta

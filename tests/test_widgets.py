@@ -5,10 +5,10 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_for
 
 from workbench import InvalidValue, Journal
 from workbench.agents.auditor import AuditState, Calls, MockModel, fork_seq_after_files, run, start
@@ -84,20 +84,17 @@ def test_explorer_search_box_finds_payloads_and_selects_the_event(audited):
     assert "not a search query" in ex.message.value
 
 
-def test_explorer_is_fast_on_a_100k_event_journal(tmp_path):
+def test_explorer_pages_anywhere_in_a_long_journal(tmp_path):
+    # How fast on 100,000 events is measured in benchmarks/widgets.py; here, that any page holds
+    # the right events (size is not the point: 5,000 events make 100 pages).
     with Journal.open(tmp_path / "big.db", durability="lazy") as j:
-        b = j.root()
-        for i in range(100_000):
-            b.apply({"i": i})
+        j.root().apply_many([{"i": i} for i in range(5_000)])
     with Journal.open(tmp_path / "big.db") as j:
-        t = time.perf_counter()
         ex = JournalExplorer(j)
+        assert ex.page.max == 100 and ex.event_list.options[-1][1] == 5_000
         ex.go_page(1)
-        ex.go_page(1000)
-        assert ex.event_list.options[0][1] == 49_951
-        assert (
-            time.perf_counter() - t < 10
-        )  # timings live in benchmarks/widgets.py; this only catches hangs
+        ex.go_page(50)
+        assert [seq for _, seq in ex.event_list.options] == list(range(2_451, 2_501))
 
 
 def test_parse_grid():
@@ -112,20 +109,25 @@ def test_parse_grid():
 
 
 @pytest.mark.slow
-def test_launcher_follows_the_explorer_and_runs_in_the_background(audited):
+def test_launcher_follows_the_explorer_and_runs_in_the_background(audited, tmp_path, monkeypatch):
+    from workbench import sweep
+
+    gate = tmp_path / "gate"
+    monkeypatch.setenv("SWEEP_GATE", str(gate))  # the forks wait for it (their env is ours)
     ex = JournalExplorer(audited)
     la = SweepLauncher(
-        audited, fn="sweep_fns:sleepy", explorer=ex, seeds=0, workers=2, runner="process"
+        audited, fn="sweep_fns:gated", explorer=ex, seeds=0, workers=2, runner="process"
     )
     at = fork_seq_after_files(audited.root(), 3)
     ex.select(0, at)
     assert (la.branch.value, la.seq.value) == (0, at)
     la.grid.value = "sleep=0.3,0.4"
-    t = time.perf_counter()
     la.launch_button.click()
-    assert time.perf_counter() - t < 0.3  # the click returns at once
+    # the click returned while no fork can finish (the gate is shut): the sweep runs behind it
+    assert {f.status for f in sweep.status(audited, la.sweep_id)} <= {"pending", "running"}
     assert la.cancel_button.disabled is False and la.launch_button.disabled is True
-    result = la.wait(timeout=60)
+    gate.touch()
+    result = la.wait(timeout=120)
     assert result.ok and len(result.forks) == 2
     assert "2/2 finished" in la.status.value and "sleep" in la.summary.value
     assert all(bar.bar_style == "success" for bar, _ in la._bars.values())
@@ -138,12 +140,12 @@ def test_launcher_reports_failures_and_reruns_them(audited):
         audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2"
     )
     la.launch()
-    la.wait(timeout=60)
+    la.wait(timeout=120)
     assert "2 failed" in la.status.value and not la.rerun_button.disabled
     assert "RuntimeError" in la.summary.value
     la.fn = "sweep_fns:sleepy"
     la.rerun_button.click()
-    assert la.wait(timeout=60).ok
+    assert la.wait(timeout=120).ok
     la.grid.value = "nonsense"
     la.launch_button.click()
     assert "NAME=V1" in la.status.value
@@ -160,9 +162,7 @@ def test_live_matrix_updates_from_a_worker_process(audited):
             "        f.observe('recall', b / 1000)\n"
         )
         subprocess.run([sys.executable, "-c", code, audited.path], check=True)
-        deadline = time.monotonic() + 5
-        while live.rows < 10 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_for(lambda: live.rows >= 10, what="the live view to show the worker's 2 rows")
         assert live.rows == 10
         assert "10 rows from 3 branches" in live.info.value
         spec = live.chart.chart.to_dict()
@@ -181,7 +181,7 @@ def test_workbench_links_launcher_and_live_view(audited):
         wb.explorer.select(0, 11)
         assert wb.launcher.seq.value == 11
         wb.launcher.launch()
-        wb.launcher.wait(timeout=60)
+        wb.launcher.wait(timeout=120)
         assert wb.live.sweep == wb.launcher.sweep_id
         assert wb.launcher.seq.value == 11  # stays where the user put it, not the head
         assert any("sleep=0.1" in label for label, _ in wb.explorer.branch_list.options)
@@ -194,13 +194,11 @@ def test_explorer_follows_the_journal_and_diffs_any_two_points(audited):
     at = fork_seq_after_files(audited.root(), 2)
     ex.select(0, at)
     assert not ex.poll()  # nothing new
-    code = (
-        "import sys\nfrom workbench import Journal\nwith Journal.open(sys.argv[1]) as j:\n"
-        f"    f = j.root().fork_at({at}, name='elsewhere')\n"
-        "    f.apply({'type': 'budget', 'budget': 77})\n"
-    )
-    subprocess.run([sys.executable, "-c", code, audited.path], check=True)
-    assert ex.poll()  # another process wrote: the tree shows the new branch, no Refresh
+    # another writer (its own connection to the file, as another process would have; a real
+    # process writing is in test_live_matrix_updates_from_a_worker_process)
+    with Journal.open(audited.path) as other:
+        other.root().fork_at(at, name="elsewhere").apply({"type": "budget", "budget": 77})
+    assert ex.poll()  # someone else wrote: the tree shows the new branch, no Refresh
     assert any("elsewhere" in label for label, _ in ex.branch_list.options)
     assert (ex.selected_branch, ex.selected_seq) == (0, at)  # the selection is kept
     ex.compare_mode.value = "diff vs point"
@@ -217,6 +215,7 @@ def test_state_text_prints_multi_line_strings_as_lines():
     assert "    ## file.go\n    63 lines\n" in text and "\\n" not in text
 
 
+@pytest.mark.slow
 def test_launcher_shows_failures_and_resumes(audited):
     from workbench import sweep
 
@@ -224,16 +223,19 @@ def test_launcher_shows_failures_and_resumes(audited):
         audited, fn="sweep_fns:boom", seeds=0, workers=2, runner="process", grid="x=1,2"
     )
     la.launch()
-    la.wait(timeout=60)
+    la.wait(timeout=120)
     assert "RuntimeError" in la.failures.value and "no luck" in la.failures.value
     assert not la.resume_button.disabled
     la.fn = "sweep_fns:sleepy"
     la.resume_button.click()
-    assert la.wait(timeout=60).ok and la.resume_button.disabled
+    assert la.wait(timeout=120).ok and la.resume_button.disabled
     assert {f.status for f in sweep.status(audited, la.sweep_id)} == {"finished"}
 
 
-def test_live_results_pick_axes_and_export(audited):
+def test_live_results_pick_axes_and_export(audited, monkeypatch):
+    # Vega's JavaScript for an offline JupyterChart is bundled once per process (~3.5 s in
+    # vl-convert); only a browser reads it (test_browser.py, offline): not built here.
+    monkeypatch.setattr("workbench.widgets.live._OFFLINE", True)
     for b in (300, 3000):
         f = audited.root().fork_at(11, params={"budget": b, "seed": 0})
         f.observe("recall", b / 3000)
@@ -303,12 +305,33 @@ def test_the_workbench_explorer_follows_the_journal_and_the_chart_selects(audite
         assert label().endswith("pending")
         with Journal.open(audited.path) as other:  # a worker elsewhere finishes the fork
             other.record_run(fork, plan.id, "finished")
-        deadline = time.monotonic() + 30
-        while not label().endswith("finished") and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert label().endswith("finished")
+        wait_for(lambda: label().endswith("finished"), what="the explorer to show it finished")
         wb.live.picked = plan.forks[1].branch
         assert wb.explorer.selected_branch == plan.forks[1].branch
     finally:
         wb.live.stop()
         wb.explorer.unfollow()
+
+
+@pytest.mark.slow
+def test_the_optimize_launcher_runs_a_study_and_shows_the_best(audited):
+    from workbench.widgets import OptimizeLauncher
+
+    ol = OptimizeLauncher(audited, fn="sweep_fns:branin", forks=3, workers=2)
+    assert ol.space.value == "budget=int:300:4800"  # spanned from the agent's default grid
+    assert ol.objective.value == "recall"  # the agent's metric
+    ol.space.value = "x1=float:-5:10\nx2=float:0:15\nkind=cat:a,b,c"
+    ol.objective.value, ol.direction.value = "loss", "minimize"
+    ol.sampler.value, ol.pruner.value, ol.seed.value = "random", "none", "0"
+    ol.branch.value, ol.seq.value = 0, 11
+    ol.start_button.click()
+    study = ol.wait(timeout=120)
+    assert len(study.trials) == 3 and study.best is not None
+    assert "best loss" in ol.status.value and f"branch {study.best.branch}" in ol.status.value
+    assert ol.trials.value.count("<tr") == 4  # a header and a row per trial
+    assert ol.resume_button.disabled and not ol.start_button.disabled
+    assert all(audited.info(t.branch).fork_seq == 11 for t in study.trials)
+    ol.space.value = "x=int:5:1"
+    ol.start_button.click()
+    assert "inverted" in ol.status.value  # shown, not raised; nothing started
+    assert len(audited.sweeps()) == 1

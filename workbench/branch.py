@@ -61,7 +61,7 @@ class Branch(Effects):
         # Effects in this handle's history, key hash -> (branch, seq); see _lookup.
         self._fx: dict[bytes, tuple[int, int]] | None = None
         self._fx_indexed = 0  # effects up to this global position are in effect_index
-        self._log_mark: tuple[int, int] | None = None  # the intent log after our last line in it
+        self._expecting: int | str | None = None  # expect= of the effect this handle is running
         self._refused = journal.refusals(self.id)  # see Journal.flush
 
     def __repr__(self) -> str:
@@ -93,7 +93,8 @@ class Branch(Effects):
     @property
     def params(self) -> dict[str, Any]:
         """This branch's own params (the matrix merges ancestors' params under them)."""
-        return ev.loads(self._j.history.row(self.id).params)
+        params: dict[str, Any] = ev.loads(self._j.history.row(self.id).params)
+        return params
 
     # -- writing --------------------------------------------------------------------------
 
@@ -105,18 +106,16 @@ class Branch(Effects):
         shape: str = "plain",
         extra: tuple[Any, ...] = (),
     ) -> int:
-        """Chain and write one event; ``extra`` holds the columns of its storage shape."""
+        """Chain and write one event; ``extra`` holds the columns of its storage shape. Every
+        single event passes here: the journal's size limit is checked once, for all kinds."""
+        ev.check_size(payload, self._j.max_event_bytes, f"this {kind} event")
         seq = self._head + 1
         parent = self._head_hash
         h = ev.event_hash(parent, kind, payload)
         j = self._j
         if j.refusals(self.id) != self._refused:
             raise self._stale()
-        try:
-            j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
-        except BaseException:
-            self._log_mark = None  # another writer may have appended: ask the database from now on
-            raise
+        j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
         self._head, self._head_hash = seq, h
         return seq
 
@@ -208,8 +207,9 @@ class Branch(Effects):
         ``id``: a caller's id for the event, unique per journal; applying the same id and delta
         again returns the existing seq (an importer can replay its log twice)."""
         text = ev.canonical(deltas.encode(delta), "delta")
-        when = ev.unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         j = self._j
+        ev.check_size(text, j.max_event_bytes, "delta")
+        when = ev.unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
         if id is not None:
             seq = self._known_id(id, "delta", text)
             if seq is not None:
@@ -256,7 +256,9 @@ class Branch(Effects):
             state, snap, h = done["state"], done["snap"], done["hash"]
             for lo in range(0, len(values), BATCH_CHUNK):
                 part = values[lo : lo + BATCH_CHUNK]
-                texts, raw, hashes = ev.chain_payloads(h, "delta", part, "deltas", offset=lo)
+                texts, raw, hashes = ev.chain_payloads(
+                    h, "delta", part, "deltas", offset=lo, max_bytes=j.max_event_bytes
+                )
                 seq = first + lo - 1  # the last seq applied
                 i = 0
                 while i < len(raw):  # apply, with a snapshot after every ``every`` events
@@ -285,10 +287,8 @@ class Branch(Effects):
                 j.history.built(),
                 rows=len(values),
             )
-        except BaseException as e:
+        except BaseException:
             self._state = _UNSET  # rebuilt from the journal on next use
-            if isinstance(e, WorkbenchError):
-                self._log_mark = None
             raise
         self._state, self._snap_seq = done["state"], done["snap"]
         self._head, self._head_hash = first + len(values) - 1, done["hash"]
@@ -315,7 +315,7 @@ class Branch(Effects):
             or not math.isfinite(value)
         ):
             raise InvalidValue(
-                f"observation {name!r} needs a finite number, not {value!r}", name=name
+                f"observation {name!r} needs a finite number, not {ev.describe(value)}", name=name
             )
         v = float(value)
         doc: dict[str, Any] = {"name": name, "value": v}

@@ -6,15 +6,28 @@ before it can spoil the buffer of an up-to-date handle. A buffer that fails to b
 dropped whole; the branch's refusal count goes up, which makes every handle that buffered on it
 stale (``Branch`` compares the count it saw), and the loss is kept until one of those handles
 reports it. At a normal interpreter exit, every open buffer is written.
+
+SIGTERM and SIGHUP end a process without that exit (SIGINT raises KeyboardInterrupt, which
+reaches it). While a lazy journal is open, and where the process lets us (handlers are set from
+the main thread only), those signals first write every buffer, then do what they did before:
+the program's own handler, or the default (the process ends by that signal, and no other thread
+buffers anything in between). A signal that arrives while the main thread is inside the journal
+(a write half done) is answered from a helper thread once the main thread leaves it. The
+previous handlers come back when the last lazy journal closes, unless the program has replaced
+ours meanwhile.
 """
 
 from __future__ import annotations
 
 import atexit
+import os
+import signal
 import sys
 import threading
 import weakref
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 from .errors import BranchConflict, WorkbenchError
 from .storage import EventRow, Storage
@@ -24,25 +37,125 @@ LAZY_BUFFER = 512  # buffered events of one branch written together
 _OPEN: weakref.WeakSet[LazyBuffer] = weakref.WeakSet()
 
 
+def _write_all(when: str) -> None:
+    """Write every open buffer (a failure is said on stderr, never raised)."""
+    for buf in list(_OPEN):
+        if not buf.count or buf.closed:
+            continue
+        try:
+            buf.flush(None, report=True)
+        except BaseException as e:  # noqa: BLE001 (exiting: say it, do not raise)
+            sys.stderr.write(
+                f"lithify: buffered events of {buf.storage.path} could not be written {when}: {e}\n"
+            )
+
+
 @atexit.register
 def _write_at_exit() -> None:
-    for buf in list(_OPEN):
-        if buf.count and not buf.closed:
-            try:
-                buf.flush(None, report=True)
-            except BaseException as e:  # noqa: BLE001 (exiting: say it, do not raise)
-                sys.stderr.write(
-                    f"lithify: buffered events of {buf.storage.path} could not be written at "
-                    f"exit: {e}\n"
-                )
+    _write_all("at exit")
+
+
+# -- SIGTERM and SIGHUP ---------------------------------------------------------------------
+
+_SIGNALS = tuple(
+    s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)) if s
+)
+_previous: dict[int, Any] = {}  # signal -> the handler ours replaced
+_users = 0  # open lazy buffers that asked for the handlers
+_owner_pid = 0  # the process that installed them (a forked child inherits them, not the buffers)
+_answered: set[int] = set()  # signals the helper thread re-sent after writing the buffers
+
+
+def _held_here(buf: LazyBuffer) -> bool:
+    """Whether this thread is inside the journal's lock (a write may be half done)."""
+    owned = getattr(buf._lock, "_is_owned", None)
+    return bool(owned()) if owned is not None else False
+
+
+def _write_holding(buffers: list[LazyBuffer], name: str, keep: bool) -> None:
+    """Take every buffer's lock (other threads finish the step they are in), write them all,
+    and with ``keep`` hold the locks for good: the process is ending, and an event another
+    thread buffered after this write would be lost with it."""
+    taken = []
+    try:
+        for buf in buffers:
+            buf._lock.acquire()
+            taken.append(buf)
+        _write_all(f"on {name}")
+    finally:
+        if not keep:
+            for buf in reversed(taken):
+                buf._lock.release()
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    previous = _previous.get(signum, signal.SIG_DFL)
+    ending = not callable(previous)  # the default: the process ends by this signal
+    if os.getpid() == _owner_pid and signum not in _answered:
+        name = signal.Signals(signum).name
+        buffers = [buf for buf in list(_OPEN) if buf.lazy and not buf.closed]
+        if any(_held_here(buf) for buf in buffers):
+            # The main thread was interrupted inside the journal (a write may be half done):
+            # a helper thread writes once it leaves, then sends the signal again to go on.
+            def finish() -> None:
+                _write_holding(buffers, name, keep=ending)
+                _answered.add(signum)
+                os.kill(os.getpid(), signum)
+
+            threading.Thread(target=finish, name=f"lithify-{name}", daemon=True).start()
+            return
+        _write_holding(buffers, name, keep=ending)
+    _answered.discard(signum)
+    if callable(previous):
+        previous(signum, frame)
+    else:  # end by this signal, as without us (an ignored one was never routed here)
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+
+
+def _install() -> bool:
+    """Route SIGTERM and SIGHUP through ``_on_signal`` (main thread only); whether this call
+    counts as a user (and must ``_uninstall``)."""
+    global _users, _owner_pid
+    if threading.current_thread() is not threading.main_thread():
+        return False
+    if _users == 0:
+        for sig in _SIGNALS:
+            current = signal.getsignal(sig)
+            if current is None or current == signal.SIG_IGN or current is _on_signal:
+                continue  # set outside Python, or ignored: nothing ends the process
+            _previous[sig] = current
+            signal.signal(sig, _on_signal)
+        _owner_pid = os.getpid()
+    _users += 1
+    return True
+
+
+def _uninstall() -> None:
+    global _users
+    _users -= 1
+    if _users > 0 or threading.current_thread() is not threading.main_thread():
+        return  # (from another thread ours stays: with no buffer open it only passes on)
+    for sig, previous in list(_previous.items()):
+        if signal.getsignal(sig) is _on_signal:  # not replaced by the program since
+            signal.signal(sig, previous)
+        del _previous[sig]
 
 
 class LazyBuffer:
     """Per-branch buffers over one Storage; ``durable_head(branch)`` gives (seq, hash) of a
     branch's last stored event, or its fork point. Thread-safe under the storage's lock."""
 
-    def __init__(self, storage: Storage, durable_head: Callable[[int], tuple[int, bytes]]) -> None:
+    def __init__(
+        self,
+        storage: Storage,
+        durable_head: Callable[[int], tuple[int, bytes]],
+        signals: bool = False,
+    ) -> None:
+        """``signals``: a lazy journal's buffer, written on SIGTERM and SIGHUP too (see the
+        module docstring)."""
         self.storage = storage
+        self.lazy = signals
         self._durable_head = durable_head
         self._lock: threading.RLock = storage.lock
         self._pending: dict[int, list[tuple[EventRow, str]]] = {}
@@ -51,7 +164,15 @@ class LazyBuffer:
         self._lost: dict[int, tuple[int, str]] = {}  # branch -> (events lost, why) unreported
         self.count = 0
         self.closed = False
+        # a journal dropped without close() hands the signals back when it is collected
+        self._signals = weakref.finalize(self, _uninstall) if signals and _install() else None
         _OPEN.add(self)
+
+    def close(self) -> None:
+        """No more writes (the journal closed); hand the signals back when it was the last."""
+        self.closed = True
+        if self._signals is not None:
+            self._signals()  # once: a finalizer runs at most once
 
     def add(self, row: EventRow, shape: str) -> None:
         """Buffer one event (written when its branch's buffer is full, or at a flush)."""

@@ -29,13 +29,17 @@ T = TypeVar("T")
 TYPE, VERSION = "@type", "@v"
 
 _classes: dict[str, tuple[int, type]] = {}
+_plain: dict[type, frozenset[str]] = {}  # classes decode may fill directly -> their fields
 _generation = [0]  # bumped whenever a delta class or upcaster is registered
 _by_class: dict[type, tuple[str, int]] = {}
 _upcasters: dict[tuple[str, int], Callable[[dict[str, Any]], dict[str, Any]]] = {}
 
 
-def delta(kind: str, version: int = 1) -> Callable[[type[T]], type[T]]:
-    """Register a dataclass as the current version of a delta kind."""
+def delta(kind: str, version: int = 1, *, plain: bool = False) -> Callable[[type[T]], type[T]]:
+    """Register a dataclass as the current version of a delta kind. ``plain=True`` promises
+    that constructing it does nothing but store its fields (no ``__post_init__``, no custom
+    ``__init__``): replay then fills a stored delta's fields in directly, several times faster
+    (a stored delta with other fields still goes through the constructor, and its error)."""
     if not isinstance(kind, str) or not kind or kind.startswith("@"):
         raise InvalidValue(f"a delta kind is a non-empty name like 'note.added', not {kind!r}")
     if isinstance(version, bool) or not isinstance(version, int) or version < 1:
@@ -49,6 +53,13 @@ def delta(kind: str, version: int = 1) -> Callable[[type[T]], type[T]]:
         old = _classes.get(kind)
         if old is not None and old[1] is not cls:
             _by_class.pop(old[1], None)
+            _plain.pop(old[1], None)
+        if plain:
+            if hasattr(cls, "__post_init__") or "__slots__" in cls.__dict__:
+                raise InvalidValue(
+                    f"{cls.__name__} has __post_init__ or __slots__: register it without plain"
+                )
+            _plain[cls] = frozenset(f.name for f in dataclasses.fields(cls) if f.init)
         _classes[kind] = (version, cls)
         _by_class[cls] = (kind, version)
         _generation[0] += 1
@@ -117,7 +128,15 @@ def decode(payload: Any) -> Any:
         return payload  # nobody registered this kind here: hand over the JSON as stored
     version, cls = current
     have = payload.get(VERSION, 1)
-    body = {k: v for k, v in payload.items() if k not in (TYPE, VERSION)}
+    body = payload.copy()  # faster than a filtering comprehension on the replay path
+    del body[TYPE]
+    body.pop(VERSION, None)
+    if have == version:
+        fields = _plain.get(cls)
+        if fields is not None and body.keys() == fields:
+            made: Any = object.__new__(cls)
+            made.__dict__.update(body)  # what its generated __init__ would store
+            return made
     while have < version:
         step = _upcasters.get((kind, have))
         if step is None:

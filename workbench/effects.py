@@ -1,10 +1,12 @@
 """Journaled effects and what a model saw: the part of a ``Branch`` that runs side effects.
 
 ``effect(key, fn)`` returns the committed result of ``key`` if this branch's history (its
-ancestors' included) holds one; otherwise it announces the call in the intent store, runs
-``fn``, and commits the result before returning it, so a killed process resumes without
-running a committed effect again. ``render`` builds the context a model would see under a
-token budget, with a receipt that ``with branch.receipt(r):`` journals beside the effects.
+ancestors' included) holds one; otherwise it announces the call in the intent store, checks
+that no other writer moved the branch, runs ``fn``, and commits the result before returning
+it, so a killed process resumes without running a committed effect again. A result whose
+branch moved while ``fn`` ran is committed after the other writer's events, never dropped.
+``render`` builds the context a model would see under a token budget, with a receipt that
+``with branch.receipt(r):`` journals beside the effects.
 """
 
 from __future__ import annotations
@@ -13,11 +15,11 @@ import json
 import time
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import events as ev
 from .context import CharEstimator, default_renderer, make_receipt, render_parts
-from .errors import EffectInFlight, WorkbenchError
+from .errors import BranchConflict, EffectInFlight, StorageError, WorkbenchError
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -25,7 +27,8 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 _CHARS = CharEstimator()  # the default estimator (stateless)
 _IMMUTABLE = (str, int, float, bool, type(None))
-FX_MAP_MAX = 20_000  # effects a handle maps in memory; older ones are found through effect_index
+FX_MAP_MAX = 20_000  # effects a handle maps in memory; the rest are found through effect_index
+_MOVED_RETRIES = 100  # appends tried for an effect whose branch another writer keeps moving
 _quote: Callable[[str], str] = json.encoder.encode_basestring
 
 
@@ -38,8 +41,9 @@ class Effects:
     _segments: list[tuple[int, int, int | None]]
     _fx: dict[bytes, tuple[int, int]] | None
     _fx_indexed: int
-    _log_mark: tuple[int, int] | None
+    _expecting: int | str | None
     _attempt: int
+    fork_seq: int
     _announcement: str
     _started: float
     _receipt: Any
@@ -55,68 +59,114 @@ class Effects:
     at: Callable[[int | str], Any]
 
     def _lookup(self, key: str, expect: int | str | None = None) -> tuple[bool, Any, bytes]:
-        kh = ev.key_hash(ev.check_text(key, "an effect key"))
+        kh = ev.key_hash(ev.check_key(key, self._j.max_key_bytes))
         self._expected(expect, before_side_effect=True)
+        self._expecting = expect
         j = self._ready()
         db = j.storage
-        # The handle maps its history's effects (key hash -> where) when it first looks one up;
-        # past FX_MAP_MAX effects, older ones are left to the effect_index table. Anyone else's
-        # append to this branch takes the seq after our head (and makes our next append fail),
-        # so that is the one place left to look, and only if someone announced an effect in the
-        # intent log since this handle's last line there (every effect is announced before it
-        # commits): our announcement's line tells, as it starts where our last one ended or not.
-        fx = self._fx
-        if fx is None:
-            fx = self._load_fx(db)
-        where = fx.get(kh)
-        if where is not None:
-            return True, ev.loads(db.effect_payload(*where))["result"], kh
-        if self._fx_indexed:
-            hit = db.find_effect_indexed(kh, self._segments, self._fx_indexed)
-            if hit is not None:
-                return True, ev.loads(hit.payload)["result"], kh
+        payload, stored = self._find(db, kh)
+        if payload is not None:
+            return True, ev.loads(payload)["result"], kh
         if db.readonly:
             db.writable()
+        fx = self._fx
+        if fx is not None and len(fx) >= FX_MAP_MAX:
+            # The map is full: move what it holds into the effect index (a write, made before
+            # fn runs: when it fails, fn did not run and nothing of this call was written).
+            self._fx_indexed = db.catch_up_effect_index()
+            fx.clear()
+        try:
+            j._compact_intents(due=True)
+        except WorkbenchError:
+            pass  # tried again once the store grows further; a compaction loses nothing
+        if stored is None:
+            head = db.head(self.id)
+            stored = head.seq if head is not None else self.fork_seq
+        # Before fn runs, the branch must still be at this handle's head: if another writer
+        # appended since, fn's result could not be committed where this handle writes, and a
+        # retry would run fn again. A writer that appends after this check is met at the
+        # commit (the result is then committed after its events); one that committed this very
+        # key after it announced the key before us: it is the holder, or, if it has exited
+        # since, an earlier attempt; either way its result is looked for.
         intents = db.intents
-        previous = self._log_mark
         attempt, ann, holder = intents.announce(self.id, kh, key)
-        self._log_mark = intents.mark
-        if holder is not None or previous is None or previous != intents.start_mark:
-            after = db.find_effect_after(kh, self.id, self._head)
-            if after is not None or holder is not None:
-                intents.withdraw(self.id, kh, ann)
-                self._log_mark = None
-            if after is not None:
+        try:
+            moved = stored != self._head
+            look = moved or holder is not None or attempt > 1
+            after = db.find_effect_after(kh, self.id, self._head) if look else None
+        except BaseException:
+            self._withdraw(kh, ann)
+            raise
+        if after is not None or holder is not None or stored != self._head:
+            self._withdraw(kh, ann)
+            if after is not None:  # another writer committed it past our head: its result
                 return True, ev.loads(after.payload)["result"], kh
             if holder is not None:
                 # Announced first by a process that is still running it, with no result
                 # committed yet: running fn here too would run it twice.
                 raise EffectInFlight(
                     f"effect {key!r} on branch {self.id} is running now (announced by {holder}, "
-                    "still alive) and has not committed a result; wait for it and read the result "
-                    f"with a fresh handle (journal.branch({self.id})), or give this call another "
-                    f"key",
+                    "still alive) and has not committed a result; fn did not run here; wait for "
+                    f"it and read the result with a fresh handle (journal.branch({self.id})), or "
+                    "give this call another key",
                     branch=self.id,
                     key=key,
                     holder=holder,
                 )
+            raise BranchConflict(
+                f"branch {self.id} moved: this handle's head is {self._head} but the journal's "
+                f"head is {stored} (another writer appended); effect {key!r} did not run fn and "
+                f"wrote nothing; take a fresh handle with journal.branch({self.id}) and call "
+                "effect again",
+                branch=self.id,
+                expected=self._head,
+                actual=stored,
+                key=key,
+                ran=False,
+            )
         self._attempt, self._announcement = attempt, ann
         self._started = time.perf_counter()
         return False, None, kh
 
+    def _find(self, db: Any, kh: bytes) -> tuple[str | None, int | None]:
+        """(The payload of the newest effect with this key hash in this handle's history, up to
+        its head, or past it where the effect index covers another writer's appends; and the
+        branch's stored head when the database was asked anyway, else None.)"""
+        fx = self._fx
+        if fx is None:
+            fx = self._load_fx(db)
+        where = fx.get(kh)
+        if where is not None:
+            return db.effect_payload(*where), None
+        if not self._fx_indexed:
+            return None, None  # the map holds the whole history: a miss needs no query
+        hit, head = db.find_effect_with_head(kh, self._segments, self._fx_indexed, self.id)
+        if hit is not None:
+            return hit.payload, None
+        return None, head if head is not None else self.fork_seq
+
     def _load_fx(self, db: Any) -> dict[bytes, tuple[int, int]]:
-        self._log_mark = None  # until our next announcement, ask the database
+        # A short history is mapped whole (a read of at most FX_MAP_MAX events); a long one is
+        # left to the effect index, caught up now, and the map holds what the index lacks:
+        # nothing for a writer, the effects after the index's last catch-up for a read-only
+        # open or when the index cannot be written (a full disk must not stop a replay).
         if self._head <= FX_MAP_MAX:
             self._fx_indexed = 0
             self._fx = db.effect_keys(self._segments, self._head)
-        else:
-            self._fx_indexed = db.catch_up_effect_index()
-            self._fx = {}
+            return self._fx
+        try:
+            indexed = db.catch_up_effect_index()
+        except WorkbenchError:
+            indexed = db.catch_up_effect_index(write=False)
+        self._fx = db.effect_keys(self._segments, self._head, after_position=indexed)
+        self._fx_indexed = indexed
         return self._fx
 
     def _commit(self, key: str, kh: bytes, result: Any) -> Any:
-        intents = self._j.storage.intents
+        j = self._j
+        intents = j.storage.intents
         ann = self._announcement
+        moved: BranchConflict | None = None
         try:
             # An unsafe result raises; the call happened, so its intent stays: an unknown outcome.
             text, plain = ev.canonical_plain(result, "result")
@@ -125,16 +175,27 @@ class Effects:
                 payload += ',"receipt":' + self._receipt
             payload += ',"result":' + text + "}"
             took = round((time.perf_counter() - self._started) * 1000, 3)
-            if self._receipt_ms is None:
-                self._append("effect", payload, False, "effect", (kh, took, self._attempt))
-            else:
-                self._append(
-                    "effect",
-                    payload,
-                    False,
-                    "effect_rendered",
-                    (kh, took, self._attempt, self._receipt_ms),
-                )
+            shape, extra = (
+                ("effect", (kh, took, self._attempt))
+                if self._receipt_ms is None
+                else ("effect_rendered", (kh, took, self._attempt, self._receipt_ms))
+            )
+            try:
+                self._append("effect", payload, False, shape, extra)
+            except BranchConflict:
+                # Another writer appended while fn ran: fn has run, so its result is kept.
+                moved = self._commit_past_others(key, payload, shape, extra)
+        except StorageError as e:
+            try:
+                intents.settle(self.id, kh, ann)
+            except WorkbenchError:
+                pass
+            # "Nothing was written" is true of the journal, not of the world: say that fn ran.
+            raise type(e)(
+                f"{e.message}; effect {key!r} ran fn, and its result was not committed: an "
+                "unknown outcome (unknown_outcomes() lists it; calling effect again runs fn again)",
+                **e.fields,
+            ) from e
         except BaseException:
             try:
                 intents.settle(self.id, kh, ann)
@@ -142,14 +203,65 @@ class Effects:
                 pass  # the unknown outcome stays announced: as after a crash
             raise
         intents.finished(self.id, kh, ann)
+        if moved is not None:
+            raise moved
         fx = self._fx
         if fx is not None:  # committed at our head + 1: nobody else has written to this branch
             fx[kh] = (self.id, self._head)
-            if len(fx) > FX_MAP_MAX:
-                self._fx_indexed = self._j.storage.catch_up_effect_index()
-                fx.clear()
         # Return what every replay returns: the JSON round trip (the value itself when equal).
         return result if plain and type(result) in _IMMUTABLE else ev.loads(text)
+
+    def _commit_past_others(
+        self, key: str, payload: str, shape: str, extra: tuple[Any, ...]
+    ) -> BranchConflict:
+        """Commit an effect whose fn ran while another writer moved the branch: after the
+        branch's stored head (effects change no state, so where it lands changes no state
+        either). Returns the error that tells the caller this handle is stale, with where the
+        result went; raises when it cannot be committed (then it is an unknown outcome)."""
+        j = self._j
+        b = self.id
+        if self._expecting is not None:
+            actual = j.durable_head(b)[0]
+            raise BranchConflict(
+                f"branch {b} moved while effect {key!r} ran (expected head {self._expecting}, "
+                f"now {actual}): fn ran, and with expect= its result is committed nowhere else; "
+                f"it is an unknown outcome (unknown_outcomes() lists it); take a fresh handle "
+                f"with journal.branch({b}) and decide whether to run it again",
+                branch=b,
+                expected=self._head,
+                actual=actual,
+                key=key,
+                ran=True,
+            )
+        for _ in range(_MOVED_RETRIES):
+            at, parent = j.durable_head(b)
+            h = ev.event_hash(parent, "effect", payload)
+            try:
+                j.write((b, at + 1, "effect", h, parent, j.now(), payload, *extra), shape, False)
+            except BranchConflict:
+                continue  # it moved again: the other writer is still appending
+            return BranchConflict(
+                f"branch {b} moved while effect {key!r} ran (this handle's head is {self._head}, "
+                f"the journal's was {at}): fn ran once and its result is committed at {b}@"
+                f"{at + 1}, after the other writer's events; this handle is stale: take a fresh "
+                f"handle with journal.branch({b}); effect({key!r}) there returns the result "
+                "without running fn",
+                branch=b,
+                seq=at + 1,
+                expected=self._head,
+                actual=at,
+                key=key,
+                ran=True,
+            )
+        raise BranchConflict(
+            f"branch {b} kept moving while effect {key!r} was committed ({_MOVED_RETRIES} "
+            "tries): fn ran, and its result is not committed; it is an unknown outcome "
+            f"(unknown_outcomes() lists it); take a fresh handle with journal.branch({b})",
+            branch=b,
+            expected=self._head,
+            key=key,
+            ran=True,
+        )
 
     def effect(
         self,
@@ -164,17 +276,20 @@ class Effects:
         The result is committed before this returns; after a crash or in a fork, the committed
         result is returned without calling ``fn``. If ``fn`` raises, nothing is committed.
         ``expect`` (as for ``apply``) is checked before ``fn`` runs; it is this method's own
-        keyword, never passed to ``fn``.
+        keyword, never passed to ``fn``. A branch another writer moved is refused before ``fn``
+        runs (``BranchConflict``, ``ran=False``); one moved while ``fn`` ran gets the result
+        committed after the other writer's events (``BranchConflict``, ``ran=True``, ``seq``),
+        so a fresh handle returns it without calling ``fn`` again.
         """
         found, value, kh = self._lookup(key, expect)
         if found:
-            return value
+            return cast(T, value)
         try:
             result = fn(*args, **kwargs)
         except BaseException:
             self._withdraw(kh)
             raise
-        return self._commit(key, kh, result)
+        return cast(T, self._commit(key, kh, result))
 
     async def aeffect(
         self,
@@ -187,17 +302,17 @@ class Effects:
         """``effect`` for a coroutine function."""
         found, value, kh = self._lookup(key, expect)
         if found:
-            return value
+            return cast(T, value)
         try:
             result = await fn(*args, **kwargs)
         except BaseException:
             self._withdraw(kh)
             raise
-        return self._commit(key, kh, result)
+        return cast(T, self._commit(key, kh, result))
 
-    def _withdraw(self, kh: bytes) -> None:
+    def _withdraw(self, kh: bytes, ann: str | None = None) -> None:
         try:
-            self._j.storage.intents.withdraw(self.id, kh, self._announcement)
+            self._j.storage.intents.withdraw(self.id, kh, ann or self._announcement)
         except WorkbenchError:
             pass  # the intent stays: an unknown outcome, as after a crash; fn's error matters more
 

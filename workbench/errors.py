@@ -88,6 +88,11 @@ class CannotDraw(InvalidValue):
     view: str | None = None
 
 
+class ValueTypeError(InvalidValue):
+    """A value (or metadata) that is not JSON-safe: bytes, a datetime, a set, an object. Raised
+    when the value is built, before anything is written; convert it (base64, ISO text, a list)."""
+
+
 class Conflict(WorkbenchError):
     """Another writer got there first (a name taken, an ambiguous hash prefix)."""
 
@@ -102,10 +107,14 @@ class Conflict(WorkbenchError):
 
 class BranchConflict(Conflict):
     """A stale branch handle: another writer advanced the branch since this handle last saw it,
-    or an explicit expected head did not match."""
+    or an explicit expected head did not match. From ``effect``, ``key`` names the effect and
+    ``ran`` says whether its function ran (then ``seq``, if set, is where its result was
+    committed: a fresh handle's ``effect`` returns it without running the function again)."""
 
     expected: int | None = None
     actual: int | None = None
+    key: str | None = None
+    ran: bool | None = None
 
 
 class EffectInFlight(Conflict):
@@ -120,6 +129,10 @@ class NotAJournal(WorkbenchError):
     """The file is not a lithify journal, is empty, or was written by a newer schema version."""
 
     version: int | None = None
+
+
+class EncryptionKeyError(NotAJournal):
+    """An encrypted journal opened with a wrong key or none, or a plain one opened with a key."""
 
 
 class IntegrityError(WorkbenchError):
@@ -159,7 +172,10 @@ class DiskFull(StorageError):
 
 
 class Corrupt(StorageError):
-    """SQLite reports a damaged page (or a stored value cannot be decoded)."""
+    """SQLite reports a damaged page (or a stored value cannot be decoded). ``damage`` says
+    what is damaged, without advice (what ``verify`` reports)."""
+
+    damage: str | None = None
 
 
 class ForkFailed(WorkbenchError):

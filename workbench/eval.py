@@ -141,11 +141,24 @@ class Document:
 
 
 @dataclass(frozen=True)
+class Note:
+    """A text derived from documents, citing them: a LoCoMo observation (``kind``
+    "observation", about ``meta["speaker"]``) or session summary ("summary")."""
+
+    id: str
+    text: str
+    cites: list[str]
+    kind: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class Dataset:
     name: str
     questions: list[Question]
     documents: list[Document]
     groups: dict[str, list[str]] = field(default_factory=dict)  # question id -> candidate doc ids
+    notes: list[Note] = field(default_factory=list)  # derived texts citing documents
 
     def cases(
         self, ranker: Callable[[Question, list[Document]], Sequence[str]]
@@ -184,18 +197,31 @@ LOCOMO_CATEGORIES = {
 }
 
 
+_DIA_SPLIT = re.compile(r"[\s,;]+")
+
+
+def _cited(value: Any) -> list[str]:
+    """The dia_ids an observation cites: one id, a list of them, or (as in the published file)
+    several in one string separated by commas, semicolons or spaces."""
+    items = value if isinstance(value, list) else [value]
+    return [d for item in items if isinstance(item, str) for d in _DIA_SPLIT.split(item) if d]
+
+
 def load_locomo(path: str | Path) -> Dataset:
     """LoCoMo (``locomo10.json``): samples with a ``conversation`` of ``session_N`` turn lists
     (``dia_id``, ``speaker``, ``text``) and ``qa`` items (``question``, ``answer``, ``evidence``
-    dia_ids, numeric ``category``). Documents are turns; a question ranks its own sample's."""
+    dia_ids, numeric ``category``). Documents are turns; a question ranks its own sample's.
+    Notes: each session's ``observation`` per speaker (``[text, dia_id or dia_ids]``, citing
+    the turns it names that exist) and its ``session_summary`` (citing the session's turns)."""
     data = _read_json(path)
     if not isinstance(data, list):
         raise InvalidValue(f"{path}: LoCoMo is a JSON list of samples")
-    questions, documents, groups = [], [], {}
+    questions, documents, groups, notes = [], [], {}, []
     for s_i, sample in enumerate(data):
         sid = str(sample.get("sample_id", s_i))
         conv = sample.get("conversation") or {}
         turn_ids = []
+        sessions: dict[str, list[str]] = {}
         for key in sorted(
             (k for k in conv if re.fullmatch(r"session_\d+", k)), key=lambda k: int(k.split("_")[1])
         ):
@@ -213,6 +239,33 @@ def load_locomo(path: str | Path) -> Dataset:
                     )
                 )
                 turn_ids.append(tid)
+                sessions.setdefault(key, []).append(tid)
+        known = set(turn_ids)
+        observations = sample.get("observation") or {}
+        for key in sorted(sessions, key=lambda k: int(k.split("_")[1])):
+            per_speaker = observations.get(f"{key}_observation") or {}
+            for speaker in sorted(per_speaker) if isinstance(per_speaker, dict) else []:
+                for k, item in enumerate(per_speaker[speaker] or []):
+                    if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
+                        continue
+                    cites = [c for c in (f"{sid}:{d}" for d in _cited(item[1])) if c in known]
+                    if cites and item[0].strip():
+                        notes.append(
+                            Note(
+                                f"{sid}:{key}:observation:{speaker}:{k}",
+                                item[0],
+                                cites,
+                                "observation",
+                                {"speaker": speaker, "session": key},
+                            )
+                        )
+            summary = (sample.get("session_summary") or {}).get(f"{key}_summary")
+            if isinstance(summary, str) and summary.strip():
+                notes.append(
+                    Note(
+                        f"{sid}:{key}:summary", summary, sessions[key], "summary", {"session": key}
+                    )
+                )
         for q_i, qa in enumerate(sample.get("qa") or []):
             qid = f"{sid}:q{q_i}"
             cat = qa.get("category")
@@ -226,7 +279,7 @@ def load_locomo(path: str | Path) -> Dataset:
                 )
             )
             groups[qid] = turn_ids
-    return Dataset("locomo", questions, documents, groups)
+    return Dataset("locomo", questions, documents, groups, notes)
 
 
 def load_longmemeval(path: str | Path) -> Dataset:

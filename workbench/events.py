@@ -18,6 +18,7 @@ import dataclasses
 import json
 import math
 import re
+import reprlib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -39,6 +40,11 @@ MAX_SAFE_INT = 2**53 - 1
 # Lists and dicts nest at most this deep in a stored value: the deepest orjson encodes (every
 # stored value must read back, and orjson reads up to 1,024 levels, wrappers included).
 MAX_DEPTH = 254
+# What one event may hold (its payload as stored UTF-8 JSON) and an effect key, by default:
+# a journal is replayed and copied whole, so large content belongs outside it (a file, an object
+# store) with its path and hash journaled. ``Journal.open(max_event_bytes=, max_key_bytes=)``.
+MAX_EVENT_BYTES = 16 * 2**20
+MAX_KEY_BYTES = 4096
 
 # -- canonical JSON -------------------------------------------------------------------------
 
@@ -304,7 +310,7 @@ def unix_ms(value: Any, what: str) -> int:
             value = value.replace(tzinfo=UTC)
         return int(value.timestamp() * 1000)
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {value!r}")
+        raise InvalidValue(f"{what} takes unix milliseconds or a datetime, not {describe(value)}")
     ms = int(value * 1000) if abs(value) < 10**11 else int(value)
     if abs(ms) > MAX_TIME_MS:
         raise InvalidValue(
@@ -317,24 +323,30 @@ def check_text(value: Any, what: str) -> str:
     """A non-empty str that UTF-8 can encode (no lone surrogates), else InvalidValue: for keys,
     names and labels, which are stored and hashed as UTF-8."""
     if not isinstance(value, str) or not value:
-        raise InvalidValue(f"{what} is a non-empty str, not {value!r}")
+        raise InvalidValue(f"{what} is a non-empty str, not {describe(value)}")
     if not value.isascii():
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as e:
             raise InvalidValue(
-                f"{what} {value!r} holds a lone surrogate ({e.object[e.start]!r}) that "
+                f"{what} {describe(value)} holds a lone surrogate ({e.object[e.start]!r}) that "
                 "UTF-8 cannot encode; decode your bytes with errors='replace' first"
             ) from None
     return value
 
 
 def chain_payloads(
-    parent_hash: bytes, kind: str, values: Sequence[Any], path: str = "values", offset: int = 0
+    parent_hash: bytes,
+    kind: str,
+    values: Sequence[Any],
+    path: str = "values",
+    offset: int = 0,
+    max_bytes: int = MAX_EVENT_BYTES,
 ) -> tuple[list[str], list[bytes], list[bytes]]:
     """Consecutive events of one kind after ``parent_hash``: their canonical payload texts,
     the texts' UTF-8 bytes and the events' hashes (canonical + event_hash in one pass). An
-    unsafe value raises naming ``path[offset + i]`` before anything is returned."""
+    unsafe value, or one over ``max_bytes`` stored, raises naming ``path[offset + i]`` before
+    anything is returned."""
     texts: list[str] = []
     raw: list[bytes] = []
     hashes: list[bytes] = []
@@ -355,7 +367,12 @@ def chain_payloads(
                 ):
                     flat = False
                     break
-        if flat or scan(v) == _OK:
+        if not flat:
+            try:
+                flat = scan(v) == _OK
+            except RecursionError:  # too deep (or a cycle): canonical() says where
+                flat = False
+        if flat:
             try:
                 # decoded at once: orjson's buffers are oversized, and thousands held alive
                 # cost more than the encoding did
@@ -365,11 +382,62 @@ def chain_payloads(
         if text is None:
             text = canonical(v, f"{path}[{offset + i}]")
         data = text.encode("utf-8")
+        if len(data) > max_bytes:
+            raise _too_big(len(data), max_bytes, f"{path}[{offset + i}]")
         h = new(join((h, prefix, data, b"}"))).digest()
         texts.append(text)
         raw.append(data)
         hashes.append(h)
     return texts, raw, hashes
+
+
+def check_size(text: str, max_bytes: int, what: str) -> None:
+    """Refuse (InvalidValue) an event payload whose stored UTF-8 bytes exceed ``max_bytes``."""
+    if len(text) * 4 <= max_bytes:  # no character takes more than 4 bytes: nothing to count
+        return
+    n = len(text) if text.isascii() else len(text.encode("utf-8", "surrogatepass"))
+    if n > max_bytes:
+        raise _too_big(n, max_bytes, what)
+
+
+def check_key(key: Any, max_bytes: int) -> str:
+    """An effect key: ``check_text``, and at most ``max_bytes`` of UTF-8 (it is stored with its
+    result and in the intent log, and hashed on every lookup)."""
+    check_text(key, "an effect key")
+    text: str = key
+    n = len(key) if key.isascii() else len(key.encode("utf-8"))
+    if n > max_bytes:
+        raise InvalidValue(
+            f"the effect key {describe(key, 60)} is {n:,} bytes, over this journal's limit of "
+            f"{max_bytes:,} (max_key_bytes); use a short key (a name, or a hash of the inputs), "
+            "or open the journal with a larger max_key_bytes",
+            path="key",
+        )
+    return text
+
+
+def _too_big(n: int, max_bytes: int, what: str) -> InvalidValue:
+    return InvalidValue(
+        f"{what} is {n:,} bytes as stored JSON, over this journal's limit of {max_bytes:,} per "
+        "event (max_event_bytes); keep large content outside the journal (a file or an object "
+        "store) and journal its path and hash, or open the journal with a larger "
+        "max_event_bytes",
+        path=what,
+    )
+
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 3, 60, 60
+
+
+def describe(value: Any, width: int = 80) -> str:
+    """A short repr of any value for an error message: bounded in depth and length, so a
+    huge, deep or self-referencing value never makes the message itself fail."""
+    try:
+        text = _REPR.repr(value)
+    except Exception:  # noqa: BLE001 (a broken __repr__: its type is enough)
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _find_surrogate(v: Any, path: str) -> None:

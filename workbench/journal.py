@@ -26,6 +26,7 @@ from .opening import (
     DURABILITY,
     PLAIN_STATE,
     Clock,
+    check_limits,
     check_options,
     new_journal_schema,
     state_for,
@@ -82,8 +83,9 @@ class Journal:
     """An append-only journal of events on branches; see ``Journal.open``.
 
     What a ``Branch`` uses of its journal, and nothing else: ``storage``, ``history``,
-    ``snapshot_every``, ``write``, ``flush``, ``now``, ``durable_head``, ``refusals``, ``fork``,
-    ``branch``, ``resolve`` and ``unknown_outcomes``."""
+    ``snapshot_every``, ``max_event_bytes``, ``max_key_bytes``, ``write``, ``flush``, ``now``,
+    ``durable_head``, ``refusals``, ``fork``, ``branch``, ``resolve`` and
+    ``unknown_outcomes``."""
 
     def __init__(
         self,
@@ -93,16 +95,18 @@ class Journal:
         durability: str,
         state_known: bool = True,
         clock: Clock | None = None,
+        limits: tuple[int, int] = (ev.MAX_EVENT_BYTES, ev.MAX_KEY_BYTES),
     ) -> None:
         self._storage = storage
         self.history = History(storage, state, state_known)
         self.snapshot_every = snapshot_every
+        self.max_event_bytes, self.max_key_bytes = limits
         self.durability = durability
         self._clock = clock
         self._lock = storage.lock  # the connection's: shared with the buffer
         self._closed = False
         self._lazy = durability == "lazy"
-        self._buffer = LazyBuffer(storage, self.durable_head)
+        self._buffer = LazyBuffer(storage, self.durable_head, signals=self._lazy)
 
     # -- opening --------------------------------------------------------------------------
 
@@ -121,6 +125,8 @@ class Journal:
         raw: bool = False,
         timeout: float = 30.0,
         clock: Clock | None = None,
+        max_event_bytes: int = ev.MAX_EVENT_BYTES,
+        max_key_bytes: int = ev.MAX_KEY_BYTES,
     ) -> Journal:
         """Open (or create) the journal at ``path``: a file, or a PostgreSQL URL
         ``postgresql://user@host:port/dbname?journal=NAME`` (one schema per journal, "main"
@@ -140,10 +146,20 @@ class Journal:
         folders). ``timeout``: seconds to wait for another connection's lock (``Busy`` after).
         ``clock``: where events' recorded times come from (unix ms or a datetime), for tests
         and imports that replay recorded times; the system clock when not given.
+        ``max_event_bytes`` (16 MiB) and ``max_key_bytes`` (4 KiB): the most one event's payload
+        and one effect key may take as stored UTF-8; a larger one is refused (``InvalidValue``)
+        before anything is written. They bound what this handle writes, not what it reads.
         """
         path = os.fspath(path)
+        limits = check_limits(max_event_bytes, max_key_bytes)
         if path == ":memory:":
-            return cls.in_memory(state, snapshot_every=snapshot_every, clock=clock)
+            return cls.in_memory(
+                state,
+                snapshot_every=snapshot_every,
+                clock=clock,
+                max_event_bytes=max_event_bytes,
+                max_key_bytes=max_key_bytes,
+            )
         if is_url(path):
             pass  # a PostgreSQL journal: the server says what exists
         elif os.path.isdir(path):
@@ -170,14 +186,22 @@ class Journal:
             raw=raw,
             timeout=float(timeout),
             clock=clock,
+            limits=limits,
         )
 
     @classmethod
     def in_memory(
-        cls, state: type | None = None, *, snapshot_every: int = 128, clock: Clock | None = None
+        cls,
+        state: type | None = None,
+        *,
+        snapshot_every: int = 128,
+        clock: Clock | None = None,
+        max_event_bytes: int = ev.MAX_EVENT_BYTES,
+        max_key_bytes: int = ev.MAX_KEY_BYTES,
     ) -> Journal:
         """A journal in memory: the same code path as a file, gone when closed."""
-        return cls._make(":memory:", state, "process", snapshot_every, clock=clock)
+        limits = check_limits(max_event_bytes, max_key_bytes)
+        return cls._make(":memory:", state, "process", snapshot_every, clock=clock, limits=limits)
 
     @classmethod
     def _make(
@@ -194,6 +218,7 @@ class Journal:
         raw: bool = False,
         timeout: float = 30.0,
         clock: Clock | None = None,
+        limits: tuple[int, int] = (ev.MAX_EVENT_BYTES, ev.MAX_KEY_BYTES),
     ) -> Journal:
         check_options(durability, snapshot_every, create, clock, state, raw)
         storage = open_storage(
@@ -211,7 +236,7 @@ class Journal:
         except BaseException:
             storage.close()
             raise
-        return cls(storage, state, snapshot_every, durability, known, clock)
+        return cls(storage, state, snapshot_every, durability, known, clock, limits)
 
     @property
     def path(self) -> str:
@@ -258,7 +283,8 @@ class Journal:
                 if not self.readonly:
                     self._compact_intents()
             finally:
-                self._closed = self._buffer.closed = True
+                self._closed = True
+                self._buffer.close()
                 self._storage.close()
 
     def __enter__(self) -> Journal:
@@ -513,6 +539,11 @@ class Journal:
         the sweep runners record theirs)."""
         self.storage.put_run(branch, sweep, status, **fields)
 
+    def record_how(self, sweep: int, how: Mapping[str, Any]) -> None:
+        """Record how a sweep runs (runner, workers, target...), so a rerun or a resume runs it
+        the same way."""
+        self.storage.set_sweep_how(sweep, ev.canonical(dict(how), "how"))
+
     def end(self) -> int:
         """The tail position after the newest event: where a live view starts following."""
         self._settle()
@@ -548,8 +579,10 @@ class Journal:
         ]
 
     def unknown_outcomes(self, branch_id: int) -> list[str]:
-        """Effect keys started on a branch whose result was never committed."""
-        self._settle()
+        """Effect keys started on a branch whose result was never committed.
+
+        A read: it writes nothing (buffered events stay buffered: effects are never buffered),
+        so it answers at once while another process holds a write transaction."""
         db = self.storage
         announced = db.intents.pending(branch_id)
         if not announced:
@@ -557,11 +590,22 @@ class Journal:
         done = db.committed_keys(branch_id, [kh for _, kh in announced])
         return [key for (_, kh), key in announced.items() if kh not in done]
 
-    def _compact_intents(self, force: bool = False) -> None:
-        """Drop resolved lines from the intent log once it has grown large."""
+    def _compact_intents(self, force: bool = False, due: bool = False) -> None:
+        """Drop resolved announcements from the intent store: when it has grown large (at
+        close), when the store says it is ``due`` (before an effect: a long-lived process keeps
+        it small as it goes), or always (``force``, vacuum)."""
         db = self.storage
-        if db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
+        if db.readonly:
             return
+        if due:
+            if not db.intents.due():
+                return
+        elif db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
+            return
+        try:
+            db.catch_up_effect_index()  # so the check below reads the index, not the events
+        except WorkbenchError:
+            pass  # it reads the events the index lacks instead
 
         def still_open(announced: dict[tuple[int, bytes], str]) -> dict[tuple[int, bytes], str]:
             by_branch: dict[int, list[bytes]] = {}
@@ -642,7 +686,7 @@ class Journal:
         self.storage.writable()
 
         before = self.storage.size_bytes()
-        self._compact_intents(force=True)  # first: it writes (the effect index catches up)
+        self._compact_intents(force=True)  # first: it writes (the new log, the effect index)
         self.storage.vacuum()
         return before, self.storage.size_bytes()
 
@@ -696,7 +740,8 @@ class Journal:
 
     def verify(self, expect: Mapping[int | str, str] | None = None) -> VerifyReport:
         """Recompute every hash, chain link and snapshot seal, and let SQLite check its pages;
-        report the first bad seq per branch, and every branch's head hash.
+        report the first bad seq per branch, and every branch's head hash. A damaged file is
+        read as far as it goes: every seq that cannot be read is reported, the rest checked.
 
         ``expect`` maps branches (id or name) to a head hash recorded outside the journal (the
         whole hash, or a prefix of at least 32 hex characters): each must still be in that

@@ -11,6 +11,8 @@ from __future__ import annotations
 import functools
 import json
 import math
+import threading
+import weakref
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +102,47 @@ def _observations(rows: list[Observation]) -> pl.DataFrame:
     return pl.DataFrame(rows, schema=observation_schema(), orient="row")
 
 
+class _ReadSoFar:
+    """The observations one storage handle has read, and the position they reach."""
+
+    def __init__(self, frame: pl.DataFrame) -> None:
+        self.frame = frame
+        self.position: int = frame["position"][-1] if len(frame) else 0
+        self.lock = threading.Lock()
+
+
+# Per storage handle (dropped with it): positions follow commit order on every backend (a
+# reader never sees a smaller position commit later), so observations after the last position
+# read are all that can have arrived; matrix() on a journal called again (a notebook, the Lab's
+# charts, a study's report) reads only those instead of the whole history.
+_READ: weakref.WeakKeyDictionary[Any, _ReadSoFar] = weakref.WeakKeyDictionary()
+
+
+def all_observations(journal: Journal) -> pl.DataFrame:
+    """Every committed observation (position, branch, seq, metric, value, ts) in position
+    order; the first call on a handle reads them all, later calls only what arrived since."""
+    import polars as pl
+
+    db = journal.storage
+    if db.in_transaction:  # rows of an open transaction may still roll back: never keep them
+        frame: pl.DataFrame = db.observations_frame()
+        return frame
+    seen = _READ.get(db)
+    if seen is None:
+        seen = _ReadSoFar(db.observations_frame())
+        try:
+            _READ[db] = seen
+        except TypeError:  # a storage that cannot be weakly referenced is read whole each time
+            return seen.frame
+        return seen.frame
+    with seen.lock:
+        rows = db.observations(seen.position)
+        if rows:
+            seen.frame = pl.concat([seen.frame, _observations(rows)], how="vertical")
+            seen.position = rows[-1].position
+        return seen.frame
+
+
 def _select_branches(
     br: _Branches,
     journal: Journal,
@@ -150,7 +193,7 @@ def build_matrix(
     journal.flush()
     br = _Branches(journal)
     ids = _select_branches(br, journal, branches, sweep, params)
-    obs = journal.storage.observations_frame()
+    obs = all_observations(journal)
     if ids is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     if metrics is not None:

@@ -60,6 +60,14 @@ def check_options(
         )
 
 
+def check_limits(max_event_bytes: int, max_key_bytes: int) -> tuple[int, int]:
+    """(max_event_bytes, max_key_bytes) as given, or InvalidValue before anything is opened."""
+    for name, value in (("max_event_bytes", max_event_bytes), ("max_key_bytes", max_key_bytes)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise InvalidValue(f"{name} is a positive number of bytes (an int), not {value!r}")
+    return max_event_bytes, max_key_bytes
+
+
 def new_journal_schema(state: type | None) -> tuple[str, str | None, bytes, str]:
     """(state name, initial state as canonical JSON, its seal, what it is built from): what a
     new file records first."""

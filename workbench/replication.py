@@ -21,9 +21,9 @@ branches follow. Writer provenance stays with the source (the copies are the rep
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any
+from typing import Any, cast
 
 from .errors import Conflict, IntegrityError, InvalidValue, NotFound
 from .events import ZERO_HASH, event_hash
@@ -53,6 +53,7 @@ class ReplicationReport:
     tags: int = 0
     per_branch: dict[str, int] = field(default_factory=dict)
     up_to_date: bool = True
+    resumed: bool = False  # a clone that continued the part a killed one had copied
 
     def to_dict(self) -> dict[str, Any]:
         """The report as JSON-safe values (the CLI's --json output)."""
@@ -126,9 +127,9 @@ def _open(where: Any, writable: bool, like: Storage | None = None) -> Storage:
     """The storage of a Journal, a Storage as it is, or a path or URL opened here."""
     if hasattr(where, "storage") and hasattr(where, "flush"):  # a Journal
         where.flush()
-        return where.storage
+        return cast(Storage, where.storage)
     if hasattr(where, "branch_rows"):  # a Storage already
-        return where
+        return cast(Storage, where)
     path: str = os.fspath(where)
     if not writable:
         if not is_url(path) and not os.path.exists(path):
@@ -146,36 +147,59 @@ def _open(where: Any, writable: bool, like: Storage | None = None) -> Storage:
     return open_storage(path, "process", schema=schema)
 
 
-def _select(src: Storage, names: Sequence[str | int] | None) -> set[int]:
-    """Ids of the source branches to copy: those named (by name or id) and their ancestors."""
+class _Choice:
+    """The source branches a replication copies: ``ids`` (the chosen ones and their
+    ancestors), and for an ancestor that was not chosen itself, up to which seq its chosen
+    descendants need it (``need``) and which of them do (``needed_by``)."""
+
+    def __init__(self, ids: set[int]) -> None:
+        self.ids = ids
+        self.need: dict[int, int] = {}
+        self.needed_by: dict[int, list[str]] = {}
+
+
+def _select(src: Storage, names: Sequence[str | int] | None) -> _Choice:
+    """The source branches to copy: those named (by name or id) and their ancestors."""
     rows = {r.id: r for r in src.branch_rows()}
     if names is None:
-        return set(rows)
-    chosen: set[int] = set()
+        return _Choice(set(rows))
+    named: list[BranchRow] = []
     for n in names:
         row = src.branch_by_name(n) if isinstance(n, str) and not n.isdigit() else None
         if row is None and (isinstance(n, int) or str(n).isdigit()):
             row = rows.get(int(n))
         if row is None:
             raise NotFound(f"no branch {n!r} in the source journal; `lithify branches` lists them")
-        b: int | None = row.id
-        while b is not None and b not in chosen:
-            chosen.add(b)
-            b = rows[b].parent
-    return chosen
+        named.append(row)
+    chosen = {r.id for r in named}
+    choice = _Choice(set(chosen))
+    for row in named:
+        child = row
+        while child.parent is not None:
+            b = child.parent
+            choice.ids.add(b)
+            if b not in chosen:
+                # an ancestor is needed up to where its chosen descendants fork from it
+                choice.need[b] = max(choice.need.get(b, 0), child.fork_seq)
+                choice.needed_by.setdefault(b, []).append(_label(row))
+            child = rows[b]
+    return choice
 
 
-def _plan(
-    src: Storage, dst: Storage, ids: Iterable[int]
-) -> list[tuple[BranchRow, int | None, int, bytes]]:
+Plan = tuple[BranchRow, int | None, int, bytes, int | None]
+
+
+def _plan(src: Storage, dst: Storage, choice: _Choice) -> list[Plan]:
     """For each chosen source branch: (row, destination id or None, seq to copy after, hash it
-    must chain to). Raises Diverged before anything is written."""
+    must chain to, last seq to copy or None for all). Raises Diverged before anything is
+    written. An ancestor copied only for its descendants may differ in the destination after
+    the part they need: that part is all it must share, and nothing of it is copied then."""
     src_rows = {r.id: r for r in src.branch_rows()}
     dst_rows = {r.id: r for r in dst.branch_rows()}
     src_id, dst_id = _identities(src), _identities(dst)
     by_identity = {ident: b for b, ident in dst_id.items()}
-    plan: list[tuple[BranchRow, int | None, int, bytes]] = []
-    for b in sorted(ids):
+    plan: list[Plan] = []
+    for b in sorted(choice.ids):
         row = src_rows[b]
         target = by_identity.get(src_id[b])
         if target is not None:  # a named branch: it must fork from the same point on both sides
@@ -218,17 +242,26 @@ def _plan(
                     if at_top is None or (
                         src_head is not None and bytes(at_top.hash) == bytes(src_head.hash)
                     ):
-                        plan.append((row, target, dst_head.seq, chain))
+                        plan.append((row, target, dst_head.seq, chain, None))
                         continue
                 seq = _first_difference(src, dst, b, target, row.fork_seq)
+                need = choice.need.get(b)
+                if need is not None and seq > need:
+                    plan.append((row, target, need, chain, need))  # shared up to need: keep
+                    continue
+                for_whom = (
+                    f" ({', '.join(map(repr, choice.needed_by[b]))} need it up to seq {need})"
+                    if need is not None
+                    else ""
+                )
                 raise Diverged(
-                    f"branch {_label(row)!r} diverged at seq {seq}: the destination has another "
-                    f"event there (a non-fast-forward); nothing was copied. Fork the branch under "
-                    f"another name on one side, or copy into a fresh journal",
+                    f"branch {_label(row)!r} diverged at seq {seq}{for_whom}: the destination "
+                    f"has another event there (a non-fast-forward); nothing was copied. Fork the "
+                    f"branch under another name on one side, or copy into a fresh journal",
                     name=_label(row),
                     seq=seq,
                 )
-        plan.append((row, target, start, chain))
+        plan.append((row, target, start, chain, None))
     return plan
 
 
@@ -288,14 +321,80 @@ def replicate(
                 opened.close()
 
 
+PARTIAL = ".partial"  # a clone into a file is built under this suffix, then moved into place
+_SIDECARS = ("-wal", "-shm", "-intents", "-replicate.lock")
+
+
+def clone(
+    src: Any,
+    dst: str | os.PathLike[str],
+    branches: Sequence[str | int] | None = None,
+    *,
+    batch: int = BATCH,
+) -> ReplicationReport:
+    """Copy ``src`` into a new journal at ``dst`` (``lithify clone``). A file is built as
+    ``DST.partial`` and moved into place once complete, so ``dst`` never holds half a copy: a
+    killed clone leaves the partial file, and running the clone again continues it (only what
+    is missing travels). An existing ``dst`` file is refused (``pull`` updates one); a URL
+    destination is replicated into as it is (a rerun continues it too)."""
+    path = os.fspath(dst)
+    if is_url(path):
+        return replicate(src, path, branches, batch=batch)
+    partial = path + PARTIAL
+    if os.path.exists(path):
+        if os.path.exists(partial) and os.path.samefile(path, partial):
+            _remove(partial)  # a clone killed after moving into place: it was complete
+        origin = os.fspath(src) if isinstance(src, (str, os.PathLike)) else "SOURCE"
+        raise Conflict(f"{path} exists; `lithify --db {path} pull {origin}` updates it instead")
+    resumed = os.path.exists(partial)
+    report = replicate(src, partial, branches, batch=batch)
+    if _size(partial + "-wal") > 0:
+        raise Conflict(
+            f"{partial} is still open in another process (its WAL holds changes), so it was not "
+            f"moved to {path}; run the clone again once that process is done",
+            path=partial,
+        )
+    try:
+        os.link(partial, path)
+    except FileExistsError:
+        raise Conflict(
+            f"{path} appeared while this clone ran (another clone?); {partial} is kept: remove "
+            f"it, or `lithify --db {path} pull` to update {path}",
+            path=path,
+        ) from None
+    except OSError:  # no hard links on this file system: move it unless someone made one
+        if os.path.exists(path):
+            raise Conflict(f"{path} appeared while this clone ran; {partial} is kept") from None
+        os.rename(partial, path)
+    _remove(partial)
+    report.destination, report.resumed = path, resumed
+    return report
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _remove(partial: str) -> None:
+    """A finished clone's partial name and what SQLite and the copy kept beside it."""
+    for suffix in ("", *_SIDECARS):
+        try:
+            os.unlink(partial + suffix)
+        except OSError:
+            pass
+
+
 def _where(s: Storage) -> str:
     from .storage import redacted
 
     return redacted(s.path) if is_url(s.path) else s.path
 
 
-def _copy(s: Storage, d: Storage, ids: set[int], batch: int, report: ReplicationReport) -> None:
-    plan = _plan(s, d, ids)
+def _copy(s: Storage, d: Storage, choice: _Choice, batch: int, report: ReplicationReport) -> None:
+    plan = _plan(s, d, choice)
     dst_of: dict[int, int] = {}
     sweeps = _Sweeps(s, d, report)
     src_marks: dict[int, list[int]] = {}
@@ -304,7 +403,8 @@ def _copy(s: Storage, d: Storage, ids: set[int], batch: int, report: Replication
     dst_marks = {(b, q) for b, q, _ in d.all_snapshot_marks()}
     src_runs = {r.branch: r for r in s.runs()}
     dst_runs = {r.branch: r for r in d.runs()}
-    for row, target, after, chain in plan:
+    upto_of: dict[int, int] = {}  # ancestors kept at the part their descendants need
+    for row, target, after, chain, upto in plan:
         if target is None:
             parent = dst_of[row.parent] if row.parent is not None else None
             if parent is None:
@@ -313,11 +413,17 @@ def _copy(s: Storage, d: Storage, ids: set[int], batch: int, report: Replication
             (target,) = d.insert_branches([(row.name, parent, row.fork_seq, row.params, sweep)])
             report.branches_created += 1
         dst_of[row.id] = target
-        copied = _events(s, d, row.id, target, after, chain, batch)
+        copied = 0
+        if upto is None:
+            copied = _events(s, d, row.id, target, after, chain, batch)
+        else:
+            upto_of[row.id] = upto  # its later events differ there: none of them travels
         if copied:
             report.per_branch[_label(row)] = copied
             report.events += copied
         for q in src_marks.get(row.id, []):
+            if upto is not None and q > upto:
+                continue  # the destination's event at q is another one
             if (target, q) not in dst_marks and _put_snapshot(s, d, row.id, target, q):
                 report.snapshots += 1
         run = src_runs.get(row.id)
@@ -330,7 +436,7 @@ def _copy(s: Storage, d: Storage, ids: set[int], batch: int, report: Replication
                 report.runs += 1
     have = {label for label, _, _ in d.tags()}
     for label, b, q in s.tags():  # a label the destination has is the destination's
-        if b in dst_of and label not in have:
+        if b in dst_of and label not in have and q <= upto_of.get(b, q):
             d.put_tag(label, dst_of[b], q)
             report.tags += 1
 

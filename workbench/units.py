@@ -2,8 +2,10 @@
 
 A **unit** is one immutable piece of memory (a message, a KV fact, an embedding, a tool result,
 a summary): ``key``, ``type``, ``value``, ``source``, metadata, and for embeddings a packed
-float32 vector. Its identity is ``(session, key, type)``; its id is the content hash of all of
-it (``u`` + 32 hex), so the same content is the same unit wherever it appears.
+float32 (or, when asked, float64) vector. Its identity is ``(session, key, type)``; its id is
+the content hash of all of it but its ``created_at`` (``u`` + 32 hex), so the same content is
+the same unit wherever it appears; of two units of one identity in a snapshot, the one created
+later wins.
 
 A **session** is a branch (``session:<id>``); a **snapshot** is one event on it whose payload
 records what changed against the session's previous snapshot: the units put (whole, the first
@@ -15,19 +17,31 @@ encryption, replication and sweeps apply unchanged). A snapshot's id is its even
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import blake3
 import orjson
 
 from . import embeddings
-from .errors import InvalidValue
+from .errors import InvalidValue, ValueTypeError
 from .events import State, canonical
 
 KINDS = ("message", "kv", "embedding", "tool_result", "summary")
 SESSION_PREFIX = "session:"
+
+
+class UnitType(enum.StrEnum):
+    """The five kinds of unit; a member equals its string (``UnitType.KV == "kv"``)."""
+
+    MESSAGE = "message"
+    KV = "kv"
+    EMBEDDING = "embedding"
+    TOOL_RESULT = "tool_result"
+    SUMMARY = "summary"
 
 
 def identity(key: str, kind: str) -> str:
@@ -35,9 +49,25 @@ def identity(key: str, kind: str) -> str:
     return f"{kind}/{key}"
 
 
+def _when(value: Any) -> datetime | None:
+    """A unit's creation time as an aware UTC datetime (ISO text accepted, naive = UTC)."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise InvalidValue(f"a unit's created_at is an ISO 8601 time, not {value!r}") from None
+    if not isinstance(value, datetime):
+        raise InvalidValue(f"a unit's created_at is a datetime, not {value!r}")
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
 @dataclass(frozen=True)
 class Unit:
-    """One memory unit (immutable). ``id`` is the content hash of everything else."""
+    """One memory unit (immutable). ``id`` is the content hash of its content: everything but
+    ``id`` and ``created_at``, so the same content is one unit however often it is built;
+    ``created_at`` is when it was built (of two units of one identity, the later wins)."""
 
     session: str
     key: str
@@ -45,41 +75,65 @@ class Unit:
     value: Any
     source: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    embedding: Any = None  # {"@f32": base64} for type "embedding"
+    embedding: Any = None  # {"@f32": base64} (or "@f64") for type "embedding"
     effect: str | None = None  # the key of the effect whose result this value is
     id: str = ""
+    source_ref: str | None = None  # what within the source (a tool's name, a message type)
+    created_at: datetime | None = None
+    # an embedding with no value of its own reads its vector as ``value`` (never stored twice)
+    _vector_value: bool = field(default=False, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.type not in KINDS:
             raise InvalidValue(f"a unit's type is one of {', '.join(KINDS)}, not {self.type!r}")
+        object.__setattr__(self, "type", UnitType(self.type))
         for name in ("session", "key"):
             v = getattr(self, name)
             if not isinstance(v, str) or not v:
                 raise InvalidValue(f"a unit's {name} is a non-empty str, not {v!r}")
-        if self.source is not None and not isinstance(self.source, str):
-            raise InvalidValue(f"a unit's source is a str, not {self.source!r}")
+        for name in ("source", "source_ref"):
+            v = getattr(self, name)
+            if v is not None and not isinstance(v, str):
+                raise InvalidValue(f"a unit's {name} is a str, not {v!r}")
         if not isinstance(self.metadata, Mapping):
-            raise InvalidValue(f"a unit's metadata is a dict, not {self.metadata!r}")
+            raise ValueTypeError(f"a unit's metadata is a dict, not {self.metadata!r}")
+        object.__setattr__(self, "created_at", _when(self.created_at))
+        if self.type == "embedding" and self.value is not None and self._is_its_vector():
+            object.__setattr__(self, "value", None)  # the vector read back as value: not content
         doc = self.body()
-        text = canonical(doc, f"unit {self.key!r}")  # JSON-safe, refused with its path
+        try:
+            text = canonical(doc, f"unit {self.key!r}")  # JSON-safe, refused with its path
+        except InvalidValue as e:
+            raise ValueTypeError(str(e)) from None
         # a copy of what was hashed: the caller's objects may change later, the unit may not
         frozen = orjson.loads(text)
         object.__setattr__(self, "value", frozen["value"])
         object.__setattr__(self, "metadata", frozen["metadata"])
         if "embedding" in frozen:
             object.__setattr__(self, "embedding", frozen["embedding"])
+            if self.type == "embedding" and frozen["value"] is None:
+                object.__setattr__(self, "value", embeddings.unpack(frozen["embedding"]))
+                object.__setattr__(self, "_vector_value", True)
         digest = "u" + blake3.blake3(text.encode("utf-8")).hexdigest()[:32]
         if self.id and self.id != digest:
             raise InvalidValue(f"unit {self.key!r}: id {self.id!r} does not match its content")
         object.__setattr__(self, "id", digest)
 
+    def _is_its_vector(self) -> bool:
+        if not embeddings.is_packed(self.embedding) or not isinstance(self.value, list):
+            return False
+        try:
+            return [float(x) for x in self.value] == embeddings.unpack(self.embedding)
+        except (TypeError, ValueError):
+            return False
+
     def body(self) -> dict[str, Any]:
-        """The unit without its id, as stored."""
+        """The unit's content (what its id hashes): everything but ``id`` and ``created_at``."""
         doc: dict[str, Any] = {
             "session": self.session,
             "key": self.key,
-            "type": self.type,
-            "value": self.value,
+            "type": str(self.type.value if isinstance(self.type, UnitType) else self.type),
+            "value": None if self._vector_value else self.value,
             "source": self.source,
             "metadata": dict(self.metadata),
         }
@@ -87,16 +141,32 @@ class Unit:
             doc["embedding"] = self.embedding
         if self.effect is not None:
             doc["effect"] = self.effect
+        if self.source_ref is not None:
+            doc["source_ref"] = self.source_ref
         return doc
 
     def to_json(self) -> dict[str, Any]:
-        """The unit with its id."""
-        return {"id": self.id, **self.body()}
+        """The unit as stored: its id, its content and (when known) ``created_at``."""
+        doc = {"id": self.id, **self.body()}
+        if self.created_at is not None:
+            doc["created_at"] = self.created_at.isoformat()
+        return doc
 
     @property
     def identity(self) -> str:
         """``type/key``: what a later unit of the same session replaces."""
         return identity(self.key, self.type)
+
+    @property
+    def session_id(self) -> str:
+        """The session's id (the StateForge design's name for ``session``)."""
+        return self.session
+
+    @property
+    def vector(self) -> list[float] | None:
+        """An embedding unit's floats (float32-rounded unless built with dtype="float64"); also
+        its ``value`` when it was given no other (text, say)."""
+        return None if self.embedding is None else embeddings.unpack(self.embedding)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Unit:
@@ -111,6 +181,8 @@ class Unit:
             embedding=doc.get("embedding"),
             effect=doc.get("effect"),
             id=doc.get("id", ""),
+            source_ref=doc.get("source_ref"),
+            created_at=doc.get("created_at"),
         )
 
 
@@ -139,15 +211,22 @@ class SessionState(State):
                 self.units[identity(doc["key"], doc["type"])] = doc
 
 
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
 def latest_by_identity(units: Iterable[Unit]) -> dict[str, Unit]:
-    """Units by identity; of two with one identity, the later wins."""
+    """Units by identity; of two with one identity, the one created later wins (by
+    ``created_at``; a unit without one counts as oldest; of two created at the same moment,
+    the later in the list)."""
     out: dict[str, Unit] = {}
     if isinstance(units, Unit) or units is None or isinstance(units, (str, bytes, dict)):
         raise InvalidValue("a snapshot takes a list of units, e.g. [units.message(...)]")
     for u in units:
         if not isinstance(u, Unit):
             raise InvalidValue(f"a snapshot takes units (workbench.units.message(...)), not {u!r}")
-        out[u.identity] = u
+        held = out.get(u.identity)
+        if held is None or (u.created_at or _NEVER) >= (held.created_at or _NEVER):
+            out[u.identity] = u
     return out
 
 
@@ -183,20 +262,25 @@ def diff_units(
 
 
 # -- constructors (``from workbench.units import message``; also ``stateforge.units``) ---------
+# Their signatures are the StateForge design's: (session_id, key, value, source, source_ref,
+# metadata), so a call written for it works unchanged, positional or by keyword.
 
 
 def _unit(
     kind: str,
-    session: Any,
+    session_id: Any,
     key: str,
     value: Any,
     source: str | None,
+    source_ref: str | None,
     metadata: Mapping[str, Any] | None,
     **extra: Any,
 ) -> Unit:
-    sid = getattr(session, "id", session)
+    sid = getattr(session_id, "id", session_id)
     if not isinstance(sid, str) or not sid:
-        raise InvalidValue(f"a unit's session is a session (or its id), not {session!r}")
+        raise InvalidValue(f"a unit's session is a session (or its id), not {session_id!r}")
+    if metadata is not None and not isinstance(metadata, Mapping):
+        raise ValueTypeError(f"a unit's metadata is a dict, not {metadata!r}")
     return Unit(
         session=sid,
         key=key,
@@ -204,73 +288,99 @@ def _unit(
         value=value,
         source=source,
         metadata=dict(metadata or {}),
+        source_ref=source_ref,
+        created_at=datetime.now(UTC),
         **extra,
     )
 
 
 def message(
-    session: Any,
+    session_id: Any,
     key: str,
     value: Any,
-    source: str | None = None,
+    source: str | None = "user",
+    source_ref: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Unit:
     """A message (``value``: its text, or any JSON-safe form of it)."""
-    return _unit("message", session, key, value, source, metadata)
+    return _unit("message", session_id, key, value, source, source_ref, metadata)
 
 
 def kv(
-    session: Any,
+    session_id: Any,
     key: str,
     value: Any,
-    source: str | None = None,
+    source: str | None = "agent",
+    source_ref: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Unit:
     """A key/value fact."""
-    return _unit("kv", session, key, value, source, metadata)
+    return _unit("kv", session_id, key, value, source, source_ref, metadata)
+
+
+def _is_numbers(v: Any) -> bool:
+    return (
+        isinstance(v, Sequence)
+        and not isinstance(v, (str, bytes))
+        and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in v)
+    )
 
 
 def embedding(
-    session: Any,
+    session_id: Any,
     key: str,
-    vector: Sequence[float] | Mapping[str, str],
-    value: Any = None,
+    vector: Sequence[float] | bytes | Mapping[str, str] | None = None,
     source: str | None = None,
+    source_ref: str | None = None,
     metadata: Mapping[str, Any] | None = None,
+    *,
+    value: Any = None,
+    dtype: str = "float32",
 ) -> Unit:
-    """An embedding (stored packed as float32) with an optional value (e.g. the text)."""
+    """An embedding: ``vector`` (a list of numbers, packed little-endian float32 bytes, or a
+    packed dict), or the numbers as ``value=[...]`` when no vector is given; with a vector,
+    ``value`` is what it embeds (e.g. the text). Stored packed as float32, about a fifth of
+    the JSON text; ``dtype="float64"`` keeps every float exactly (twice the bytes)."""
+    if vector is None and _is_numbers(value):
+        vector, value = value, None
+    if vector is None:
+        raise InvalidValue("an embedding needs its numbers: vector=[...] (or value=[...])")
     if embeddings.is_packed(vector):
-        packed = vector
+        packed = dict(vector)  # type: ignore[arg-type]
+    elif isinstance(vector, (bytes, bytearray)):
+        packed = embeddings.pack_bytes(bytes(vector), dtype)
+    elif _is_numbers(vector):
+        packed = embeddings.pack(vector, dtype)  # type: ignore[arg-type]
     else:
-        if isinstance(vector, (str, bytes)) or not all(
-            isinstance(x, (int, float)) and not isinstance(x, bool) for x in vector
-        ):
-            raise InvalidValue(
-                f"an embedding is a list of numbers (or a packed one), not {vector!r}"
-            )
-        packed = embeddings.pack(vector)  # type: ignore[arg-type]
-    return _unit("embedding", session, key, value, source, metadata, embedding=packed)
+        raise ValueTypeError(
+            f"an embedding is a list of numbers (or packed bytes, or a packed dict), not {vector!r}"
+        )
+    return _unit(
+        "embedding", session_id, key, value, source, source_ref, metadata, embedding=packed
+    )
 
 
 def tool_result(
-    session: Any,
+    session_id: Any,
     key: str,
     value: Any,
     source: str | None = None,
+    source_ref: str | None = None,
     metadata: Mapping[str, Any] | None = None,
     effect: str | None = None,
 ) -> Unit:
     """A tool's result; ``effect``: the key of the journaled effect that produced it (what its
     provenance links to, exactly)."""
-    return _unit("tool_result", session, key, value, source, metadata, effect=effect)
+    return _unit("tool_result", session_id, key, value, source, source_ref, metadata, effect=effect)
 
 
 def summary(
-    session: Any,
+    session_id: Any,
     key: str,
     value: Any,
     source: str | None = None,
+    source_ref: str | None = None,
     metadata: Mapping[str, Any] | None = None,
 ) -> Unit:
     """A summary of other units."""
-    return _unit("summary", session, key, value, source, metadata)
+    return _unit("summary", session_id, key, value, source, source_ref, metadata)

@@ -1,14 +1,14 @@
 """Subprocess side of the PostgreSQL tests. usage:
 
 pg_worker.py append URL BRANCH N [DURABILITY]  print "acked SEQ" after each committed apply
-pg_worker.py effect URL KEY SECONDS            print "running", sleep inside effect KEY, print
-                                               "done RESULT" (or "in-flight HOLDER")
+pg_worker.py effect URL KEY                    inside effect KEY print "running" and wait for a
+                                               line on stdin (or its end), then print "done
+                                               RESULT" (or "in-flight HOLDER")
 """
 
 from __future__ import annotations
 
 import sys
-import time
 
 from workbench import Journal
 from workbench.errors import EffectInFlight
@@ -27,12 +27,12 @@ def main() -> None:
                     j.flush()
                 print(f"acked {seq}", flush=True)
         return
-    key, seconds = sys.argv[3], float(sys.argv[4])
+    key = sys.argv[3]
     with Journal.open(url) as j:
 
         def slow() -> str:
             print("running", flush=True)
-            time.sleep(seconds)
+            sys.stdin.readline()  # in flight until the test says so
             return f"result of {key}"
 
         try:

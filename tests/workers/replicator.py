@@ -1,14 +1,17 @@
-"""Replicate SRC into DST in batches of 50 events. usage: replicator.py SRC DST"""
+"""Replicate SRC into DST in batches of 50 events (``clone``: as `lithify clone` does).
+usage: replicator.py SRC DST [clone]"""
 
 from __future__ import annotations
 
 import sys
 
 from workbench import replicate
+from workbench.replication import clone
 
 
 def main() -> None:
-    report = replicate(sys.argv[1], sys.argv[2], batch=50)
+    copy = clone if sys.argv[3:] == ["clone"] else replicate
+    report = copy(sys.argv[1], sys.argv[2], batch=50)
     print(f"done {report.events}", flush=True)
 
 

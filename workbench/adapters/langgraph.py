@@ -122,7 +122,9 @@ class JournalSaver(BaseCheckpointSaver[str]):
         if t.head < b.head:
             for rec in b.history(t.head + 1, b.head):
                 if rec.kind == "delta" and isinstance(rec.payload, dict):
-                    t.fold(rec.payload)
+                    delta = self._unwrap(rec.payload)
+                    if delta is not None:
+                        t.fold(delta)
             t.head = b.head
         return t
 
@@ -130,10 +132,21 @@ class JournalSaver(BaseCheckpointSaver[str]):
         with self._lock:
             b = self._branch(thread_id, create=True)
             self._thread(thread_id)
-            b.apply(delta)
+            self._write(thread_id, b, delta)
             t = self._threads[thread_id]
             t.fold(json.loads(json.dumps(delta)))
             t.head = b.head
+
+    # Hooks for a saver that keeps threads in another shape of branch (StateForgeCheckpointer
+    # keeps each checkpoint as a session snapshot): how a delta is written and read back.
+
+    def _write(self, thread_id: str, b: Any, delta: dict[str, Any]) -> None:
+        """Append one LangGraph delta (a checkpoint, writes, a marker) to the thread's branch."""
+        b.apply(delta)
+
+    def _unwrap(self, payload: dict[str, Any]) -> dict[str, Any] | None:
+        """The LangGraph delta an event of the thread's branch holds (None: not one)."""
+        return payload
 
     def _thread_ids(self) -> list[str]:
         return [
@@ -365,10 +378,16 @@ class JournalSaver(BaseCheckpointSaver[str]):
             v = int(str(current).split(".")[0])
         return f"{v + 1:032}.{random.random():016}"
 
-    # -- async: the journal is local and quick; these run the same code -------------------
+    # -- async: the same code, through ``_off`` (inline here; on a worker thread in a
+    # subclass whose store has one)
+
+    async def _off(self, fn: Any, /, *args: Any, **kw: Any) -> Any:
+        """Run a sync method for its coroutine twin."""
+        return fn(*args, **kw)
 
     async def aget_tuple(self, config: Any) -> CheckpointTuple | None:
-        return self.get_tuple(config)
+        found: CheckpointTuple | None = await self._off(self.get_tuple, config)
+        return found
 
     async def alist(
         self,
@@ -378,7 +397,10 @@ class JournalSaver(BaseCheckpointSaver[str]):
         before: Any = None,
         limit: int | None = None,
     ) -> AsyncIterator[CheckpointTuple]:
-        for item in self.list(config, filter=filter, before=before, limit=limit):
+        def collect() -> list[CheckpointTuple]:
+            return list(self.list(config, filter=filter, before=before, limit=limit))
+
+        for item in await self._off(collect):
             yield item
 
     async def aput(
@@ -388,21 +410,21 @@ class JournalSaver(BaseCheckpointSaver[str]):
         metadata: CheckpointMetadata,
         new_versions: ChannelVersions,
     ) -> Any:
-        return self.put(config, checkpoint, metadata, new_versions)
+        return await self._off(self.put, config, checkpoint, metadata, new_versions)
 
     async def aput_writes(
         self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
     ) -> None:
-        self.put_writes(config, writes, task_id, task_path)
+        await self._off(self.put_writes, config, writes, task_id, task_path)
 
     async def adelete_thread(self, thread_id: str) -> None:
-        self.delete_thread(thread_id)
+        await self._off(self.delete_thread, thread_id)
 
     async def acopy_thread(self, source_thread_id: str, target_thread_id: str) -> None:
-        self.copy_thread(source_thread_id, target_thread_id)
+        await self._off(self.copy_thread, source_thread_id, target_thread_id)
 
     async def aprune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
-        self.prune(thread_ids, strategy=strategy)
+        await self._off(self.prune, thread_ids, strategy=strategy)
 
     async def adelete_for_runs(self, run_ids: Sequence[str]) -> None:
-        self.delete_for_runs(run_ids)
+        await self._off(self.delete_for_runs, run_ids)

@@ -44,6 +44,15 @@ def memory_sample(fmt: str) -> Path:
     return path
 
 
+def memory_suite(name: str = "coding_agent") -> Path:
+    """A bundled memory regression suite (``coding_agent``: which file defines what, which
+    decision superseded which)."""
+    path = _here() / "memory" / f"{name}_suite.json"
+    if not path.is_file():
+        raise NotFound(f"there is no bundled memory suite {name!r} ({path})", name=name)
+    return path
+
+
 def notebooks() -> Path:
     """The bundled notebooks (01-03) and, in ``templates/``, the sweep templates."""
     path = _here() / "notebooks"

@@ -12,7 +12,7 @@ import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import typer
 from typer.core import TyperOption
@@ -103,10 +103,26 @@ GLOBAL_HELP = (
 )
 
 
-def command(panel: str, name: str | None = None, **kw: Any) -> Any:
+snapshots_app = typer.Typer(
+    help="Snapshots: list a session's (--session), rebuild the ones built from older delta "
+    "versions.",
+    no_args_is_help=True,
+)
+app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def command(panel: str, name: str | None = None, **kw: Any) -> Callable[[F], F]:
     """``app.command`` for lithify: grouped under ``panel`` in ``lithify --help``, with the
     global options and exit codes in the command's own help."""
-    return app.command(name, rich_help_panel=panel, epilog=GLOBAL_HELP, **kw)
+    register = app.command(name, rich_help_panel=panel, epilog=GLOBAL_HELP, **kw)
+
+    def decorate(fn: F) -> F:
+        register(fn)
+        return fn
+
+    return decorate
 
 
 # typer prints a value label (<bool>) beside flags, which take no value: show none.
@@ -278,3 +294,37 @@ def hoist_globals(args: list[str]) -> list[str]:
 def wants_json(args: list[str]) -> bool:
     """Whether the command line asks for JSON (anywhere before ``--``)."""
     return "--json" in (args[: args.index("--")] if "--" in args else args)
+
+
+def run_app(
+    cli: typer.Typer,
+    prog_name: str,
+    argv: list[str] | None = None,
+    before: Callable[[], object] | None = None,
+) -> None:
+    """Run a typer app as a console script: global options hoisted, every error one line (one
+    JSON document under ``--json``) with exit code 1 (failed, not found) or 2 (usage), never a
+    traceback (``LITHIFY_DEBUG=1`` shows it)."""
+    args = hoist_globals(list(sys.argv[1:] if argv is None else argv))
+    as_json = wants_json(args)
+    try:
+        if before is not None:
+            before()
+        code = cli(args=args, prog_name=prog_name, standalone_mode=False)
+    except KeyboardInterrupt:
+        typer.echo("error: interrupted", err=True)
+        sys.exit(130)
+    except typer.Abort:
+        typer.echo("error: aborted", err=True)
+        sys.exit(1)
+    except typer.TyperException as e:  # a usage mistake: unknown option, missing argument...
+        if not as_json and hasattr(e, "show"):
+            e.show()
+            sys.exit(2)
+        fail(UsageError(e.format_message()), as_json)
+    except Exception as e:
+        if os.environ.get("LITHIFY_DEBUG"):
+            raise
+        fail(e, as_json)
+    if isinstance(code, int) and code:
+        sys.exit(code)

@@ -16,9 +16,8 @@ from .. import charts
 from ..errors import Corrupt, InvalidValue
 from ..events import encode_state, iso_ms
 from ..matrix import export
-from ..verify import VerifyReport
+from ..verify import VerifyReport, damage_of
 from .app import (
-    app,
     brief,
     command,
     console,
@@ -27,7 +26,9 @@ from .app import (
     open_journal,
     options,
     point,
+    snapshots_app,
 )
+from .sessions import forge, history_rows, print_history, session_journal
 
 
 @command("Journal")
@@ -55,7 +56,7 @@ def verify(
         with open_journal(opts) as j:
             report = j.verify(anchors or None)
     except Corrupt as e:  # SQLite could not even read the schema: damaged, not "not a journal"
-        report = VerifyReport(False, [(-1, 0, f"damaged: {e}")])
+        report = VerifyReport(False, [(-1, 0, f"damaged: {damage_of(e)}")])
 
     def human() -> None:
         out = console()
@@ -72,13 +73,27 @@ def verify(
                 out.print(f"  main head {main}  (record it elsewhere; check later with --expect)")
         else:
             out.print(f"[red]damaged[/red] {opts.path}: {len(report.problems)} problem(s)")
-            for b, seq, what in report.problems:
-                where = "file" if b < 0 else f"branch {b} seq {seq}"
+            for b, first, last, what in _runs(report.problems):
+                where = "file" if b < 0 else f"branch {b} seq {first}"
+                if last > first:
+                    where += f" to {last} ({last - first + 1} events)"
                 out.print(f"  {where}: {what}", markup=False)
 
     emit(opts, report.to_json(), human)
     if not report.ok:
         raise typer.Exit(1)
+
+
+def _runs(problems: list[tuple[int, int, str]]) -> list[tuple[int, int, int, str]]:
+    """(branch, first seq, last seq, what): consecutive seqs of a branch with the same problem
+    (a damaged page holds several events) as one line."""
+    out: list[tuple[int, int, int, str]] = []
+    for b, seq, what in problems:
+        if out and b >= 0 and out[-1][0] == b and out[-1][2] == seq - 1 and out[-1][3] == what:
+            out[-1] = (b, out[-1][1], seq, what)
+        else:
+            out.append((b, seq, seq, what))
+    return out
 
 
 @command("Journal")
@@ -231,9 +246,7 @@ def diff(
     --session: units between two snapshots)."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import forge
-
-        with open_journal(opts) as j:
+        with session_journal(opts) as j:
             d = forge(j).diff_sync(ref_a, ref_b, session)
         doc_units = d.to_json()
 
@@ -294,9 +307,7 @@ def rollback(
     """Restore an earlier state by appending an event; nothing is removed."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import forge
-
-        with open_journal(opts, write=True) as j:
+        with session_journal(opts, write=True) as j:
             snap = forge(j).rollback_sync(session, to, label)
         emit(
             opts,
@@ -479,9 +490,7 @@ def provenance(
     unit id: its source, the snapshot that stored it, every snapshot holding it, its effect."""
     opts = options(ctx)
     if is_unit_id(ref):
-        from .sessions import forge
-
-        with open_journal(opts) as j:
+        with session_journal(opts) as j:
             unit_doc = forge(j).provenance_sync(ref)
 
         def human_unit() -> None:
@@ -529,14 +538,6 @@ def provenance(
                 )
 
     emit(opts, doc, human)
-
-
-snapshots_app = typer.Typer(
-    help="Snapshots: list a session's (--session), rebuild the ones built from older delta "
-    "versions.",
-    no_args_is_help=True,
-)
-app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
 
 
 @snapshots_app.command("rebuild")
@@ -628,9 +629,7 @@ def history(
     An empty range (--from after --to) prints nothing."""
     opts = options(ctx)
     if session is not None:
-        from .sessions import history_rows, print_history
-
-        with open_journal(opts) as j:
+        with session_journal(opts) as j:
             rows = history_rows(j, session)
         emit(opts, rows, lambda: print_history(rows))
         return

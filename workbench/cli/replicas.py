@@ -3,13 +3,10 @@ journal is a file or a PostgreSQL URL; only missing events travel, hash-checked.
 
 from __future__ import annotations
 
-import os
-
 import typer
 
-from ..errors import Conflict
 from ..replication import ReplicationReport, replicate
-from ..storage import is_url
+from ..replication import clone as clone_journal
 from .app import command, console, emit, options
 
 _BRANCH_HELP = "Copy only this branch (name or id) and its ancestors; repeat for several."
@@ -20,6 +17,8 @@ def _show(report: ReplicationReport, verb: str) -> None:
     if report.up_to_date:
         c.print(f"{verb}: {report.destination} is up to date with {report.source}", markup=False)
         return
+    if report.resumed:
+        verb += " (continued where a stopped clone left off)"
     per = ", ".join(f"{b} +{n}" for b, n in report.per_branch.items()) or "no events"
     c.print(
         f"{verb}: {report.events} events ({per}), {report.branches_created} new branches, "
@@ -31,7 +30,8 @@ def _show(report: ReplicationReport, verb: str) -> None:
 
 def _run(ctx: typer.Context, verb: str, src: str, dst: str, branch: list[str]) -> None:
     opts = options(ctx)
-    report = replicate(src, dst, branches=branch or None)
+    copy = clone_journal if verb == "clone" else replicate
+    report = copy(src, dst, branches=branch or None)
     emit(opts, report.to_dict(), lambda: _show(report, verb))
 
 
@@ -42,10 +42,9 @@ def clone(
     dst: str = typer.Argument(..., help="A new journal: a file or a PostgreSQL URL."),
     branch: list[str] = typer.Option([], "--branch", help=_BRANCH_HELP),
 ) -> None:
-    """Copy a journal into a new one (same hashes; verify passes on both). Refuses an
-    existing destination file: use push or pull to update one."""
-    if not is_url(dst) and os.path.exists(dst):
-        raise Conflict(f"{dst} exists; `lithify --db {dst} pull {src}` updates it instead")
+    """Copy a journal into a new one (same hashes; verify passes on both). A file appears
+    whole once complete; a killed clone continues when run again. Refuses an existing
+    destination file: use push or pull to update one."""
     _run(ctx, "clone", src, dst, branch)
 
 

@@ -4,14 +4,15 @@ API): sessions list, snapshots list, snapshot show, and tags. ``diff``, ``rollba
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from typing import Any
 
 import typer
 
 from ..compat.stateforge import Snapshot, StateForge
 from ..units import SessionState
-from .app import app, brief, command, console, emit, open_journal, options
-from .journal import snapshots_app
+from .app import app, brief, command, console, emit, open_journal, options, snapshots_app
 
 sessions_app = typer.Typer(
     help="Sessions of the units layer (StateForge-style).", no_args_is_help=True
@@ -28,11 +29,19 @@ def forge(j: Any) -> StateForge:
     return StateForge(journal=j)
 
 
+def session_journal(opts: Any, write: bool = False) -> Any:
+    """The journal a session command works on: --db, $LITHIFY_DB, else $STATEFORGE_DB (the
+    ``stateforge`` command's variable: one setting serves both commands), else the default."""
+    if not opts.db and os.environ.get("STATEFORGE_DB"):
+        opts = dataclasses.replace(opts, db=os.environ["STATEFORGE_DB"])
+    return open_journal(opts, write=write)
+
+
 @sessions_app.command("list")
 def sessions_list(ctx: typer.Context) -> None:
     """Every session: id, label, when it started, its head snapshot."""
     opts = options(ctx)
-    with open_journal(opts) as j:
+    with session_journal(opts) as j:
         docs = [s.to_json() for s in forge(j).sessions_sync()]
 
     def human() -> None:
@@ -73,7 +82,7 @@ def snapshots_list(
 ) -> None:
     """A session's snapshots, oldest first: ref, short id, label, time, unit count."""
     opts = options(ctx)
-    with open_journal(opts) as j:
+    with session_journal(opts) as j:
         rows = _rows(forge(j).snapshots_sync(session), newest_first=False)
     emit(opts, rows, lambda: _print_rows(rows))
 
@@ -86,7 +95,7 @@ def snapshot_show(
 ) -> None:
     """One snapshot and the units it holds."""
     opts = options(ctx)
-    with open_journal(opts) as j:
+    with session_journal(opts) as j:
         sf = forge(j)
         snap = sf.get_snapshot_sync(ref, session)
         doc = {**snap.to_json(), "units": [u.to_json() for u in sf.units_of_sync(snap.id)]}

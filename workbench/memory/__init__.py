@@ -16,12 +16,23 @@
 Memory changes are ordinary journal deltas (``model``), so they are hashed, forkable and
 time-travelable; ``view`` answers bitemporal questions and projects to a CSR graph;
 ``compiler`` builds budgeted context with a receipt; ``retrieval`` ranks and fuses; ``linking``
-resolves mentions to nodes; ``analytics`` reports revisions, gaps, drift and duplicates.
+resolves mentions to nodes; ``extraction`` turns what a provider (``extractors``: rules, a chat
+model) finds in a text into a reviewable plan of nodes and facts; ``analytics`` reads the record:
+revisions and their confidence cascade, reasoning gaps, drift, consolidation.
 """
 
 from __future__ import annotations
 
 from .compiler import Bundle, ContextCompiler, ContextRequest, MemoryReceipt
+from .extraction import (
+    AutoExtractionEngine,
+    EntityMention,
+    Extraction,
+    ExtractionPlan,
+    ExtractionProvider,
+    RelationCandidate,
+)
+from .extractors import ModelProvider, RuleProvider
 from .model import (
     Evidence,
     FactRecorded,
@@ -47,10 +58,15 @@ from .retrieval import (
 from .view import Graph, View
 
 __all__ = [
+    "AutoExtractionEngine",
     "Bundle",
     "ContextCompiler",
     "ContextRequest",
+    "EntityMention",
     "Evidence",
+    "Extraction",
+    "ExtractionPlan",
+    "ExtractionProvider",
     "FactRecorded",
     "FactRetracted",
     "Graph",
@@ -58,9 +74,12 @@ __all__ = [
     "LexicalProvider",
     "LiteralProvider",
     "Memory",
+    "ModelProvider",
     "MemoryReceipt",
     "NodeUpserted",
     "PredicateDeclared",
+    "RelationCandidate",
+    "RuleProvider",
     "SemanticProvider",
     "View",
     "configuration",

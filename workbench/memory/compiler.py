@@ -16,12 +16,13 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from ..context import CharEstimator
 from ..errors import InvalidValue
 from .retrieval import Hit, Provider, search
-from .view import Graph, View
+from .view import Graph, View, fact_line  # noqa: F401  (fact_line: re-exported, it lived here)
 
 
 @dataclass(frozen=True)
@@ -94,30 +95,20 @@ class MemoryReceipt:
 
 @dataclass(frozen=True)
 class Bundle:
-    """The compiled context: its text, the selected facts as a graph, and the receipt."""
+    """The compiled context: its text, the selected facts (``graph``: as a graph, projected
+    when first asked for), and the receipt."""
 
     text: str
-    graph: Graph
     facts: list[dict[str, Any]]
     receipt: MemoryReceipt
     hits: list[Hit] = field(default_factory=list)
+    nodes: Mapping[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
-
-def _label(nodes: Mapping[str, dict[str, Any]], node_id: str) -> str:
-    n = nodes.get(node_id)
-    return n["label"] if n else node_id
-
-
-def fact_line(f: dict[str, Any], nodes: Mapping[str, dict[str, Any]]) -> str:
-    """One fact as a line of context, with its validity, confidence and evidence."""
-    ev = ", ".join(f"{e['kind']}:{e['locator']}" for e in f["evidence"])
-    when = f" from {f['valid_from']}" if f["valid_from"] is not None else ""
-    until = f" until {f['valid_to']}" if f["valid_to"] is not None else ""
-    conf = f" conf {f['confidence'] / 100:g}%" if f["confidence"] < 10_000 else ""
-    return (
-        f"- {_label(nodes, f['subject'])} {f['predicate']} {_label(nodes, f['object'])}"
-        f"{when}{until}{conf} [{ev}] ({f['id']})"
-    )
+    @cached_property
+    def graph(self) -> Graph:
+        """The selected facts and their endpoints as a ``Graph``."""
+        ends = {k for f in self.facts for k in (f["subject"], f["object"])}
+        return Graph.build({k: self.nodes[k] for k in ends if k in self.nodes}, self.facts)
 
 
 def _in_scope(node: dict[str, Any] | None, scope: Mapping[str, str] | None) -> bool:
@@ -152,7 +143,7 @@ class ContextCompiler:
         allowed = set(request.predicates) if request.predicates is not None else None
         skipped_predicate: set[str] = set()
         if request.query:
-            docs = [(f["id"], fact_line(f, nodes)) for f in graph.facts]
+            docs = graph.documents
             hits = search(request.providers, request.query, docs, request.top_k)
             for rank, h in enumerate(hits):
                 f = graph.facts[graph.fact_position[h.id]]
@@ -201,8 +192,10 @@ class ContextCompiler:
         used = sum(estimator(x) for x in lines) + sep * max(0, len(lines) - 1)
         selected: list[dict[str, Any]] = []
         full = False
+        lines_of = graph.documents
+        position = graph.fact_position
         for _, f in ranked:
-            line = fact_line(f, nodes)
+            line = lines_of[position[f["id"]]][1]
             tokens = estimator(line)
             cost = used + tokens + (sep if lines else 0)
             if full or cost > request.budget:
@@ -233,11 +226,7 @@ class ContextCompiler:
             hits=[h.to_json() for h in hits],
             projection_ms=round((time.perf_counter() - t0) * 1000, 3),
         )
-        sub = Graph.build(
-            {k: nodes[k] for f in selected for k in (f["subject"], f["object"]) if k in nodes},
-            selected,
-        )
-        return Bundle(text, sub, selected, receipt, hits)
+        return Bundle(text, selected, receipt, hits, nodes)
 
 
 def _walk(

@@ -6,11 +6,13 @@ aliases (0.8 × the share of the mention's words in the name × (1 + the share o
 words the mention and its hint cover) / 2). A mention is resolved when its best candidate scores
 at least ``min_score`` and beats the second by at least ``margin``; otherwise it is reported as
 ambiguous (with the candidates) or unresolved. The result is a reviewable ``LinkPlan`` whose
-events (aliases learned from resolved mentions) are appended atomically with ``apply``.
+events (aliases learned from mentions resolved by their text: a label or word match, never an id
+or external id) are appended atomically with ``apply``.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -21,10 +23,13 @@ from ..errors import InvalidValue
 from .model import NodeUpserted
 
 _SPACE = re.compile(r"[^\w]+", re.UNICODE)
+TEXT_MATCHES = frozenset({"label", "words"})  # the matches that may teach an alias
 
 
 def normalize(text: str) -> str:
     """Lowercase, accents folded, punctuation to single spaces."""
+    if text.isascii():  # nothing to fold (most names): skip the decomposition
+        return _SPACE.sub(" ", text.lower()).strip()
     folded = unicodedata.normalize("NFKD", text)
     plain = "".join(c for c in folded if not unicodedata.combining(c))
     return _SPACE.sub(" ", plain.lower()).strip()
@@ -66,9 +71,14 @@ class LinkPlan:
     _nodes: Mapping[str, dict[str, Any]] = field(default_factory=dict, repr=False)
 
     def events(self) -> list[NodeUpserted]:
-        """Node upserts adding each resolved mention's text as an alias where it is new."""
+        """Node upserts adding a resolved mention's text as an alias where it is new. Only a
+        match on the mention's text against the node's names (``label``, ``words``) teaches an
+        alias: a mention resolved by stable or external id may carry any text ("someone", the
+        id itself), which is not a name of the node."""
         learned: dict[str, list[str]] = {}
         for link in self.resolved:
+            if link.how != "words":
+                continue  # of TEXT_MATCHES, a label match's text is the label's, normalized
             n = self._nodes[link.node]
             known = {normalize(n["label"]), *(normalize(a) for a in n["aliases"])}
             have = learned.setdefault(link.node, list(n["aliases"]))
@@ -94,7 +104,8 @@ class LinkPlan:
     def apply(self, branch: Any) -> int:
         """Append the plan's events in one transaction; the branch's new head."""
         events = self.events()
-        return branch.apply_many(events) if events else branch.head
+        head: int = branch.apply_many(events) if events else branch.head
+        return head
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -119,15 +130,25 @@ class Linker:
         self.by_alias: dict[str, list[str]] = {}
         self.by_external: dict[tuple[str, str], list[str]] = {}
         self.by_word: dict[str, set[str]] = {}
+        self.names: dict[str, list[frozenset[str]]] = {}  # node -> word sets of its names
         for node_id, n in nodes.items():
-            self.by_label.setdefault(normalize(n["label"]), []).append(node_id)
+            label = normalize(n["label"])
+            self.by_label.setdefault(label, []).append(node_id)
+            names = [frozenset(label.split())]
             for a in n["aliases"]:
-                self.by_alias.setdefault(normalize(a), []).append(node_id)
+                alias = normalize(a)
+                self.by_alias.setdefault(alias, []).append(node_id)
+                names.append(frozenset(alias.split()))
             for system, ext in n["external_ids"].items():
                 self.by_external.setdefault((system, ext), []).append(node_id)
-            for text in (n["label"], *n["aliases"]):
-                for w in normalize(text).split():
-                    self.by_word.setdefault(w, set()).add(node_id)
+            self.names[node_id] = names
+            for ws in names:
+                for w in ws:
+                    held = self.by_word.get(w)
+                    if held is None:
+                        self.by_word[w] = {node_id}
+                    else:
+                        held.add(node_id)
 
     def _fits(self, node_id: str, m: Mention) -> bool:
         n = self.nodes[node_id]
@@ -138,8 +159,10 @@ class Linker:
             return all(have.get(k) in (None, v) for k, v in m.scope.items())
         return True
 
-    def candidates(self, m: Mention) -> list[tuple[str, float, str]]:
-        """(node, score, how) for a mention, best first, ties by node id."""
+    def candidates(self, m: Mention, limit: int | None = None) -> list[tuple[str, float, str]]:
+        """(node, score, how) for a mention, best first, ties by node id (the first ``limit``)."""
+        if m.id is not None and m.id in self.nodes and self._fits(m.id, m):
+            return [(m.id, 1.0, "id")]  # the extractor's stable id: nothing else competes
         best: dict[str, tuple[float, str]] = {}
 
         def offer(ids: Iterable[str], score: float, how: str) -> None:
@@ -147,34 +170,44 @@ class Linker:
                 if self._fits(i, m) and score > best.get(i, (0.0, ""))[0]:
                     best[i] = (score, how)
 
-        if m.id is not None and m.id in self.nodes and self._fits(m.id, m):
-            return [(m.id, 1.0, "id")]  # the extractor's stable id: nothing else competes
         if m.external_id is not None:
             offer(self.by_external.get(tuple(m.external_id), []), 1.0, "external_id")  # type: ignore[arg-type]
         key = normalize(m.text)
         offer(self.by_label.get(key, []), 0.95, "label")
         offer(self.by_alias.get(key, []), 0.9, "alias")
-        if best and max(s for s, _ in best.values()) >= 0.9:
-            # an exact match: word overlap scores at most 0.8, and cannot make it ambiguous
-            return sorted(((i, s, h) for i, (s, h) in best.items()), key=lambda x: (-x[1], x[0]))
+        if best:
+            # an exact match (>= 0.9): word overlap scores at most 0.8 and cannot compete
+            exact = sorted((-s, i, h) for i, (s, h) in best.items())
+            return [(i, -s, h) for s, i, h in exact[:limit]]
         mention_words = set(key.split())
+        if not mention_words:
+            return []
         words = mention_words | set(normalize(m.hint or "").split())
         # candidates from the mention's distinctive words (a word most names share finds
         # nothing by itself); the rarest one when all are common
-        known = sorted((len(self.by_word[w]), w) for w in words if w in self.by_word)
+        by_word = self.by_word
+        known = sorted((len(by_word[w]), w) for w in words if w in by_word)
         cap = max(50, len(self.nodes) // 100)
         chosen = [w for n, w in known if n <= cap] or [w for _, w in known[:1]]
         pool: set[str] = set()
         for w in chosen:
-            pool |= self.by_word[w]
-        for i in pool:
-            n = self.nodes[i]
-            score = max(
-                _overlap(mention_words, set(normalize(t).split()), words)
-                for t in (n["label"], *n["aliases"])
-            )
-            offer([i], round(0.8 * score, 6), "words")
-        return sorted(((i, s, h) for i, (s, h) in best.items()), key=lambda x: (-x[1], x[0]))
+            pool |= by_word[w]
+        names = self.names
+        check = m.kind is not None or bool(m.scope)
+        scored = []
+        disjoint = mention_words.isdisjoint  # no set is built for a name without them
+        for i in pool:  # _overlap inlined: this loop is the linker's hot path
+            top = 0.0
+            for ws in names[i]:
+                if not disjoint(ws):
+                    value = len(mention_words & ws) * (1.0 + len(words & ws) / len(ws))
+                    if value > top:
+                        top = value
+            if top and (not check or self._fits(i, m)):
+                scored.append((-top, i))
+        ranked = heapq.nsmallest(limit, scored) if limit is not None else sorted(scored)
+        share = 0.4 / len(mention_words)  # 0.8 x (0.5 + 0.5 x covered) = 0.4 x (1 + covered)
+        return [(i, round(-share * neg, 6), "words") for neg, i in ranked]
 
     def link(
         self, mentions: Sequence[Mention], min_score: float = 0.6, margin: float = 0.1
@@ -186,24 +219,14 @@ class Linker:
         for m in mentions:
             if not isinstance(m, Mention):
                 raise InvalidValue(f"link takes Mention(...) values, not {m!r}")
-            cands = self.candidates(m)
+            cands = self.candidates(m, 5)
             if not cands or cands[0][1] < min_score:
                 plan.unresolved.append(m)
             elif len(cands) > 1 and cands[0][1] - cands[1][1] < margin:
-                plan.ambiguous.append((m, [(c, s) for c, s, _ in cands[:5]]))
+                plan.ambiguous.append((m, [(c, s) for c, s, _ in cands]))
             else:
                 plan.resolved.append(Link(m, cands[0][0], cands[0][1], cands[0][2]))
         return plan
-
-
-def _overlap(mention: set[str], name: set[str], context: set[str]) -> float:
-    """How well a name matches a mention: the share of the mention's words in the name, times
-    how much of the name the mention and its hint cover (half weight)."""
-    if not mention or not name:
-        return 0.0
-    contained = len(mention & name) / len(mention)
-    covered = len(context & name) / len(name)
-    return contained * (0.5 + 0.5 * covered)
 
 
 def link(

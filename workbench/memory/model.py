@@ -49,12 +49,14 @@ def _text(value: Any, what: str) -> str:
 @dataclass(frozen=True)
 class Evidence:
     """Where a fact comes from: ``kind`` (test, user, document, model...), a ``locator``
-    (a path, URL, message id), an optional content ``digest`` and ``span`` [start, end)."""
+    (a path, URL, message id), an optional content ``digest``, ``span`` [start, end) (byte
+    offsets into the UTF-8 text) and the extraction ``provider`` that read it."""
 
     kind: str
     locator: str
     digest: str | None = None
     span: list[int] | None = None
+    provider: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"kind": self.kind, "locator": self.locator}
@@ -62,17 +64,25 @@ class Evidence:
             out["digest"] = self.digest
         if self.span is not None:
             out["span"] = list(self.span)
+        if self.provider is not None:
+            out["provider"] = self.provider
         return out
 
 
 def evidence(
-    kind: str, locator: str, digest: str | None = None, span: Sequence[int] | None = None
+    kind: str,
+    locator: str,
+    digest: str | None = None,
+    span: Sequence[int] | None = None,
+    provider: str | None = None,
 ) -> dict[str, Any]:
     """One evidence record (checked now)."""
     _text(kind, "evidence kind")
     _text(locator, "evidence locator")
     if digest is not None:
         _text(digest, "evidence digest")
+    if provider is not None:
+        _text(provider, "evidence provider")
     if span is not None:
         if (
             not isinstance(span, (list, tuple))
@@ -81,7 +91,14 @@ def evidence(
             or span[0] > span[1]
         ):
             raise InvalidValue(f"an evidence span is [start, end] with start <= end, not {span!r}")
-    return Evidence(kind, locator, digest, list(span) if span is not None else None).to_json()
+    out: dict[str, Any] = {"kind": kind, "locator": locator}
+    if digest is not None:
+        out["digest"] = digest
+    if span is not None:
+        out["span"] = [span[0], span[1]]
+    if provider is not None:
+        out["provider"] = provider
+    return out
 
 
 def _evidence_list(items: Any, what: str) -> list[dict[str, Any]]:
@@ -95,11 +112,13 @@ def _evidence_list(items: Any, what: str) -> list[dict[str, Any]]:
             e = e.to_json()
         if not isinstance(e, Mapping) or "kind" not in e or "locator" not in e:
             raise InvalidValue(f"{what}: {e!r} is not an evidence record; use evidence(...)")
-        out.append(evidence(e["kind"], e["locator"], e.get("digest"), e.get("span")))
+        out.append(
+            evidence(e["kind"], e["locator"], e.get("digest"), e.get("span"), e.get("provider"))
+        )
     return out
 
 
-@delta("memory.node")
+@delta("memory.node", plain=True)
 @dataclass(frozen=True)
 class NodeUpserted:
     """A node created, or updated in place (its label, aliases, external ids or scope)."""
@@ -142,7 +161,7 @@ def node(
     )
 
 
-@delta("memory.fact")
+@delta("memory.fact", plain=True)
 @dataclass(frozen=True)
 class FactRecorded:
     """A fact: ``subject --predicate--> object`` valid in ``[valid_from, valid_to)``, with its
@@ -212,7 +231,7 @@ def fact(
     )
 
 
-@delta("memory.retract")
+@delta("memory.retract", plain=True)
 @dataclass(frozen=True)
 class FactRetracted:
     """A fact withdrawn (it stays in the record, marked retracted, with the evidence why)."""
@@ -240,7 +259,7 @@ def retract(
     )
 
 
-@delta("memory.predicate")
+@delta("memory.predicate", plain=True)
 @dataclass(frozen=True)
 class PredicateDeclared:
     """A predicate's rules: ``functional`` = one object per subject at a time."""
@@ -258,18 +277,49 @@ def predicate(name: str, functional: bool = False) -> PredicateDeclared:
     return PredicateDeclared(name, functional)
 
 
+_EVIDENCE_KEYS = frozenset({"kind", "locator", "digest", "span", "provider"})
+
+
+def _well_formed(items: Any) -> bool:
+    """Whether an evidence list is exactly what ``evidence(...)`` builds (the fast check every
+    applied fact passes, replays included; ``_evidence_list`` says what is wrong if not)."""
+    if type(items) is not list or not items:
+        return False
+    for e in items:
+        if type(e) is not dict:
+            return False
+        kind, locator = e.get("kind"), e.get("locator")
+        if type(kind) is not str or not kind or type(locator) is not str or not locator:
+            return False
+        if len(e) > 2:
+            if not e.keys() <= _EVIDENCE_KEYS:
+                return False
+            for name in ("digest", "provider"):
+                if name in e and (type(e[name]) is not str or not e[name]):
+                    return False
+            if "span" in e:
+                span = e["span"]
+                if (
+                    type(span) is not list
+                    or len(span) != 2
+                    or type(span[0]) is not int
+                    or type(span[1]) is not int
+                    or span[0] > span[1]
+                ):
+                    return False
+    return True
+
+
 def _check_recorded(d: FactRecorded) -> None:
     """What ``fact()`` checks, again where a fact is applied (a FactRecorded built by hand, or
     by a plan, must meet the same contract)."""
-    if not isinstance(d.evidence, list) or list(d.evidence) != _evidence_list(
-        d.evidence, f"fact {d.id!r}"
-    ):
+    if not _well_formed(d.evidence):
+        _evidence_list(d.evidence, f"fact {d.id!r}")  # raises with what is wrong, if it can
         raise InvalidValue(f"fact {d.id!r} has malformed evidence; build it with evidence(...)")
     if d.valid_from is not None and d.valid_to is not None and d.valid_to <= d.valid_from:
         raise InvalidValue(f"fact {d.id!r}: valid_to must come after valid_from")
-    if isinstance(d.confidence, bool) or not isinstance(d.confidence, int):
-        raise InvalidValue(f"fact {d.id!r}: confidence is basis points 0..10000")
-    if not 0 <= d.confidence <= MAX_CONFIDENCE:
+    c = d.confidence
+    if type(c) is not int or not 0 <= c <= MAX_CONFIDENCE:
         raise InvalidValue(f"fact {d.id!r}: confidence is basis points 0..10000")
 
 
@@ -286,19 +336,16 @@ class Memory(State):
     def apply(self, d: Any) -> None:
         self.__dict__.pop("_source", None)  # a changed state is no longer the point it was read at
         if isinstance(d, NodeUpserted):
-            self.nodes[d.id] = {
-                "id": d.id,
-                "kind": d.kind,
-                "label": d.label,
-                "aliases": list(d.aliases),
-                "external_ids": dict(d.external_ids),
-                "scope": dict(d.scope),
-                "recorded_at": d.recorded_at,
-            }
+            record = dict(d.__dict__)  # the delta's fields, one C-level copy
+            record["aliases"] = list(d.aliases)
+            record["external_ids"] = dict(d.external_ids)
+            record["scope"] = dict(d.scope)
+            self.nodes[d.id] = record
         elif isinstance(d, FactRecorded):
             self._record(d)
         elif isinstance(d, FactRetracted):
-            if list(d.evidence) != _evidence_list(d.evidence, f"the retraction of {d.fact!r}"):
+            if not _well_formed(d.evidence):
+                _evidence_list(d.evidence, f"the retraction of {d.fact!r}")
                 raise InvalidValue(f"the retraction of {d.fact!r} has malformed evidence")
             f = self.facts.get(d.fact)
             if f is None:
@@ -322,12 +369,13 @@ class Memory(State):
         _check_recorded(d)
         if d.id in self.facts:
             raise InvalidValue(f"fact {d.id!r} exists; supersede it with a new id", name=d.id)
-        for end, what in ((d.subject, "subject"), (d.object, "object")):
-            if end not in self.nodes:
-                raise InvalidValue(
-                    f"fact {d.id!r}: its {what} {end!r} is not a node; add it with node(...) first",
-                    name=end,
-                )
+        nodes = self.nodes
+        if d.subject not in nodes or d.object not in nodes:
+            end, what = (d.subject, "subject") if d.subject not in nodes else (d.object, "object")
+            raise InvalidValue(
+                f"fact {d.id!r}: its {what} {end!r} is not a node; add it with node(...) first",
+                name=end,
+            )
         if d.supersedes is not None:
             old = self.facts.get(d.supersedes)
             if old is None:
@@ -347,24 +395,10 @@ class Memory(State):
                 )
             old["superseded_by"] = d.id
             old["superseded_at"] = d.recorded_at
-        self.facts[d.id] = {
-            "id": d.id,
-            "subject": d.subject,
-            "predicate": d.predicate,
-            "object": d.object,
-            "evidence": list(d.evidence),
-            "valid_from": d.valid_from,
-            "valid_to": d.valid_to,
-            "observed_at": d.observed_at,
-            "recorded_at": d.recorded_at,
-            "agent": d.agent,
-            "session": d.session,
-            "confidence": d.confidence,
-            "supersedes": d.supersedes,
-            "superseded_by": None,
-            "superseded_at": None,
-            "retracted": None,
-        }
+        record = dict(d.__dict__)  # the delta's fields, one C-level copy
+        record["evidence"] = list(d.evidence)
+        record["superseded_by"] = record["superseded_at"] = record["retracted"] = None
+        self.facts[d.id] = record
 
     def bind_source(self, source: dict[str, Any]) -> None:
         """Where this state was read from (called by ``Branch.state`` and ``at``): views and

@@ -1,15 +1,18 @@
 """Retrieval providers behind one small protocol, and integer reciprocal-rank fusion.
 
 A provider ranks documents ``(id, text)`` for a query: ``literal`` (query words found whole),
-``lexical`` (BM25, through the ``bm25s`` library) and ``semantic`` (cosine similarity of a
-user-supplied embedding function; tests use a deterministic one). ``fuse`` combines rankings
+``lexical`` (BM25, through the ``bm25s`` library), ``graph`` (BM25 over each fact's
+neighbourhood in the memory: what cites it, what it follows; see ``GraphProvider``) and
+``semantic`` (cosine similarity of a user-supplied embedding function, such as
+``journaled_embedding`` over an OpenAI-compatible endpoint; ``hashed`` is a deterministic bag
+of words for tests). ``fuse`` combines rankings
 with integer RRF (``sum(SCALE // (K + rank))``, so the same inputs give the same order on any
-machine) and keeps, for each hit, every provider's channel, rank and raw score.
+machine) and keeps, for each hit, every provider's channel, rank and raw score; ``search`` fuses
+each provider's first ``top_k``.
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -30,12 +33,60 @@ def words(text: str) -> list[str]:
 
 
 class Provider(Protocol):
-    """Ranks documents for a query: [(doc id, raw score)], best first, ties by id."""
+    """Ranks documents for a query: [(doc id, raw score)], best first, ties by id; with
+    ``limit``, only the first ``limit`` (a provider may ignore it: ``search`` cuts anyway)."""
 
     name: str
     channel: str
 
-    def rank(self, query: str, docs: Docs) -> list[tuple[str, float]]: ...
+    def rank(self, query: str, docs: Docs, limit: int | None = None) -> list[tuple[str, float]]: ...
+
+
+class _Corpus:
+    """What a provider keeps about the documents it ranked last: their ids, the order of the
+    ids (for ties) and whatever index it built. The same list again is recognized by identity,
+    any other by its content (ids and a hash of the texts)."""
+
+    def __init__(self, docs: Docs, index: Any) -> None:
+        import numpy as np
+
+        self.docs = docs
+        self.length = len(docs)
+        self.ids = [i for i, _ in docs]
+        self.key = _content_key(docs)
+        order = sorted(range(len(self.ids)), key=self.ids.__getitem__)
+        tie = np.empty(len(order), dtype=np.int64)
+        tie[order] = np.arange(len(order))
+        self.tie = tie
+        self.index = index
+
+    def same(self, docs: Docs) -> bool:
+        if docs is self.docs and len(docs) == self.length:
+            return True
+        return len(docs) == self.length and _content_key(docs) == self.key
+
+    def top(self, scores: Any, limit: int | None) -> list[tuple[str, float]]:
+        """(id, score) of the documents scoring above 0, best first, ties by id."""
+        import numpy as np
+
+        pos = np.nonzero(scores > 0)[0]
+        if limit is not None and len(pos) > limit:
+            cut = np.partition(scores[pos], len(pos) - limit)[len(pos) - limit]
+            pos = pos[scores[pos] >= cut]  # the best ``limit``, and whatever ties the last
+        pos = pos[np.lexsort((self.tie[pos], -scores[pos]))]
+        if limit is not None:
+            pos = pos[:limit]
+        ids = self.ids
+        return [(ids[i], float(scores[i])) for i in pos.tolist()]
+
+
+def _content_key(docs: Docs) -> tuple[str, ...]:
+    import blake3
+
+    return (
+        *(i for i, _ in docs),
+        blake3.blake3("\x00".join(t for _, t in docs).encode()).hexdigest(),
+    )
 
 
 class LiteralProvider:
@@ -44,12 +95,27 @@ class LiteralProvider:
     name = "literal"
     channel = "text"
 
-    def rank(self, query: str, docs: Docs) -> list[tuple[str, float]]:
+    def __init__(self) -> None:
+        self._corpus: _Corpus | None = None
+
+    def rank(self, query: str, docs: Docs, limit: int | None = None) -> list[tuple[str, float]]:
+        import numpy as np
+
         q = set(words(query))
-        if not q:
+        if not q or not docs:
             return []
-        scored = [(i, float(len(q & set(words(t))))) for i, t in docs]
-        return sorted(((i, s) for i, s in scored if s > 0), key=lambda x: (-x[1], x[0]))
+        if self._corpus is None or not self._corpus.same(docs):
+            postings: dict[str, list[int]] = {}
+            for k, (_, t) in enumerate(docs):
+                for w in set(words(t)):
+                    postings.setdefault(w, []).append(k)
+            self._corpus = _Corpus(docs, {w: np.array(v) for w, v in postings.items()})
+        counts = np.zeros(len(docs))
+        for w in q:
+            held = self._corpus.index.get(w)
+            if held is not None:
+                counts[held] += 1.0
+        return self._corpus.top(counts, limit)
 
 
 class LexicalProvider:
@@ -60,33 +126,19 @@ class LexicalProvider:
     channel = "bm25"
 
     def __init__(self) -> None:
-        self._key: tuple[str, ...] | None = None  # the documents' ids and a hash of their texts
-        self._index: Any = None
+        self._corpus: _Corpus | None = None
 
-    def rank(self, query: str, docs: Docs) -> list[tuple[str, float]]:
-        import blake3
-        import bm25s
-
+    def rank(self, query: str, docs: Docs, limit: int | None = None) -> list[tuple[str, float]]:
         if not docs:
             return []
-        ids = tuple(i for i, _ in docs)
-        key = (*ids, blake3.blake3("\x00".join(t for _, t in docs).encode()).hexdigest())
-        if key != self._key:
-            corpus = [" ".join(words(t)) or "_" for _, t in docs]
-            tokens = bm25s.tokenize(corpus, stopwords=None, show_progress=False)
-            index = bm25s.BM25()
-            index.index(tokens, show_progress=False)
-            self._key, self._index = key, index
-        q = [w for w in words(query) if w in self._index.vocab_dict]
-        if not q:
-            return []
-        found, scores = self._index.retrieve([q], k=len(docs), show_progress=False)
-        out = [(ids[int(j)], float(s)) for j, s in zip(found[0], scores[0], strict=True) if s > 0]
-        return sorted(out, key=lambda x: (-x[1], x[0]))
+        if self._corpus is None or not self._corpus.same(docs):
+            self._corpus = _Corpus(docs, _bm25([t for _, t in docs]))
+        return self._corpus.top(_scores(self._corpus.index, query, len(docs)), limit)
 
 
 class SemanticProvider:
-    """Cosine similarity of ``embed(texts) -> vectors`` (any embedding function)."""
+    """Cosine similarity of ``embed(texts) -> vectors`` (any embedding function); vectors are
+    kept per text, so each text is embedded once."""
 
     channel = "embedding"
 
@@ -97,33 +149,46 @@ class SemanticProvider:
             raise InvalidValue("SemanticProvider takes an embedding function: texts -> vectors")
         self.embed = embed
         self.name = name
-        self._cache: dict[str, list[float]] = {}
+        self._cache: dict[str, Any] = {}
+        self._corpus: _Corpus | None = None
 
-    def _vectors(self, texts: list[str]) -> list[list[float]]:
-        missing = [t for t in texts if t not in self._cache]
+    def _vectors(self, texts: list[str]) -> list[Any]:
+        import numpy as np
+
+        missing = list(dict.fromkeys(t for t in texts if t not in self._cache))
         if missing:
-            for t, v in zip(missing, self.embed(missing), strict=True):
-                self._cache[t] = [float(x) for x in v]
+            got = self.embed(missing)
+            if len(got) != len(missing):
+                raise InvalidValue(
+                    f"the embedding function returned {len(got)} vectors for {len(missing)} texts"
+                )
+            for t, v in zip(missing, got, strict=True):
+                vec = np.asarray(v, dtype=np.float64)
+                norm = float(np.linalg.norm(vec))
+                self._cache[t] = vec / norm if norm else vec
         return [self._cache[t] for t in texts]
 
-    def rank(self, query: str, docs: Docs) -> list[tuple[str, float]]:
+    def rank(self, query: str, docs: Docs, limit: int | None = None) -> list[tuple[str, float]]:
+        import numpy as np
+
         if not docs:
             return []
+        if self._corpus is None or not self._corpus.same(docs):
+            self._corpus = _Corpus(docs, np.vstack(self._vectors([t for _, t in docs])))
+        matrix = self._corpus.index
         (qv,) = self._vectors([query])
-        dv = self._vectors([t for _, t in docs])
-        qn = math.sqrt(sum(x * x for x in qv)) or 1.0
-        out = []
-        for (i, _), v in zip(docs, dv, strict=True):
-            n = math.sqrt(sum(x * x for x in v)) or 1.0
-            s = sum(a * b for a, b in zip(qv, v, strict=True)) / (qn * n)
-            if s > 0:
-                out.append((i, round(s, 12)))
-        return sorted(out, key=lambda x: (-x[1], x[0]))
+        if qv.shape[0] != matrix.shape[1]:
+            raise InvalidValue(
+                f"the query's embedding has {qv.shape[0]} dimensions, the documents' "
+                f"{matrix.shape[1]}: one embedding function for both"
+            )
+        # rounded: the same order on any machine whatever its last bits of float arithmetic
+        return self._corpus.top(np.round(matrix @ qv, 12), limit)
 
 
 def hashed_embedding(dim: int = 64) -> Callable[[list[str]], list[list[float]]]:
     """A deterministic bag-of-words embedding (words hashed into ``dim`` buckets): for tests
-    and offline runs, not for quality."""
+    and offline runs, not for quality (the ``hashed`` configuration)."""
     import blake3
 
     def embed(texts: list[str]) -> list[list[float]]:
@@ -137,6 +202,209 @@ def hashed_embedding(dim: int = 64) -> Callable[[list[str]], list[list[float]]]:
         return out
 
     return embed
+
+
+def journaled_embedding(
+    branch: Any, embedder: Any, name: str, batch: int = 64
+) -> Callable[[list[str]], list[list[float]]]:
+    """An embedding function whose every call is journaled as an effect on ``branch`` (a batch
+    of texts per effect, its key naming ``name`` and a hash of the texts; vectors stored as
+    packed float32), so a rerun or a resumed run reads the vectors back and never embeds a text
+    twice. ``embedder``: a function ``texts -> vectors``, or a client with ``embed(key,
+    texts)`` (such as ``OpenAIModel``, which sends the key's hash as ``Idempotency-Key``)."""
+    import blake3
+
+    from ..embeddings import pack, unpack
+
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise InvalidValue(f"batch is a positive int, not {batch!r}")
+    client = getattr(embedder, "embed", None)
+    if not callable(client) and not callable(embedder):
+        raise InvalidValue("an embedder is a function texts -> vectors, or has embed(key, texts)")
+
+    def call(key: str, part: list[str]) -> list[dict[str, str]]:
+        got = client(key, part) if callable(client) else embedder(part)
+        if len(got) != len(part):
+            raise InvalidValue(f"{len(got)} vectors came back for {len(part)} texts ({key})")
+        return [pack(v) for v in got]
+
+    def run(texts: list[str]) -> list[list[float]]:
+        out: list[list[float]] = []
+        for lo in range(0, len(texts), batch):
+            part = list(texts[lo : lo + batch])
+            digest = blake3.blake3("\x00".join(part).encode()).hexdigest()[:32]
+            key = f"embed:{name}:{digest}"
+            out.extend(unpack(r) for r in branch.effect(key, call, key, part))
+        return out
+
+    return run
+
+
+class GraphProvider:
+    """Ranks facts by their neighbourhood in the memory graph. A fact is described by its
+    own text, the statements of the facts whose evidence cites it or its object (at most
+    ``specific`` citations each: an observation about a dialogue turn), and the text of the
+    nodes its object leads to through ``follow`` predicates (the turn a turn replies to); BM25
+    ranks those descriptions. Facts citing more (a session's summary) raise all they cite by
+    ``prior`` times their own BM25 score. Scores are each channel's share of its best."""
+
+    name = "graph"
+    channel = "graph"
+
+    def __init__(
+        self,
+        memory: Any,
+        *,
+        follow: Sequence[str] = ("replies_to",),
+        specific: int = 4,
+        prior: float = 0.3,
+    ) -> None:
+        view = (
+            memory.view() if hasattr(memory, "view") and not hasattr(memory, "in_force") else memory
+        )
+        if not hasattr(view, "in_force") or not hasattr(view, "nodes"):
+            raise InvalidValue(
+                "graph retrieval walks a memory: pass a Memory or a view "
+                "(configuration('graph', memory=state))"
+            )
+        self.view = view
+        self.follow = frozenset(follow)
+        self.specific = specific
+        self.prior = prior
+        self._index: tuple[Any, ...] | None = None
+        self._corpus: _Corpus | None = None
+        self._words: dict[str, list[str]] = {}
+
+    def _graph(self) -> tuple[Any, ...]:
+        """Statements of citing facts by what they cite, and where follow edges lead."""
+        if self._index is not None:
+            return self._index
+        nodes = self.view.nodes
+        facts = self.view.in_force()
+        by_id = {f["id"]: f for f in facts}
+
+        def label(n: str) -> str:
+            held = nodes.get(n)
+            return held["label"] if held else n
+
+        statements: list[str] = []
+        owners: list[str] = []
+        width: list[int] = []
+        citing: dict[str, list[int]] = {}
+        after: dict[str, list[str]] = {}
+        for f in facts:
+            if f["predicate"] in self.follow:
+                after.setdefault(f["subject"], []).append(f["object"])
+                continue  # structure, not a statement about what it points to
+            cited = {
+                e["locator"]
+                for e in f["evidence"]
+                if e["locator"] != f["id"] and (e["locator"] in nodes or e["locator"] in by_id)
+            }
+            if not cited:
+                continue
+            k = len(statements)
+            statements.append(f"{label(f['subject'])} {f['predicate']} {label(f['object'])}")
+            owners.append(f["id"])
+            width.append(len(cited))
+            for c in cited:
+                citing.setdefault(c, []).append(k)
+        self._index = (by_id, label, statements, owners, width, citing, after)
+        return self._index
+
+    def _prepare(self, docs: Docs) -> _Corpus:
+        import numpy as np
+
+        if self._corpus is not None and self._corpus.same(docs):
+            return self._corpus
+        by_id, label, statements, owners, width, citing, after = self._graph()
+        tokens = self._tokens
+        texts: list[list[str]] = []
+        broad_of: list[list[int]] = []
+        broad: dict[int, int] = {}  # statement -> its position among the broad ones
+        for doc_id, text in docs:
+            f = by_id.get(doc_id)
+            anchors = [doc_id] if f is None else [doc_id, f["object"]]
+            parts, mine = list(words(text)), []
+            for a in anchors:
+                for k in citing.get(a, ()):
+                    if owners[k] == doc_id:
+                        continue  # the fact itself (its evidence names its own object)
+                    if width[k] <= self.specific:
+                        parts += tokens(statements[k])
+                    else:
+                        mine.append(broad.setdefault(k, len(broad)))
+                if f is not None and a == f["object"]:
+                    for n in after.get(a, ()):
+                        parts += tokens(label(n))
+            texts.append(parts)
+            broad_of.append(sorted(set(mine)))
+        order = sorted(broad, key=lambda k: broad[k])
+        prior = _bm25_of([tokens(statements[k]) for k in order]) if order else None
+        # which broad statements cite each document, padded with len(order) (scored 0)
+        width_of = max((len(b) for b in broad_of), default=0)
+        cited_by = np.full((len(docs), max(1, width_of)), len(order), dtype=np.int64)
+        for row, b in enumerate(broad_of):
+            cited_by[row, : len(b)] = b
+        self._corpus = _Corpus(docs, (_bm25_of(texts), prior, cited_by))
+        return self._corpus
+
+    def _tokens(self, text: str) -> list[str]:
+        """A statement's or a label's words, split once (each is read by several documents)."""
+        held = self._words.get(text)
+        if held is None:
+            held = self._words[text] = words(text)
+        return held
+
+    def rank(self, query: str, docs: Docs, limit: int | None = None) -> list[tuple[str, float]]:
+        import numpy as np
+
+        if not docs:
+            return []
+        corpus = self._prepare(docs)
+        index, prior, cited_by = corpus.index
+        scores = _scores(index, query, len(docs))
+        top = float(scores.max())
+        total = scores / top if top > 0 else scores
+        if prior is not None and self.prior:
+            broad = _scores(prior, query, prior.scores["num_docs"])
+            best = float(broad.max()) if len(broad) else 0.0
+            if best > 0:
+                lift = np.append(broad, 0.0)[cited_by].max(axis=1)
+                total = total + self.prior * lift / best
+        return corpus.top(np.round(total, 12), limit)
+
+
+def _bm25(texts: list[str]) -> Any:
+    # our words, handed over as tokens (bm25s would split the same words again)
+    return _bm25_of([words(t) for t in texts])
+
+
+def _bm25_of(tokens: list[list[str]]) -> Any:
+    import bm25s
+
+    index = bm25s.BM25()
+    index.index([t or ["_"] for t in tokens], show_progress=False)
+    return index
+
+
+def _scores(index: Any, query: str, n: int) -> Any:
+    """BM25 scores of every document for a query: the sum, over the query's words (repeats
+    count again, as in bm25s), of each word's precomputed per-document scores. One bincount
+    over the words' postings instead of bm25s's per-word accumulation: the same sums, several
+    times faster on the small corpora a conversation makes."""
+    import numpy as np
+
+    vocab = index.vocab_dict
+    ids = [vocab[w] for w in words(query) if w in vocab]
+    if not ids:
+        return np.zeros(n)
+    s = index.scores
+    indptr, indices, data = s["indptr"], s["indices"], s["data"]
+    spans = [(int(indptr[t]), int(indptr[t + 1])) for t in ids]
+    docs = np.concatenate([indices[a:b] for a, b in spans])
+    weights = np.concatenate([data[a:b] for a, b in spans])
+    return np.bincount(docs, weights=weights, minlength=n)
 
 
 @dataclass(frozen=True)
@@ -174,29 +442,86 @@ def fuse(rankings: Mapping[str, tuple[str, list[tuple[str, float]]]], k: int = R
 
 
 def search(providers: Sequence[Provider], query: str, docs: Docs, top_k: int) -> list[Hit]:
-    """Each provider's ranking, fused; the first ``top_k`` hits."""
+    """The first ``top_k`` hits of each provider's ranking, fused; the first ``top_k`` of
+    those. Each provider nominates as many as are wanted and RRF orders the union (what
+    hybrid search engines call a rank window of ``top_k``): fusing whole rankings would let the
+    long tail of a weak provider outvote the head of a strong one."""
     names = [p.name for p in providers]
     if len(set(names)) != len(names):
         raise InvalidValue(f"two retrieval providers share a name ({names}); name them apart")
-    rankings = {p.name: (p.channel, p.rank(query, docs)) for p in providers}
+    rankings = {
+        p.name: (
+            p.channel,
+            (p.rank(query, docs, top_k) if _takes_limit(p) else p.rank(query, docs))[:top_k],
+        )
+        for p in providers
+    }
     return fuse(rankings)[:top_k]
 
 
-PROVIDERS: dict[str, Callable[[], Provider]] = {
-    "literal": LiteralProvider,
-    "lexical": LexicalProvider,
-    "semantic": lambda: SemanticProvider(hashed_embedding()),
-}
+_LIMITS: dict[type, bool] = {}
 
 
-def configuration(name: str) -> list[Provider]:
-    """Providers by configuration name: literal, lexical, semantic, or several joined by "+"
-    (fused), e.g. "literal+lexical"; "fused" is all three."""
-    parts = ["literal", "lexical", "semantic"] if name == "fused" else name.split("+")
-    unknown = [p for p in parts if p not in PROVIDERS]
+def _takes_limit(p: Any) -> bool:
+    """Whether a provider's ``rank`` accepts ``limit`` (a provider written to the first
+    protocol, ``rank(query, docs)``, still works)."""
+    held = _LIMITS.get(type(p))
+    if held is None:
+        import inspect
+
+        try:
+            held = "limit" in inspect.signature(p.rank).parameters
+        except (TypeError, ValueError):
+            held = False
+        _LIMITS[type(p)] = held
+    return held
+
+
+NAMES = ("literal", "lexical", "graph", "semantic", "hashed")
+DEFAULT_FUSED = ("literal", "lexical", "graph")  # what "fused" means: all that need no model
+
+
+def configuration(
+    name: str,
+    *,
+    memory: Any = None,
+    embed: Callable[[list[str]], Sequence[Sequence[float]]] | None = None,
+) -> list[Provider]:
+    """Providers by configuration name: ``literal``, ``lexical`` (BM25), ``graph`` (needs the
+    ``memory``), ``semantic`` (needs an ``embed`` function), ``hashed`` (a hashed bag of words:
+    for tests), or several joined by "+" (fused), e.g. "graph+lexical"; "fused" is
+    literal+lexical+graph. A configuration that cannot run says what it needs."""
+    if not isinstance(name, str) or not name:
+        raise InvalidValue(f"a retrieval configuration is a name, not {name!r}")
+    parts = list(DEFAULT_FUSED) if name == "fused" else name.split("+")
+    unknown = [p for p in parts if p not in NAMES]
     if unknown or not parts:
         raise InvalidValue(
-            f"retrieval configuration {name!r}: use literal, lexical, semantic, fused or a "
-            "'+'-joined list of them"
+            f"retrieval configuration {name!r}: use {', '.join(NAMES)}, fused, or a "
+            "'+'-joined list of them (e.g. graph+lexical)"
         )
-    return [PROVIDERS[p]() for p in parts]
+    out: list[Provider] = []
+    for p in parts:
+        if p == "literal":
+            out.append(LiteralProvider())
+        elif p == "lexical":
+            out.append(LexicalProvider())
+        elif p == "hashed":
+            out.append(SemanticProvider(hashed_embedding(), name="hashed"))
+        elif p == "graph":
+            if memory is None:
+                raise InvalidValue(
+                    f"retrieval configuration {name!r}: graph walks the memory it ranks; pass "
+                    "memory= (the Memory or a view of it)"
+                )
+            out.append(GraphProvider(memory))
+        else:
+            if embed is None:
+                raise InvalidValue(
+                    f"retrieval configuration {name!r}: semantic needs a real embedding; pass "
+                    "embed= (CLI: --embed module:function, or --embed openai[:MODEL] for an "
+                    "OpenAI-compatible /v1/embeddings at LITHIFY_OPENAI_BASE_URL); 'hashed' is "
+                    "the offline bag of words"
+                )
+            out.append(SemanticProvider(embed))
+    return out

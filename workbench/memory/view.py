@@ -13,7 +13,7 @@ never overrides a later one).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -21,6 +21,7 @@ from typing import Any
 import blake3
 import numpy as np
 
+from ..errors import InvalidValue
 from ..events import canonical
 
 
@@ -102,7 +103,8 @@ class View:
     @property
     def nodes(self) -> dict[str, dict[str, Any]]:
         """Every node (entities are not bitemporal here: what is known about them is facts)."""
-        return self.memory.nodes
+        nodes: dict[str, dict[str, Any]] = self.memory.nodes
+        return nodes
 
     def graph(self, facts: Iterable[dict[str, Any]] | None = None) -> Graph:
         """The facts in force (or the given ones) as a graph; the view's own is projected once
@@ -135,12 +137,26 @@ class Graph:
     in_edge: np.ndarray
 
     @classmethod
-    def build(cls, nodes: dict[str, dict[str, Any]], facts: list[dict[str, Any]]) -> Graph:
+    def build(cls, nodes: Mapping[str, dict[str, Any]], facts: list[dict[str, Any]]) -> Graph:
+        """The graph of these facts over these nodes. Refused, like a fact applied to a Memory:
+        an endpoint that is not among ``nodes`` (a dangling edge) and two facts with one id."""
         facts = sorted(facts, key=lambda f: f["id"])
-        used = set(nodes)
+        for f, g in zip(facts, facts[1:], strict=False):
+            if f["id"] == g["id"]:
+                raise InvalidValue(
+                    f"two facts share the id {f['id']!r}; a graph takes each fact once "
+                    "(pass a view's facts, or give the facts distinct ids)",
+                    name=f["id"],
+                )
         for f in facts:
-            used.update((f["subject"], f["object"]))
-        ids = sorted(used)
+            for end, what in ((f["subject"], "subject"), (f["object"], "object")):
+                if end not in nodes:
+                    raise InvalidValue(
+                        f"fact {f['id']!r}: its {what} {end!r} is not among the graph's nodes; "
+                        "pass every endpoint's node (e.g. a view's nodes)",
+                        name=end,
+                    )
+        ids = sorted(nodes)
         pos = {n: i for i, n in enumerate(ids)}
         n = len(ids)
         src = np.fromiter((pos[f["subject"]] for f in facts), dtype=np.int64, count=len(facts))
@@ -155,7 +171,7 @@ class Graph:
 
         op, oi, oe = csr(src, dst)
         ip, ii, ie = csr(dst, src)
-        return cls(ids, {k: nodes[k] for k in ids if k in nodes}, facts, op, oi, oe, ip, ii, ie)
+        return cls(ids, {k: nodes[k] for k in ids}, facts, op, oi, oe, ip, ii, ie)
 
     @cached_property
     def position(self) -> dict[str, int]:
@@ -166,6 +182,12 @@ class Graph:
     def fact_position(self) -> dict[str, int]:
         """Fact id -> its position (edge number)."""
         return {f["id"]: i for i, f in enumerate(self.facts)}
+
+    @cached_property
+    def documents(self) -> list[tuple[str, str]]:
+        """(fact id, its line of context) per fact, in fact order: what retrieval ranks and
+        the compiler renders (built once per graph; do not modify)."""
+        return [(f["id"], fact_line(f, self.nodes)) for f in self.facts]
 
     def node_count(self) -> int:
         return len(self.node_ids)
@@ -196,3 +218,20 @@ class Graph:
     def digest(self) -> str:
         """blake3 of the canonical form."""
         return blake3.blake3(self.canonical().encode("utf-8")).hexdigest()
+
+
+def _label(nodes: Mapping[str, dict[str, Any]], node_id: str) -> str:
+    n = nodes.get(node_id)
+    return n["label"] if n else node_id
+
+
+def fact_line(f: Mapping[str, Any], nodes: Mapping[str, dict[str, Any]]) -> str:
+    """One fact as a line of context, with its validity, confidence and evidence."""
+    ev = ", ".join(f"{e['kind']}:{e['locator']}" for e in f["evidence"])
+    when = f" from {f['valid_from']}" if f["valid_from"] is not None else ""
+    until = f" until {f['valid_to']}" if f["valid_to"] is not None else ""
+    conf = f" conf {f['confidence'] / 100:g}%" if f["confidence"] < 10_000 else ""
+    return (
+        f"- {_label(nodes, f['subject'])} {f['predicate']} {_label(nodes, f['object'])}"
+        f"{when}{until}{conf} [{ev}] ({f['id']})"
+    )

@@ -14,7 +14,7 @@ from tornado import web
 
 from .. import sweep as sweeps
 from ..diff import diff
-from ..errors import Conflict, NotFound
+from ..errors import Conflict, InvalidValue, NotFound
 from ..events import encode_state
 from ..sweep.cluster import runners_here
 from . import shapes
@@ -28,6 +28,9 @@ def _events(records: list[Any]) -> list[shapes.EventJson]:
 
 
 class Journals(Base):
+    """GET: every journal below the server root (nested folders included), and the runners this
+    server has."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.JournalsReply:
@@ -43,6 +46,8 @@ class Journals(Base):
 
 
 class Branches(Base):
+    """GET ?journal=J: every branch with its parent, fork seq, head, params and run status."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.BranchesReply:
@@ -59,6 +64,9 @@ class Branches(Base):
 
 
 class Events(Base):
+    """GET ?journal=J&branch=ID[&offset=N][&limit=M]: a page of a branch's events, resolved
+    through its ancestors (at most 500; from seq 1 by default)."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.EventsReply:
@@ -74,6 +82,8 @@ class Events(Base):
 
 
 class State(Base):
+    """GET ?journal=J&branch=ID[&seq=N]: the state at an event (default: the head) and its hash."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.StateReply:
@@ -145,6 +155,9 @@ class BranchDetail(Base):
 
 
 class Search(Base):
+    """GET ?journal=J&q=TEXT[&branch=ID][&limit=M]: events whose payload matches a full-text
+    query, best first (the whole journal, or one branch's history)."""
+
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.SearchReply:
@@ -194,7 +207,8 @@ class Defaults(Base):
 
 
 class Sweeps(Base):
-    """GET: every sweep with each fork's status and progress. POST {journal, branch, at, grid,
+    """GET ?journal=J: every sweep with each fork's status, progress, metrics, error (cell, name,
+    message, traceback tail) and executed notebook. POST {journal, branch, at, grid,
     seeds, workers, runner, notebook, fn, scheduler}: launch one (``sweep.for_agent`` decides
     what is not given)."""
 
@@ -220,9 +234,12 @@ class Sweeps(Base):
                 out.append(
                     {
                         "id": s.id,
+                        "kind": s.spec.get("kind", "grid"),
                         "base": s.base,
                         "at": s.at,
                         "grid": s.spec.get("grid"),
+                        "space": s.spec.get("space"),
+                        "objectives": s.spec.get("objectives"),
                         "running": handle is not None and not handle.done,
                         "forks": forks,
                     }
@@ -258,8 +275,78 @@ class Sweeps(Base):
         await self.reply(run)
 
 
+def _names(body: dict[str, Any], one: str, many: str) -> tuple[Any, Any]:
+    """(one, many) from a body that may give either as a string or a list."""
+    value = body.get(many) if body.get(many) is not None else body.get(one)
+    if value is None or value == "" or value == []:
+        return None, None
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, list) and len(value) == 1:
+        return value[0], None
+    return None, value
+
+
+class Optimize(Base):
+    """POST {journal, branch, at, space, objective(s), direction(s), forks, workers, sampler,
+    pruner, seed, fn, notebook, runner}: start an adaptive sweep (``sweep.start_optimize``
+    decides and checks; ``space`` is ``NAME=int:LOW:HIGH`` lines or a list of them). GET
+    ?journal=J&sweep=N: the study (trials, best or Pareto front)."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        def run() -> shapes.StudyReply:
+            j = self.journal()
+            doc = sweeps.result(j, _int(self.arg("sweep"), "sweep")).to_json()
+            return cast(shapes.StudyReply, doc)
+
+        await self.reply(run)
+
+    @web.authenticated
+    async def post(self) -> None:
+        def run() -> shapes.SweepStarted:
+            body = self.body()
+            j = self.hub.journal(body.get("journal"))
+            space = body.get("space")
+            if isinstance(space, str):
+                space = [line for line in space.replace(";", "\n").splitlines() if line.strip()]
+            if not space:
+                raise InvalidValue(
+                    "pass a space: NAME=int:LOW:HIGH[:log], NAME=float:LOW:HIGH or NAME=cat:A,B "
+                    "lines"
+                )
+            objective, objectives = _names(body, "objective", "objectives")
+            direction, directions = _names(body, "direction", "directions")
+            notebook = body.get("notebook") or None
+            seed, workers = body.get("seed"), body.get("workers")
+            handle = sweeps.start_optimize(
+                j,
+                _body_int(body, "at"),
+                space,
+                objective,
+                direction,
+                objectives=objectives,
+                directions=directions,
+                forks=_body_int(body, "forks", 40),
+                workers=_body_int(body, "workers") if workers not in (None, "") else None,
+                sampler=body.get("sampler") or "tpe",
+                pruner=body.get("pruner") or "median",
+                seed=_body_int(body, "seed") if seed not in (None, "") else None,
+                fn=body.get("fn") or None,
+                notebook=str(self.hub.notebook(notebook)) if notebook else None,
+                runner=body.get("runner") or None,
+                branch=_body_int(body, "branch", 0),
+                scheduler=body.get("scheduler") or None,
+            )
+            self.hub.started(j, handle)
+            return {"sweep": handle.sweep_id, "forks": []}
+
+        await self.reply(run)
+
+
 class Cancel(Base):
-    """POST {journal, sweep}: stop a sweep this server runs."""
+    """POST {journal, sweep}: stop a sweep this server runs: its running forks are stopped, the
+    rest skipped."""
 
     @web.authenticated
     async def post(self) -> None:
@@ -290,6 +377,11 @@ class Rerun(Base):
             running = self.hub.sweep(j, sweep_id)
             if running is not None and not running.done:
                 raise Conflict(f"sweep {sweep_id} is running; cancel it or wait for it")
+            kind = next((s.spec.get("kind") for s in j.sweeps() if s.id == sweep_id), None)
+            if kind == "optimize":  # a study resumes as a study: unfinished trials, then new
+                study = sweeps.start_resume_optimize(j, sweep_id)
+                self.hub.started(j, study)
+                return {"sweep": sweep_id, "forks": []}
             plan = sweeps.load(j, sweep_id)
             recorded = {r.branch: r.status for r in sweeps.status(j, sweep_id)}
             wanted = [
@@ -341,9 +433,12 @@ ROUTES: tuple[Route, ...] = (
     Route("chart.png", "GET", Chart, "the same chart as PNG"),
     Route("defaults", "GET", Defaults, "what a sweep of the journal runs when given nothing"),
     Route("sweeps", "GET POST", Sweeps, "sweeps with each fork's status; POST launches one"),
+    Route(
+        "optimize", "GET POST", Optimize, "a study (trials, best); POST starts an adaptive sweep"
+    ),
     Route("sweeps/cancel", "POST", Cancel, "stop a sweep this server runs"),
     Route("sweeps/rerun", "POST", Rerun, "run a sweep's failed forks again"),
-    Route("sweeps/resume", "POST", Resume, "run every fork of a sweep that has not finished"),
+    Route("sweeps/resume", "POST", Resume, "run every unfinished fork (a study: and new trials)"),
 )
 
 

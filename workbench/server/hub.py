@@ -168,7 +168,7 @@ class Hub:
     def started(self, journal: Journal, handle: Any) -> None:
         """Remember a sweep this server started (to cancel it, and show its progress)."""
         with self.lock:
-            self.sweeps[(journal.path, handle.plan.id)] = handle
+            self.sweeps[(journal.path, handle.sweep_id)] = handle
 
     def list(self) -> list[dict[str, Any]]:
         """Journal files below the root (``MAX_DEPTH`` folders deep, hidden folders and

@@ -159,9 +159,12 @@ class ForkJson(TypedDict):
 
 class SweepJson(TypedDict):
     id: int
+    kind: str  # grid, optimize or evolve
     base: int
     at: int
     grid: dict[str, list[Any]] | None
+    space: dict[str, Any] | None  # an adaptive sweep's search space
+    objectives: list[str] | None
     running: bool
     forks: list[ForkJson]
 
@@ -199,3 +202,26 @@ class DefaultsReply(TypedDict):
     fn: str | None
     workers: int
     timeout: float | None
+
+
+class TrialJson(TypedDict):
+    number: int
+    branch: int
+    params: dict[str, Any]
+    state: str  # complete, pruned, paused, failed, running
+    values: list[float] | None
+    value: float | None
+    step: int | None
+    parent: int | None
+
+
+class StudyReply(TypedDict, total=False):
+    """An adaptive sweep's study: ``best`` with one objective, ``pareto`` with several."""
+
+    sweep: int
+    objectives: list[str]
+    directions: list[str]
+    trials: list[TrialJson]
+    counts: dict[str, int]
+    best: TrialJson | None
+    pareto: list[TrialJson]

@@ -55,6 +55,17 @@ def check_run_fields(fields: Iterable[str]) -> None:
         )
 
 
+def in_segments(segments: Sequence[Segment], branch: int, seq: int, upto: int) -> bool:
+    """Whether (branch, seq) is an event of the resolved history ``segments`` up to seq
+    ``upto`` (the parent's events after a fork point are not)."""
+    if seq > upto:
+        return False
+    for b, first, last in segments:
+        if b == branch:
+            return first <= seq and (last is None or seq <= last)
+    return False
+
+
 def branch_moved(branch: int, expected: int, actual: int | None) -> BranchConflict:
     """The error of an append that does not follow the branch's stored head (every backend)."""
     return BranchConflict(
@@ -292,6 +303,11 @@ class IntentStore(Protocol):
         """Announced, not withdrawn: {(branch, key hash): key}."""
         ...
 
+    def due(self) -> bool:
+        """Whether the store has grown enough to compact now (asked before every effect, so
+        cheap: no query)."""
+        ...
+
     def compact(
         self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
     ) -> Any:
@@ -458,8 +474,11 @@ class Storage(Protocol):
         ...
 
     # -- effects ----------------------------------------------------------------------------
-    def effect_keys(self, segments: Sequence[Segment], upto: int) -> dict[bytes, tuple[int, int]]:
-        """{key hash: (branch, seq)} of the effects in a resolved history up to a seq."""
+    def effect_keys(
+        self, segments: Sequence[Segment], upto: int, after_position: int = 0
+    ) -> dict[bytes, tuple[int, int]]:
+        """{key hash: (branch, seq)} of the effects in a resolved history up to a seq (only
+        those stored after ``after_position``, when given: what the key index lacks)."""
         ...
 
     def effect_payload(self, branch: int, seq: int) -> str:
@@ -473,15 +492,23 @@ class Storage(Protocol):
     def find_effect_indexed(
         self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
     ) -> EffectHit | None:
-        """The newest indexed effect with this key in a history."""
+        """The newest indexed effect with this key in a history, found from the key (its cost
+        does not grow with the history)."""
         ...
 
-    def catch_up_effect_index(self) -> int:
-        """Index the effects stored since the last catch-up; the position covered."""
+    def find_effect_with_head(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
+    ) -> tuple[EffectHit | None, int | None]:
+        """``find_effect_indexed``, and the branch's own last seq (None: no events), at once."""
+        ...
+
+    def catch_up_effect_index(self, write: bool = True) -> int:
+        """Index the effects stored since the last catch-up; the position covered
+        (``write=False``: only the position covered)."""
         ...
 
     def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
-        """Which of these effect keys a branch committed itself."""
+        """Which of these effect keys a branch committed itself (a read: writes nothing)."""
         ...
 
     # -- snapshots --------------------------------------------------------------------------

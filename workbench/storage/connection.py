@@ -5,6 +5,13 @@ drop every POSIX lock this process holds on it, the live connection's included, 
 process could then delete the WAL under it. SQLite shares lock state between the connections
 one library opens on one file in one process; two libraries (sqlite3 and SQLCipher's copy) do
 not, so a file is held through one of them at a time (a registry by inode).
+
+A read leaves nothing beside a journal whose WAL holds nothing: SQLite would create a ``-wal``
+and a ``-shm`` for a read-only connection and could not remove them (only a writer's last close
+does), and when another user ran the read, those files, owned by that user, block the owner's
+next write. Such a file is read as it stands (``immutable``), watched: once a WAL appears or the
+file changes, the connection is replaced by an ordinary read-only one, which uses the files the
+writer made.
 """
 
 from __future__ import annotations
@@ -21,7 +28,9 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import (
+    Busy,
     Conflict,
+    Corrupt,
     InvalidValue,
     NotAJournal,
     NotFound,
@@ -92,6 +101,23 @@ def _is_empty(path: str) -> bool:
     return _size(path) == 0 and _size(path + "-wal") == 0
 
 
+def _stamp(path: str) -> tuple[int, int, int, int] | None:
+    """What changes whenever a file's bytes do: (inode, size, mtime, ctime)."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _read_uri(path: str) -> tuple[str, bool]:
+    """(URI, immutable) of a read-only connection that creates no file beside the journal when
+    its WAL holds nothing (see the module docstring), else an ordinary read-only one."""
+    if _size(path + "-wal") == 0:
+        return _ro_uri(path, immutable=True), True
+    return _ro_uri(path), False
+
+
 def _ro_uri(path: str, immutable: bool = False) -> str:
     return f"file:{quote(os.path.abspath(path))}?mode=ro" + ("&immutable=1" if immutable else "")
 
@@ -107,7 +133,7 @@ def is_journal_file(path: str) -> bool:
         if _is_empty(path):
             return False
         try:
-            con = sqlite3.connect(_ro_uri(path), uri=True, timeout=5, check_same_thread=False)
+            con = sqlite3.connect(_read_uri(path)[0], uri=True, timeout=5, check_same_thread=False)
         except sqlite3.Error:
             return False
         try:
@@ -117,6 +143,39 @@ def is_journal_file(path: str) -> bool:
         finally:
             con.close()
         return row is not None and row[0] == sch.APPLICATION
+
+
+def truncation(path: str) -> str | None:
+    """How much of a (plain) journal file is missing, if it is shorter than its header records
+    and has no WAL content that would hold the rest; else None. Reads the 100-byte header with
+    a plain descriptor, so only while this process holds no connection to the file."""
+    with _OPEN_LOCK:
+        fid = _file_id(path)
+        if fid is None or fid in _OPEN_FILES:
+            return None
+        try:
+            with open(path, "rb") as f:
+                header = f.read(100)
+        except OSError:
+            return None
+    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
+        return None
+    page = int.from_bytes(header[16:18], "big")
+    page = 65536 if page == 1 else page
+    recorded = int.from_bytes(header[28:32], "big")
+    if header[24:28] != header[92:96]:
+        return None  # the header's page count is stale (written by an old SQLite): unknown
+    return _missing(path, page, recorded)
+
+
+def _missing(path: str, page: int, recorded: int) -> str | None:
+    size = _size(path)
+    if _size(path + "-wal") > 0 or page <= 0 or recorded * page <= size:
+        return None  # pages past the file's end may be in the WAL
+    return (
+        f"the file is truncated: it holds {size // page:,} of the {recorded:,} pages its header "
+        f"records ({size:,} of {recorded * page:,} bytes)"
+    )
 
 
 class Connection:
@@ -144,6 +203,11 @@ class Connection:
         self.source = source
         self.readonly = readonly
         self.immutable = False
+        # A read-only open of a file with an empty WAL: the file's stamp when it was opened
+        # (immutable), checked around every query (see Guard); None otherwise.
+        self._watch: tuple[int, int, int, int] | None = None
+        self._watch_depth = 0
+        self._retired: list[Any] = []  # replaced connections: a stream may still read them
         self._writer: int | None = None
         self._ready = False  # the schema is complete: the writers table exists
         self.durability = durability
@@ -155,6 +219,7 @@ class Connection:
         self._where_cache: dict[tuple[str, tuple[bool, ...]], str] = {}
         self._segment_cache: dict[tuple[str, tuple[Segment, ...]], tuple[str, list[Any]]] = {}
         self.encrypted = key is not None
+        self._key = key
         self.driver = _driver(key)  # sqlite3, or sqlcipher3's DB-API module for an encrypted file
         self.timeout_s = busy_timeout_ms / 1000
         self._fid: tuple[int, int] | None = None
@@ -188,9 +253,14 @@ class Connection:
         try:
             self._open_file(key, first_here)
             self.ensure_schema(state_name, initial, digest, built)
-        except BaseException:
+        except BaseException as e:
             self._close_conn()
             self._release()
+            cut = truncation(path) if isinstance(e, Corrupt) and key is None else None
+            if cut is not None:
+                raise Corrupt(
+                    f"{path}: {cut}; restore it from a copy", path=path, damage=cut
+                ) from None
             raise
 
     def _claim(self, fid: tuple[int, int], key: str | bytes | None) -> bool:
@@ -241,34 +311,65 @@ class Connection:
         if not self.readonly:
             self.conn = self._connect(path)
         else:
-            self.conn = self._connect(_ro_uri(path), uri=True)
+            stamp = _stamp(path)
+            uri, self.immutable = _read_uri(path)
+            self._watch = stamp if self.immutable else None
+            self.conn = self._connect(uri, uri=True)
         try:
             self._probe(key, first_here)
         except WorkbenchError as e:
             self._close_conn()
-            # A read-only folder with no WAL index: SQLite can read the file as immutable, which
-            # is exact while no WAL content exists (there is none to miss).
-            if not self.readonly or not isinstance(e, ReadOnly) or _size(path + "-wal") > 0:
-                if self.readonly and isinstance(e, ReadOnly):
-                    raise ReadOnly(
-                        f"{path} has changes in {path}-wal that SQLite can only read with its -shm "
-                        "index, which this read-only folder cannot hold: copy the journal with "
-                        "its -wal to a writable folder, or open it where its folder is writable",
-                        path=path,
-                    ) from None
-                raise
-            self.conn = self._connect(_ro_uri(path, immutable=True), uri=True)
-            self.immutable = True
-            try:
-                self._probe(key, first_here)
-            except BaseException:
-                self._close_conn()
-                raise
+            if self.readonly and isinstance(e, ReadOnly) and _size(path + "-wal") > 0:
+                raise ReadOnly(
+                    f"{path} has changes in {path}-wal that SQLite can only read with its -shm "
+                    "index, which this read-only folder cannot hold: copy the journal with "
+                    "its -wal to a writable folder, or open it where its folder is writable",
+                    path=path,
+                ) from None
+            raise
         try:
             self._pragmas()
         except BaseException as e:
             self._close_conn()
             raise translate(e, path, "opening it") from None
+        if self._watch is not None:
+            self.recheck()  # a writer may have arrived while this opened
+
+    def recheck(self) -> None:
+        """Before a query on a watched read-only open: replace an immutable connection once a
+        WAL appears or the file changed (it would not see the change), by the kind of
+        connection the file needs now."""
+        stamp = _stamp(self.path)
+        if _size(self.path + "-wal") == 0 and stamp == self._watch:
+            return
+        key = self._key
+        old = self.conn
+        uri, immutable = _read_uri(self.path)
+        self.conn = self._connect(uri, uri=True)
+        try:
+            self._probe(key, False)
+            self._pragmas()
+        except BaseException as e:
+            self._close_conn()
+            self.conn = old
+            raise translate(e, self.path, "reading it") from None
+        if stamp == self._watch:
+            self._retired.append(old)  # its snapshot is still whole: a stream may go on reading
+        else:
+            old.close()  # the file changed under it: a stream on it fails (Busy), never tears
+        self.immutable = immutable
+        self._watch = stamp if immutable else None
+
+    def unchanged(self) -> None:
+        """After a query on a watched read-only open: Busy if the file changed meanwhile (a
+        writer folded its WAL into it while the query read it), so no torn result is used."""
+        if _stamp(self.path) != self._watch:
+            self._watch = (0, 0, 0, 0)  # the next query reconnects
+            raise Busy(
+                f"{self.path} changed while it was being read (another process wrote to it); "
+                "read again",
+                path=self.path,
+            )
 
     def _probe(self, key: str | bytes | None, first_here: bool) -> None:
         """Read the schema once: a wrong key, an encrypted file opened plain or a plain file
@@ -299,7 +400,7 @@ class Connection:
         # The same driver (SQLCipher) without a key reads a plain file; no other driver holds
         # this file in this process (checked by the caller).
         try:
-            con = self.driver.connect(_ro_uri(self.path), uri=True, timeout=self.timeout_s)
+            con = self.driver.connect(_read_uri(self.path)[0], uri=True, timeout=self.timeout_s)
         except Exception:  # noqa: BLE001 (cannot tell: report the key as wrong)
             return False
         try:
@@ -397,6 +498,18 @@ class Connection:
         with self._guard:
             self.conn.execute(f"PRAGMA rekey = {_key_literal(new_key)}")
 
+    def truncation(self) -> str | None:
+        """How much of this journal's file is missing, if it is truncated (see ``truncation``)."""
+        if self.path == ":memory:":
+            return None
+        try:
+            with self._guard:
+                page = int(self.conn.execute("PRAGMA page_size").fetchone()[0])
+                recorded = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
+        except WorkbenchError:
+            return None
+        return _missing(self.path, page, recorded)
+
     @property
     def in_transaction(self) -> bool:
         """Whether an ``atomic()`` block is open on this connection."""
@@ -434,6 +547,9 @@ class Connection:
             if intents is not None:
                 intents.close()
             self._close_conn()
+            for con in self._retired:
+                con.close()
+            self._retired.clear()
             self._release()
 
     @contextmanager

@@ -5,6 +5,7 @@ to do, so no driver exception reaches a caller."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from typing import Any
 
@@ -65,12 +66,30 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
         return os_error(err, path, doing)
     if isinstance(err, (orjson.JSONDecodeError, UnicodeDecodeError)):
         return Corrupt(
-            f"{where}: a stored value cannot be decoded ({err}); run `lithify verify` and "
-            "restore the journal from a copy",
+            f"{where}: a stored value cannot be decoded ({_short(err)}); run `lithify verify` "
+            "and restore the journal from a copy",
             path=path,
+            damage="a stored value is not valid JSON text",
+        )
+    text = str(err)
+    if text.startswith("Could not decode to UTF-8"):
+        # The driver read the row but not its text; its message quotes the damaged bytes.
+        column = text.split("'")[1] if text.count("'") >= 2 else "a text column"
+        return Corrupt(
+            f"{where}: a stored text ({column}) holds damaged bytes that are not UTF-8; run "
+            "`lithify verify` to see which events, and restore the journal from a copy",
+            path=path,
+            damage=f"its stored {column} holds damaged bytes (not UTF-8 text)",
         )
     if not is_driver_error(err):
         return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
+    if text.startswith("Cannot operate on a closed database"):
+        # a read-only connection replaced because the file changed (see connection.recheck):
+        # a stream still reading it stops here rather than mixing two versions of the file
+        return Busy(
+            f"{where} changed while it was being read (another process wrote to it); read again",
+            path=path,
+        )
     code, ext = _sqlite_code(err)
     said = f"(SQLite says: {err})"
     if code in ("BUSY", "LOCKED"):
@@ -80,6 +99,10 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
             "longer timeout (Journal.open(..., timeout=SECONDS))",
             path=path,
         )
+    if code == "READONLY" and path != ":memory:":
+        blocked = _foreign_sidecars(path)
+        if blocked:
+            return ReadOnly(f"cannot write {where}{while_}: {blocked}", path=path)
     if code == "READONLY":
         return ReadOnly(
             f"cannot write {where}{while_}: the file or its folder is read-only {said}; read "
@@ -100,6 +123,7 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
             f"{where} is damaged {said}; run `lithify verify` to see where, and restore it from "
             "a copy",
             path=path,
+            damage=f"SQLite found a damaged page ({_short(err)})",
         )
     if code == "NOTADB":
         return NotAJournal(
@@ -126,6 +150,54 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
     return StorageError(f"{where}{while_}: {said}", path=path)
 
 
+def _foreign_sidecars(path: str) -> str:
+    """What to say when SQLite's -wal or -shm beside a journal belongs to another user and
+    this one cannot write it (a read as that user made it), or "" when that is not the cause."""
+    found = []
+    for suffix in ("-wal", "-shm"):
+        side = path + suffix
+        try:
+            st = os.stat(side)
+        except OSError:
+            continue
+        if not os.access(side, os.W_OK) and st.st_uid != os.geteuid():
+            found.append((side, st))
+    if not found:
+        return ""
+    owners = sorted({st.st_uid for _, st in found})
+    who = " and ".join(_user(uid) for uid in owners)
+    names = " and ".join(side for side, _ in found)
+    held = [side for side, st in found if side.endswith("-wal") and st.st_size > 0]
+    if held:
+        return (
+            f"{names} belong to {who}, and this user cannot write them; {held[0]} holds changes "
+            f"not yet in the journal, so do not remove it: ask {who} to open the journal once "
+            "and close it (the last close folds the WAL into the file and removes both)"
+        )
+    return (
+        f"{names} belong to {who}, and this user cannot write them (SQLite leaves them beside "
+        f"a journal that {who} read or has open); they hold no data: when no process has the "
+        "journal open, "
+        f"remove them (rm {' '.join(side for side, _ in found)}), or ask {who} or an "
+        "administrator to"
+    )
+
+
+def _user(uid: int) -> str:
+    try:
+        import pwd
+
+        return f"user {pwd.getpwuid(uid).pw_name} (uid {uid})"
+    except Exception:  # noqa: BLE001 (no such user, or no pwd module: the number will do)
+        return f"uid {uid}"
+
+
+def _short(err: BaseException, width: int = 120) -> str:
+    """A driver's message, cut short: it may quote stored bytes."""
+    text = " ".join(str(err).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 class Guard:
     """``with storage._guard:`` holds the connection's lock and translates faults (a class,
     not a generator context manager: it wraps every query, so it has to be cheap)."""
@@ -138,14 +210,28 @@ class Guard:
 
     def __enter__(self) -> None:
         self.lock.acquire()
-        if self.storage.conn is None:
+        storage = self.storage
+        if storage.conn is None:
             self.lock.release()
             raise WorkbenchError("this journal is closed; open it again with Journal.open(path)")
+        if storage._watch is not None:  # a read-only file read as it stands: still the same?
+            if storage._watch_depth == 0:
+                try:
+                    storage.recheck()
+                except BaseException:
+                    self.lock.release()
+                    raise
+            storage._watch_depth += 1
 
     def __exit__(self, kind: Any, err: BaseException | None, tb: Any) -> None:
+        storage = self.storage
         try:
             if err is not None:
-                self.storage._end_stray_transaction()
+                storage._end_stray_transaction()
+            if storage._watch_depth:
+                storage._watch_depth -= 1
+                if storage._watch_depth == 0 and err is None and storage._watch is not None:
+                    storage.unchanged()
         finally:
             self.lock.release()
         if (

@@ -151,6 +151,8 @@ class IntentLog:
         self._seen = 0  # bytes of the log folded into _attempts and _unended
         self._generation = 0  # bumped when compact() rewrites the log
         self._lock = threading.Lock()
+        # The log size at which the next compaction is tried (see ``due``).
+        self._compact_at = self.COMPACT_BYTES
         self.mark: tuple[int, int] | None = None  # (generation, where our last line ended)
         self.start_mark: tuple[int, int] | None = None  # (generation, where our last line started)
 
@@ -316,10 +318,15 @@ class IntentLog:
             raise self._fail(e, "reading the intent log") from None
 
     @staticmethod
-    def _fold(text: str) -> dict[tuple[int, bytes], str]:
-        """{(branch, key hash): key} of announcements not withdrawn, oldest first."""
+    def _fold(
+        text: str, unended: dict[tuple[int, bytes], set[str]] | None = None
+    ) -> dict[tuple[int, bytes], str]:
+        """{(branch, key hash): key} of announcements not withdrawn, oldest first; ``unended``
+        (when given) receives the ids of announcements neither withdrawn nor settled: those
+        whose process, while it lives, may still be running the effect."""
         keys: dict[tuple[int, bytes], str] = {}
         ids: dict[tuple[int, bytes], set[str]] = {}
+        open_ = {} if unended is None else unended
         for n, line in enumerate(text.splitlines()):
             parts = line.split(" ", 3)
             if len(parts) < 3 or parts[0] not in ("+", "-", "="):
@@ -341,14 +348,30 @@ class IntentLog:
                     keys.pop(ident, None)
                     keys[ident] = key
                     ids.setdefault(ident, set()).add(ann)
+                    if ":" in ann:
+                        open_.setdefault(ident, set()).add(ann)
             elif parts[0] == "-":
                 if rest:
                     ids.get(ident, set()).discard(rest)
+                    open_.get(ident, set()).discard(rest)
                 else:
                     ids.pop(ident, None)  # an old line: it withdrew every announcement
+                    open_.pop(ident, None)
                 if not ids.get(ident):
                     keys.pop(ident, None)
+            else:  # "=": settled, no longer running (its outcome stays unknown)
+                open_.get(ident, set()).discard(rest)
         return keys
+
+    def due(self) -> bool:
+        """Whether the log has grown enough to try a compaction: past ``COMPACT_BYTES``, then
+        past twice what the last compaction kept, or ``COMPACT_BYTES`` more than when another
+        process's hold on the log refused one. Cheap enough to ask before every effect."""
+        if self.readonly:
+            return False
+        mark = self.mark
+        end = mark[1] if mark is not None and mark[0] == self._generation else self._size()
+        return end >= self._compact_at
 
     def pending(self, branch: int | None = None) -> dict[tuple[int, bytes], str]:
         """Announced, not withdrawn intents (resolved or not), oldest first."""
@@ -364,51 +387,91 @@ class IntentLog:
         The new log is written beside the old one, fsynced and renamed over it, so a kill at
         any moment leaves either the old log or the new one, whole."""
 
-        def body(items: dict[tuple[int, bytes], str]) -> str:
-            return "".join(f"+ {b} {h.hex()} - {json.dumps(k)}\n" for (b, h), k in items.items())
+        def body(items: dict[tuple[int, bytes], str], unended: dict[Any, set[str]]) -> str:
+            # An announcement that may still be running keeps its id (whose process tells
+            # whether it is live); the others keep only their key: unknown outcomes.
+            lines = []
+            for (b, h), k in items.items():
+                for ann in sorted(unended.get((b, h)) or {"-"}):
+                    lines.append(f"+ {b} {h.hex()} {ann} {json.dumps(k)}\n")
+            return "".join(lines)
 
         if self.readonly:
             return False
         with self._lock:
-            if self.path is None:
-                self._generation += 1
-                self._memory = [body(still_open(self._fold(self._text())))]
-                self._memory_size = len(self._memory[0])
-                self._reset()
-                return True
             try:
-                fd = self._open()
-                # our shared lock becomes exclusive only if no other process holds the log open
+                done = self._compact(body, still_open)
+            except BaseException:
+                self._compact_at = self._size() + self.COMPACT_BYTES
+                raise
+            self._compact_at = (
+                max(self.COMPACT_BYTES, 2 * self._size())
+                if done
+                else self._size() + self.COMPACT_BYTES
+            )
+            return done
+
+    def _compact(
+        self,
+        body: Callable[[dict[tuple[int, bytes], str], dict[Any, set[str]]], str],
+        still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]],
+    ) -> bool:
+        unended: dict[tuple[int, bytes], set[str]] = {}
+        if self.path is None:
+            self._generation += 1
+            self._memory = [body(still_open(self._fold(self._text(), unended)), unended)]
+            self._memory_size = len(self._memory[0])
+            self._reset()
+            return True
+        try:
+            fd = self._open()
+            # our shared lock becomes exclusive only if no other process holds the log open
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                self._relock(fd)
+                return False
+            tmp = f"{self.path}.compact-{os.getpid()}"
+            try:
+                keep = still_open(self._fold(self._text(), unended))
+                out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
                 try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    return False
-                tmp = f"{self.path}.compact-{os.getpid()}"
+                    os.write(out, body(keep, unended).encode("utf-8"))
+                    os.fsync(out)
+                finally:
+                    os.close(out)
+                os.replace(tmp, self.path)
+                _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
+            except BaseException:
                 try:
-                    keep = still_open(self._fold(self._text()))
-                    out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-                    try:
-                        os.write(out, body(keep).encode("utf-8"))
-                        os.fsync(out)
-                    finally:
-                        os.close(out)
-                    os.replace(tmp, self.path)
-                    _fsync_dir(os.path.dirname(os.path.abspath(self.path)))
-                except BaseException:
-                    try:
-                        os.unlink(tmp)
-                    except OSError:
-                        pass
-                    fcntl.flock(fd, fcntl.LOCK_SH)
-                    raise
-                # Our descriptor (and lock) belong to the replaced file: let go of both.
-                self._generation += 1
-                os.close(fd)
-                self._fd = None
-                self._reset()
-                return True
-            except OSError as e:
-                raise self._fail(e, "compacting the intent log") from None
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                self._relock(fd)
+                raise
+            # Our descriptor (and lock) belong to the replaced file: let go of both.
+            self._generation += 1
+            os.close(fd)
+            self._fd = None
+            self._reset()
+            return True
+        except OSError as e:
+            raise self._fail(e, "compacting the intent log") from None
+
+    def _relock(self, fd: int) -> None:
+        """Hold the log shared again after a refused or failed compaction. Linux drops a flock
+        lock before converting it, so the refusal left none: meanwhile another process may have
+        compacted the log, and this descriptor would append to the file it replaced (lines no
+        one reads). Then it is closed, and the next append opens the log afresh."""
+        fcntl.flock(fd, fcntl.LOCK_SH)
+        try:
+            same = os.fstat(fd).st_ino == os.stat(self.path or "").st_ino
+        except OSError:
+            same = False
+        if not same:
+            os.close(fd)
+            self._fd = None
+            self._generation += 1  # marks into the replaced file say nothing about the new one
 
     def _reset(self) -> None:
         self._seen = 0
@@ -449,6 +512,12 @@ class TableIntents:
 
     def __init__(self, storage: Any) -> None:
         self.storage = storage
+        self._since = 0  # announcements since this process last compacted
+
+    def due(self) -> bool:
+        """Whether this process announced enough effects since its last compaction to try one
+        (a row per announced effect stays until a compaction drops the committed ones)."""
+        return not self.storage.readonly and self._since * 256 >= self.COMPACT_BYTES
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
         s = self.storage
@@ -456,6 +525,7 @@ class TableIntents:
         ann, holder = new_announcement(running)
         if holder is not None:
             return 0, ann, holder
+        self._since += 1
         try:
             with s._guard, s.atomic():
                 row = s.conn.execute(
@@ -520,6 +590,7 @@ class TableIntents:
     ) -> None:
         if self.storage.readonly:
             return
+        self._since = 0
         keep = still_open(self.pending())
         with self.storage._guard:
             for b, h in self.pending():

@@ -46,6 +46,7 @@ from .base import (
     branch_moved,
     check_run_fields,
     event_id_taken,
+    in_segments,
     name_taken,
     observation_schema,
 )
@@ -757,9 +758,21 @@ class PostgresStorage:
 
     # -- effects ------------------------------------------------------------------------------
 
-    def effect_keys(self, segments: Sequence[Segment], upto: int) -> dict[bytes, tuple[int, int]]:
-        """{key hash: (branch, seq)} of the effects in a resolved history up to a seq."""
+    def effect_keys(
+        self, segments: Sequence[Segment], upto: int, after_position: int = 0
+    ) -> dict[bytes, tuple[int, int]]:
+        """{key hash: (branch, seq)} of the effects in a resolved history up to a seq (only
+        those stored after ``after_position``, when given)."""
         out: dict[bytes, tuple[int, int]] = {}
+        if after_position:
+            for kh, b, seq in self._all(
+                "SELECT key_hash, branch, seq FROM events WHERE position > %s AND key_hash IS "
+                "NOT NULL ORDER BY seq",
+                (after_position,),
+            ):
+                if in_segments(segments, b, seq, upto):
+                    out[bytes(kh)] = (b, seq)
+            return out
         for branch, first, last in reversed(segments):  # oldest first: newer entries win
             hi = upto if last is None else min(last, upto)
             out.update(
@@ -790,24 +803,47 @@ class PostgresStorage:
     def find_effect_indexed(
         self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
     ) -> EffectHit | None:
-        """The newest effect with this key in a history (the key index is always current)."""
+        """The newest effect with this key in a history (the key index is always current).
+
+        The key's rows are found first, through events_key_hash alone, and only they are checked
+        against the history: a plan that also reads events_branch_seq or the position index
+        (what the planner picks from stale statistics, or for ``ORDER BY seq DESC LIMIT 1``)
+        costs one index entry per event of the history. ``position + 0`` keeps the position
+        bound a filter."""
         where, args = self._segment_sql(segments)
         row = self._one(
-            "SELECT branch, seq, payload FROM events WHERE key_hash = %s AND position <= %s AND "
-            f"({where}) ORDER BY seq DESC LIMIT 1",
+            "WITH k AS MATERIALIZED (SELECT branch, seq, payload FROM events WHERE key_hash = %s "
+            f"AND position + 0 <= %s) SELECT branch, seq, payload FROM k WHERE ({where}) ORDER BY "
+            "seq DESC LIMIT 1",
             [key_hash, upto_position, *args],
         )
         return None if row is None else EffectHit(*row)
 
-    def catch_up_effect_index(self) -> int:
+    def find_effect_with_head(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
+    ) -> tuple[EffectHit | None, int | None]:
+        """``find_effect_indexed`` and the branch's own last seq in one round trip."""
+        where, args = self._segment_sql(segments)
+        row = self._one(
+            "WITH k AS MATERIALIZED (SELECT branch, seq, payload FROM events WHERE key_hash = %s "
+            f"AND position + 0 <= %s), f AS (SELECT branch, seq, payload FROM k WHERE ({where}) "
+            "ORDER BY seq DESC LIMIT 1) SELECT (SELECT max(seq) FROM events WHERE branch = %s), "
+            "f.branch, f.seq, f.payload FROM (SELECT 1) one LEFT JOIN f ON TRUE",
+            [key_hash, upto_position, *args, branch],
+        )
+        hit = None if row[1] is None else EffectHit(row[1], row[2], row[3])
+        return hit, None if row[0] is None else int(row[0])
+
+    def catch_up_effect_index(self, write: bool = True) -> int:
         """The position the key index covers: every stored event (it is kept by the server)."""
         return int(self._one("SELECT coalesce(max(position), 0) FROM events")[0])
 
     def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
         """Which of these effect keys a branch committed itself."""
-        rows = self._all(
-            "SELECT key_hash FROM events WHERE branch = %s AND key_hash = ANY(%s)",
-            (branch, list(key_hashes)),
+        rows = self._all(  # from the keys, never from the branch's events (see above)
+            "WITH k AS MATERIALIZED (SELECT branch, key_hash FROM events WHERE key_hash = "
+            "ANY(%s)) SELECT key_hash FROM k WHERE branch = %s",
+            (list(key_hashes), branch),
         )
         return {bytes(r[0]) for r in rows}
 
@@ -1088,6 +1124,12 @@ class PgIntents:
 
     def __init__(self, storage: PostgresStorage) -> None:
         self.storage = storage
+        self._since = 0  # announcements since this process last compacted
+
+    def due(self) -> bool:
+        """Whether this process announced enough effects since its last compaction to try one
+        (a row per announced effect stays until a compaction drops the committed ones)."""
+        return not self.storage.readonly and self._since * 256 >= self.COMPACT_BYTES
 
     def _running(self, branch: int, key_hash: bytes) -> tuple[str | None, int, bytes]:
         return (self.storage.location + "#intents", branch, key_hash)
@@ -1113,6 +1155,7 @@ class PgIntents:
         ann, holder = new_announcement(running)
         if holder is not None:
             return 0, ann, holder
+        self._since += 1
         try:
             with s._guard, s.atomic():
                 # the row exists (and is locked) before it is read: a second announcer waits here
@@ -1189,6 +1232,7 @@ class PgIntents:
         """Keep only what ``still_open(announced)`` returns."""
         if self.storage.readonly:
             return
+        self._since = 0
         announced = self.pending()
         keep = still_open(announced)
         gone = [(b, h) for b, h in announced if (b, h) not in keep]

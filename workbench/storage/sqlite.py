@@ -30,6 +30,7 @@ from .base import (
     StateEvent,
     StoredEvent,
     VerifyEvent,
+    in_segments,
     observation_schema,
 )
 from .catalog import Catalog
@@ -246,12 +247,29 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     # Effects are looked up by key through two lazily built structures rather than an index
     # maintained on every append (an index over random key hashes cost each effect commit a
     # third b-tree page, ~1/3 of its time): a handle's own map of its history (effect_keys)
-    # and, for long histories, the effect_index table, caught up on demand.
+    # and, for long histories, the effect_index table, caught up on demand. Every lookup by
+    # key starts from effect_index (CROSS JOIN fixes the join order: SQLite otherwise walks
+    # the branch's events through events_branch_seq, one row per event of the history, and
+    # effects slowed 300-fold past 20,000 of them); tests/test_effects_plan.py checks the plans.
 
-    def effect_keys(self, segments: Sequence[Segment], upto: int) -> dict[bytes, tuple[int, int]]:
-        """{key hash: (branch, seq)} of every effect in a resolved history up to seq ``upto``."""
+    def effect_keys(
+        self, segments: Sequence[Segment], upto: int, after_position: int = 0
+    ) -> dict[bytes, tuple[int, int]]:
+        """{key hash: (branch, seq)} of every effect in a resolved history up to seq ``upto``;
+        with ``after_position``, only those stored after that global position (the ones
+        effect_index does not cover yet), found from the end of the journal."""
         out: dict[bytes, tuple[int, int]] = {}
         with self._guard:
+            if after_position:
+                rows = self.conn.execute(
+                    "SELECT key_hash, branch, seq FROM events WHERE position > ? "
+                    "AND key_hash IS NOT NULL ORDER BY seq",
+                    (after_position,),
+                ).fetchall()
+                out.update(
+                    (kh, (b, seq)) for kh, b, seq in rows if in_segments(segments, b, seq, upto)
+                )
+                return out
             for branch, first, last in reversed(segments):  # oldest first: newer entries win
                 hi = upto if last is None else min(last, upto)
                 out.update(
@@ -286,25 +304,38 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
     ) -> EffectHit | None:
         """The newest effect with this key in a resolved history among the events effect_index
-        covers (positions up to ``upto_position``)."""
+        covers (positions up to ``upto_position``): the key's few index entries, each checked
+        against the history, never the history's events one by one."""
+        return self.find_effect_with_head(key_hash, segments, upto_position, None)[0]
+
+    def find_effect_with_head(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
+    ) -> tuple[EffectHit | None, int | None]:
+        """``find_effect_indexed`` and the branch's own last seq (None: it has no events) in
+        one statement: a new effect on a long history asks the database once, as on a short
+        one (where the handle's map answers and only the head is asked). max() picks the newest
+        (SQLite takes the other columns from its row) without the temporary b-tree an ORDER BY
+        would build per call, which doubled the statement's cost."""
         where, args = self._segment_sql(segments, "e.")
         with self._guard:
             row = self.conn.execute(
-                "SELECT e.branch, e.seq, e.payload FROM effect_index x JOIN events e ON "
-                "e.position = x.position "
-                f"WHERE x.key_hash = ? AND x.position <= ? AND ({where}) ORDER BY e.seq DESC "
-                f"LIMIT 1",
-                [key_hash, upto_position, *args],
+                "SELECT (SELECT max(seq) FROM events WHERE branch = ?), e.branch, max(e.seq), "
+                "e.payload FROM effect_index x CROSS JOIN events e ON e.position = x.position "
+                f"WHERE x.key_hash = ? AND x.position <= ? AND ({where})",
+                [branch, key_hash, upto_position, *args],
             ).fetchone()
-        return None if row is None else EffectHit(*row)
+        hit = None if row[2] is None else EffectHit(row[1], row[2], row[3])
+        return hit, row[0]
 
-    def catch_up_effect_index(self) -> int:
-        """Index every effect appended since the last catch-up; returns the position covered."""
+    def catch_up_effect_index(self, write: bool = True) -> int:
+        """Index every effect appended since the last catch-up; returns the position covered.
+        ``write=False`` (and a read-only open) only reads the position covered."""
         return self._catch_up(
             "effect_index",
             "effect_index_position",
             "SELECT key_hash, position FROM events WHERE position > ? AND position <= ? "
             "AND key_hash IS NOT NULL",
+            write,
         )
 
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
@@ -338,15 +369,18 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
             "SELECT hash, position FROM events WHERE position > ? AND position <= ?",
         )
 
-    def _catch_up(self, table: str, meta_key: str, select: str) -> int:
+    def _catch_up(self, table: str, meta_key: str, select: str, write: bool = True) -> int:
         """Insert ``select``'s rows for the events after the position ``meta_key`` records;
-        returns the position the index covers (read-only opens only read it)."""
+        returns the position the index covers (read-only opens, and ``write=False``, only read
+        it). Nothing to index takes no write lock: a reader never waits for a writer."""
         with self._guard:
-            if self.readonly:
-                row = self.conn.execute(
-                    "SELECT value FROM meta WHERE key = ?", (meta_key,)
-                ).fetchone()
-                return int(row[0]) if row else 0
+            row = self.conn.execute("SELECT value FROM meta WHERE key = ?", (meta_key,)).fetchone()
+            done = int(row[0]) if row else 0
+            if self.readonly or not write:
+                return done
+            top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+            if top <= done:
+                return done
             with self.atomic():
                 row = self.conn.execute(
                     "SELECT value FROM meta WHERE key = ?", (meta_key,)
@@ -391,19 +425,18 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def observations_frame(self) -> Any:
         """All observations as a polars frame (position, branch, seq, metric, value, ts).
 
-        Up to OBS_ROWS_DIRECT rows come through sqlite3. Past that, they are copied into a
-        private scratch file that the ADBC SQLite driver hands to polars as Arrow columns
-        (about twice as fast at 10^6 rows). ADBC never opens the journal itself: it carries its
-        own copy of SQLite, and that copy's locks and closes would break this process's
-        connection's locks on the file."""
+        A journal of up to OBS_ROWS_DIRECT events is read through sqlite3. Past that, the
+        observations are copied into a private scratch file that the ADBC SQLite driver hands
+        to polars as Arrow columns (about twice as fast at 10^6 rows). ADBC never opens the
+        journal itself: it carries its own copy of SQLite, and that copy's locks and closes
+        would break this process's connection's locks on the file."""
         import polars as pl
 
         schema = observation_schema()
         with self._guard:
-            cur = self.conn.execute(_OBSERVATIONS)
-            rows = cur.fetchmany(OBS_ROWS_DIRECT)
-            if len(rows) == OBS_ROWS_DIRECT and not self.encrypted:
-                cur.close()  # DETACH waits for no statement to be running
+            # the number of events bounds the observations' (one read of the table's end)
+            events = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()
+            if events[0] > OBS_ROWS_DIRECT and not self.encrypted:
                 frame = self._observations_arrow()
                 if frame is not None:
                     return (
@@ -411,9 +444,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                         if frame.width == len(schema)
                         else pl.DataFrame(schema=schema)
                     )
-                rows = self.conn.execute(_OBSERVATIONS).fetchall()
-            else:
-                rows += cur.fetchall()
+            rows = self.conn.execute(_OBSERVATIONS).fetchall()
         return pl.DataFrame(rows, schema=schema, orient="row")
 
     def _observations_arrow(self) -> Any:
@@ -470,30 +501,41 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote through the WAL
 
     def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
-        """Which of these effect key hashes a branch has committed itself."""
+        """Which of these effect key hashes a branch has committed itself. A read: it writes
+        nothing (not even the effect index), so it answers while another process writes."""
         out: set[bytes] = set()
         with self._guard:
-            done = self.catch_up_effect_index()
+            done = self.catch_up_effect_index(write=False)
+            # The effects the index does not cover yet are found from the end of the journal
+            # when they are fewer than the branch's own events, else from the branch's events.
+            top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+            own = self.conn.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM events WHERE branch = ? LIMIT ?)",
+                (branch, top - done + 1),
+            ).fetchone()[0]
+            tail = (
+                "SELECT key_hash FROM events WHERE +branch = ? AND position > ? AND "
+                if top - done < own
+                else "SELECT key_hash FROM events WHERE branch = ? AND +position > ? AND "
+            )
             for i in range(0, len(key_hashes), 500):
                 chunk = list(key_hashes[i : i + 500])
                 marks = ",".join("?" * len(chunk))
                 out.update(
                     r[0]
                     for r in self.conn.execute(
-                        "SELECT x.key_hash FROM effect_index x JOIN events e ON e.position = "
+                        "SELECT x.key_hash FROM effect_index x CROSS JOIN events e ON e.position = "
                         f"x.position WHERE x.key_hash IN ({marks}) AND e.branch = ?",
                         [*chunk, branch],
                     )
                 )
-                # Effects the index does not cover yet (read-only opens never write it).
-                out.update(
-                    r[0]
-                    for r in self.conn.execute(
-                        f"SELECT key_hash FROM events WHERE branch = ? AND position > ? AND "
-                        f"key_hash IN ({marks})",
-                        [branch, done, *chunk],
+                if top > done:
+                    out.update(
+                        r[0]
+                        for r in self.conn.execute(
+                            f"{tail}key_hash IN ({marks})", [branch, done, *chunk]
+                        )
                     )
-                )
         return out
 
     def put_snapshot(

@@ -26,7 +26,13 @@ from .engines import PRUNERS, SAMPLERS
 from .evolve import evolve
 from .handle import SweepHandle, resume, run, start
 from .launch import Launch, defaults, for_agent, grid_text
-from .optimize import StudyHandle, optimize, resume_optimize, start_optimize
+from .optimize import (
+    StudyHandle,
+    optimize,
+    resume_optimize,
+    start_optimize,
+    start_resume_optimize,
+)
 from .plan import (
     RUNNERS,
     Fork,
@@ -59,6 +65,7 @@ __all__ = [
     "result",
     "resume_optimize",
     "start_optimize",
+    "start_resume_optimize",
     "study",
     "PROGRESS_ENV",
     "RUNNERS",

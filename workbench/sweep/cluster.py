@@ -113,9 +113,12 @@ def run_on_worker(
         ProcessRunner(target) if kind == "process" else PapermillRunner(target, start_timeout)
     )
     done = threading.Event()
+    # Taken here, in the task's thread: the watcher's own thread has no worker context, and an
+    # Event made there without a client fails on its first wait (the cancel never arrived).
+    client = distributed.get_client()
 
     def watch() -> None:  # the coordinator's cancel reaches a running task through the Event
-        flag = distributed.Event(cancel_name)
+        flag = distributed.Event(cancel_name, client=client)
         while not done.is_set():
             try:
                 if flag.wait(timeout=0.5):

@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
-from ..events import canonical
 from .cluster import out_dir_for
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, load, status
 from .runners import _Context, make_runner
@@ -116,7 +115,7 @@ class SweepHandle:
 
     def _record(self, branch: int, status: str, **fields: Any) -> None:
         self.status[branch] = status
-        self.plan.journal.storage.put_run(
+        self.plan.journal.record_run(
             branch, self.plan.id, status, runner=self.runner.name, **fields
         )
 
@@ -133,6 +132,11 @@ class SweepHandle:
     def done(self) -> bool:
         """True once every fork has finished, failed or been cancelled."""
         return not self._closer.is_alive()
+
+    @property
+    def sweep_id(self) -> int:
+        """The sweep this handle runs."""
+        return self.plan.id
 
     def join(self, timeout: float | None = None) -> bool:
         """Wait until the sweep has ended and its runner closed (kernels, workers); whether it
@@ -269,7 +273,7 @@ def start(
     if timeout is None:
         timeout = how.get("timeout")
     check_options(runner, workers, timeout)
-    recorded = {r.branch: r.status for r in plan.journal.storage.runs(plan.id)}
+    recorded = {r.branch: r.status for r in plan.journal.runs(plan.id)}
     if only is None:
         forks = [f for f in plan.forks if recorded.get(f.branch) != "finished"]
     elif only == "failed":
@@ -290,7 +294,7 @@ def start(
         # The sweep did not start: its forks say why, instead of staying "pending" forever.
         error = json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000], "where": "start"})
         for f in forks:
-            plan.journal.storage.put_run(f.branch, plan.id, "failed", runner=runner, error=error)
+            plan.journal.record_run(f.branch, plan.id, "failed", runner=runner, error=error)
         raise
     recorded_how = {
         "runner": runner,
@@ -302,7 +306,7 @@ def start(
     if runner == "dask" and isinstance(scheduler, str):
         recorded_how["scheduler"] = scheduler
     try:
-        plan.journal.storage.set_sweep_how(plan.id, canonical(recorded_how, "how"))
+        plan.journal.record_how(plan.id, recorded_how)
         plan.how.clear()
         plan.how.update(recorded_how)
         return _handle(plan, r, forks, out_dir)

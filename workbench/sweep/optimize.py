@@ -437,16 +437,10 @@ def optimize(
     return handle.wait(show=progress)
 
 
-def resume_optimize(
-    journal: Journal,
-    sweep_id: int,
-    workers: int | None = None,
-    progress: bool | None = None,
-    start_timeout: float = 60.0,
-) -> Study:
-    """Finish an adaptive sweep whose coordinator died (or was cancelled): its ended trials are
-    told to the sampler again from the journal, its unfinished forks run again from their own
-    heads (committed effects are read back), then new trials until it has its ``forks``."""
+def start_resume_optimize(
+    journal: Journal, sweep_id: int, workers: int | None = None, start_timeout: float = 60.0
+) -> StudyHandle:
+    """Start finishing an adaptive sweep in the background (see ``resume_optimize``)."""
     spec = spec_of(journal, sweep_id)
     if spec.kind != "optimize":
         raise InvalidValue(
@@ -467,11 +461,29 @@ def resume_optimize(
         how.get("scheduler"),
     )
     try:
-        handle = _handle(journal, spec, started, {**how, "workers": n}, n, None)
+        return _handle(journal, spec, started, {**how, "workers": n}, n, None)
     except BaseException:
         started.close()
         raise
-    return handle.wait(show=progress)
 
 
-__all__ = ["StudyHandle", "optimize", "resume_optimize", "start_optimize"]
+def resume_optimize(
+    journal: Journal,
+    sweep_id: int,
+    workers: int | None = None,
+    progress: bool | None = None,
+    start_timeout: float = 60.0,
+) -> Study:
+    """Finish an adaptive sweep whose coordinator died (or was cancelled): its ended trials are
+    told to the sampler again from the journal, its unfinished forks run again from their own
+    heads (committed effects are read back), then new trials until it has its ``forks``."""
+    return start_resume_optimize(journal, sweep_id, workers, start_timeout).wait(show=progress)
+
+
+__all__ = [
+    "StudyHandle",
+    "optimize",
+    "resume_optimize",
+    "start_optimize",
+    "start_resume_optimize",
+]

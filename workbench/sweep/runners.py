@@ -1,13 +1,15 @@
 """The runners that execute a sweep's forks, each in its own kernel or process:
 
-- ``"papermill"``: each fork executes the template notebook with papermill in a fresh kernel
-  with its own IPC connection path (parallel kernels never race for TCP ports); executed
+- ``"papermill"``: each fork executes the template notebook with papermill, on a kernel kept
+  per worker (each with its own IPC connection path: parallel kernels never race for TCP
+  ports): before each fork its user namespace is reset and its working directory and
+  environment restored; a kernel that died, timed out or was cancelled is replaced. Executed
   notebooks are kept under ``runs/<sweep>/<branch>.ipynb`` beside the journal.
-- ``"warm"``: one long-lived kernel per worker runs the template's cells for fork after fork,
-  resetting the user namespace (``%reset -f``) between forks, and saves each executed
-  notebook like papermill. About five times cheaper per fork. What a warm kernel does NOT
-  isolate: modules already imported (and their global state, caches, monkeypatches), the
-  working directory, environment variables and threads started by earlier forks.
+- ``"warm"``: one long-lived kernel per worker runs the template's cells itself (no papermill),
+  fork after fork, resetting the user namespace (``%reset -f``) between forks, and saves each
+  executed notebook like papermill. The lightest. What neither kept kernel isolates: modules
+  already imported (and their global state, caches, monkeypatches) and threads started by
+  earlier forks; warm does not restore the working directory or environment variables.
 - ``"process"``: a Python function ``fn(journal_path, branch_id, params)`` (given as
   ``"module:function"`` or an importable function) in a fresh worker process per fork; the
   worker imports only workbench and the function's module.
@@ -34,7 +36,7 @@ from typing import Any
 from .. import params as declared_params
 from ..errors import ForkFailed, InvalidValue
 from .plan import RUNNERS, Fork
-from .worker import PROGRESS_ENV
+from .worker import PARENT_ENV, PROGRESS_ENV
 
 
 class _Context:
@@ -95,7 +97,7 @@ class ProcessRunner:
         self.fn = fn
 
     def run_fork(self, ctx: _Context) -> str | None:
-        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
+        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file), PARENT_ENV: str(os.getpid())}
         cmd = [
             sys.executable,
             "-m",
@@ -155,6 +157,19 @@ def _quiet_papermill() -> None:
         log.addFilter(_DropUnknownParameter())
 
 
+def _import_kernel_machinery() -> None:
+    """Import here, in one thread, what starting a kernel imports on first use (the kernelspec
+    lookup pulls in IPython and ipykernel). The forks' threads would otherwise import those
+    packages for the first time side by side, which Python before 3.14 can fail (CPython
+    gh-83065: a fork failed with KeyError: 'IPython' under load)."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    try:
+        KernelSpecManager().get_kernel_spec("python3")
+    except Exception:  # noqa: BLE001 (no such kernel: the fork that needs it says so)
+        pass
+
+
 def _kernel_manager(workdir: Path) -> Any:
     from jupyter_client.manager import KernelManager
 
@@ -202,29 +217,126 @@ def _fork_kernel_manager(workdir: Path, env: dict[str, str]) -> Any:
     return km
 
 
+_RESET = """
+import builtins as _b, os as _o
+if not hasattr(_b, "__lithify_start__"):
+    _b.__lithify_start__ = (_o.getcwd(), dict(_o.environ))
+_o.chdir(_b.__lithify_start__[0])
+_o.environ.clear()
+_o.environ.update(_b.__lithify_start__[1])
+_o.environ[{progress_env!r}] = {progress!r}
+del _b, _o
+"""
+
+
 class PapermillRunner:
-    """Executes the template notebook with papermill, one fresh kernel per fork."""
+    """Executes the template notebook with papermill, on a kernel kept per worker: before each
+    fork the kernel's user namespace is reset (``%reset -f``), its working directory and
+    environment put back as they were when it started; a kernel that died, timed out or was
+    cancelled is replaced by a fresh one. Modules a fork imported stay imported (as in a fresh
+    kernel that imports them again, unless they keep global state)."""
 
     name = "papermill"
 
-    def __init__(self, notebook: str, start_timeout: float) -> None:
+    def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
+        import papermill  # noqa: F401 (here, not first in the fork threads)
+
+        _import_kernel_machinery()
         self.notebook = notebook
         self.start_timeout = start_timeout
         self.workdir = Path(tempfile.mkdtemp(prefix="lithify-kernels-"))
+        self._idle: list[Any] = []
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        self._warming = [
+            threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)
+        ]
+        for t in self._warming:
+            t.start()
+
+    def _prestart(self) -> None:
+        try:
+            km = self._new_kernel()
+        except Exception:  # noqa: BLE001 (the fork that needs a kernel will report the error)
+            return
+        with self._lock:
+            self._idle.append(km)
+
+    def _new_kernel(self) -> Any:
+        import asyncio
+
+        km = _fork_kernel_manager(self.workdir, dict(os.environ))
+        asyncio.run(km.start_kernel())
+        with self._lock:
+            self._all.append(km)
+        return km
+
+    def _kernel(self) -> Any:
+        for t in self._warming:
+            t.join()
+        with self._lock:
+            while self._idle:
+                km = self._idle.pop()
+                if km.has_kernel and not km.stopped:
+                    return km
+                self._retire(km)
+        return self._new_kernel()
+
+    def _reset(self, km: Any, ctx: _Context) -> None:
+        """Put the kept kernel back as it started (see ``_RESET``); gives up at once if the
+        fork is cancelled or the kernel dies meanwhile."""
+        import queue
+
+        from jupyter_client.blocking.client import BlockingKernelClient
+
+        kc = BlockingKernelClient()
+        kc.load_connection_info(km.get_connection_info())
+        # the shell channel only: the request waits in the kernel's queue until it is ready,
+        # and whether it is alive is asked of its manager (below), not of a heartbeat thread
+        kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
+        try:
+            code = "%reset -f\n" + _RESET.format(
+                progress_env=PROGRESS_ENV, progress=str(ctx.progress_file)
+            )
+            msg_id = kc.execute(code, silent=True, store_history=False)
+            deadline = time.monotonic() + self.start_timeout
+            while True:
+                if ctx.cancel.is_set() or km.stopped or not _alive(km):
+                    raise ForkFailed("stopped", ename="Cancelled", evalue="the kernel was stopped")
+                if time.monotonic() > deadline:
+                    raise ForkFailed(
+                        "reset timed out",
+                        ename="TimeoutError",
+                        evalue=f"the kernel did not reset within {self.start_timeout} s",
+                    )
+                try:
+                    reply = kc.get_shell_msg(timeout=0.2)
+                except queue.Empty:
+                    continue
+                if reply["parent_header"].get("msg_id") != msg_id:
+                    continue
+                if reply["content"]["status"] != "ok":
+                    raise ForkFailed(
+                        "reset failed",
+                        ename="KernelResetFailed",
+                        evalue=str(reply["content"].get("evalue", ""))[:500],
+                    )
+                return
+        finally:
+            kc.stop_channels()
 
     def run_fork(self, ctx: _Context) -> str | None:
         import papermill
         from papermill.exceptions import PapermillExecutionError
 
         _quiet_papermill()
-        km = _fork_kernel_manager(
-            self.workdir, {**os.environ, PROGRESS_ENV: str(ctx.progress_file)}
-        )
+        km = self._kernel()
         timer = threading.Timer(ctx.timeout, km.kill_now) if ctx.timeout else None
         ctx.on_stop(km.kill_now)
         try:
             if timer:
                 timer.start()
+            self._reset(km, ctx)
             papermill.execute_notebook(
                 self.notebook,
                 str(ctx.notebook_out),
@@ -244,6 +356,8 @@ class PapermillRunner:
                 traceback=e.traceback,
                 notebook=str(ctx.notebook_out),
             ) from None
+        except ForkFailed:
+            raise
         except Exception as e:  # kernel died, start timeout, our timer or a cancel
             ename = (
                 "TimeoutError"
@@ -264,15 +378,45 @@ class PapermillRunner:
             if timer:
                 timer.cancel()
             ctx.on_stop(None)
-            km.kill_now()  # nbclient leaves a kernel it did not create running
+            with self._lock:
+                if km.stopped or not _alive(km):
+                    self._retire(km)  # killed, timed out or crashed: the next fork gets a new one
+                else:
+                    self._idle.append(km)
+        return str(ctx.notebook_out)
+
+    def _retire(self, km: Any) -> None:
+        import asyncio
+
+        try:  # kill, reap the process and close the manager's sockets and files
+            asyncio.run(km.shutdown_kernel(now=True))
+        except Exception:  # noqa: BLE001 (already gone: make sure of it)
+            km.kill_now()
             try:
                 km.cleanup_connection_file()
             except OSError:
                 pass
-        return str(ctx.notebook_out)
+        self._all = [k for k in self._all if k is not km]
 
     def close(self) -> None:
+        for t in self._warming:
+            t.join()
+        with self._lock:
+            for km in list(self._all):
+                self._retire(km)
+            self._idle = []
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _alive(km: Any) -> bool:
+    pid = getattr(km.provisioner, "pid", None) if km.provisioner else None
+    if not pid:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return km.provisioner.process is None or km.provisioner.process.poll() is None
 
 
 class WarmRunner:
@@ -284,6 +428,7 @@ class WarmRunner:
     def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
         import nbformat
 
+        _import_kernel_machinery()  # before the threads below start kernels
         self.template = nbformat.read(notebook, as_version=4)
         self.start_timeout = start_timeout
         self.workdir = Path(tempfile.mkdtemp(prefix="lithify-warm-"))
@@ -491,5 +636,5 @@ def make_runner(
             "notebook sweeps need papermill and ipykernel: pip install papermill ipykernel"
         ) from None
     if runner == "papermill":
-        return PapermillRunner(notebook, start_timeout)
+        return PapermillRunner(notebook, start_timeout, workers)
     return WarmRunner(notebook, start_timeout, workers)

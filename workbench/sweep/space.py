@@ -298,3 +298,43 @@ def perturb(dim: Dimension, value: Any, rng: random.Random, factor: float = 1.2)
     if dim.step is not None:
         moved_f = dim.low + round((moved_f - dim.low) / dim.step) * dim.step
     return max(dim.low, min(dim.high, moved_f))
+
+
+def from_grid(grid: Mapping[str, Sequence[Any]]) -> dict[str, Dimension]:
+    """A space spanning a grid (what an optimize form starts from, given an agent's default
+    grid): numbers become a range from the least to the largest (log when it spans a factor of
+    20 or more), anything else a set of choices."""
+    out: dict[str, Dimension] = {}
+    for name, values in grid.items():
+        vals = list(values)
+        nums = [v for v in vals if isinstance(v, (int, float)) and not isinstance(v, bool)]
+        if len(nums) == len(vals) and len(set(nums)) > 1:
+            low, high = min(nums), max(nums)
+            log = low > 0 and high / low >= 20
+            if all(isinstance(v, int) for v in nums):
+                out[name] = Int(int(low), int(high), log=log)
+            else:
+                out[name] = Float(float(low), float(high), log=log)
+        elif len(vals) > 0:
+            out[name] = Categorical(dict.fromkeys(vals))
+    return out
+
+
+def to_lines(space: Mapping[str, Dimension]) -> list[str]:
+    """The space as the command line writes it (``parse`` reads it back)."""
+    lines = []
+    for name, dim in space.items():
+        if isinstance(dim, Categorical):
+            choices = [c if isinstance(c, str) else json.dumps(c) for c in dim.choices]
+            lines.append(f"{name}=cat:{','.join(choices)}")
+            continue
+        kind = "int" if isinstance(dim, Int) else "float"
+        text = f"{name}={kind}:{dim.low}:{dim.high}"
+        if dim.log:
+            text += ":log"
+        if isinstance(dim, Int) and dim.step != 1:
+            text += f":step={dim.step}"
+        if isinstance(dim, Float) and dim.step is not None:
+            text += f":step={dim.step}"
+        lines.append(text)
+    return lines

@@ -41,21 +41,39 @@ def read_progress(path: Path) -> tuple[int, int | None] | None:
         return None
 
 
+PARENT_ENV = "LITHIFY_SWEEP_PARENT"  # the coordinator's pid, given by the process runner
+
+
+def _orphaned(parent: int) -> bool:
+    return os.getppid() != parent
+
+
 def _exit_with_parent(parent: int) -> None:
+    """Exit at once if the coordinator ``parent`` is gone (checked now, and every 0.1 s), so a
+    worker whose sweep died never writes to a fork the resumed sweep also runs."""
+    if _orphaned(parent):
+        os._exit(70)
+
     def watch() -> None:
         while True:
-            if os.getppid() != parent:
+            if _orphaned(parent):
                 os._exit(70)  # the sweep's parent died: do not run on as an orphan
-            time.sleep(0.5)
+            time.sleep(0.1)
 
     threading.Thread(target=watch, daemon=True).start()
 
 
 def main(argv: list[str]) -> int:
     ref, journal, branch, params = argv[0], argv[1], int(argv[2]), json.loads(argv[3])
-    _exit_with_parent(os.getppid())
+    # The pid the runner gave, not our parent's now: a coordinator that died while this
+    # interpreter started would leave us reparented, and getppid() would be someone else.
+    parent = int(os.environ.get(PARENT_ENV) or os.getppid())
+    _exit_with_parent(parent)
     try:
-        import_ref(ref)(journal, branch, params)
+        fn = import_ref(ref)  # may take long (a heavy module): the parent may die meanwhile
+        if _orphaned(parent):
+            return 70  # before the first write
+        fn(journal, branch, params)
     except BaseException as e:  # noqa: BLE001 (reported to the parent, then exit 1)
         traceback.print_exc()
         tb = traceback.extract_tb(e.__traceback__)

@@ -9,6 +9,14 @@ from ..sweep import parse_grid
 from .explorer import JournalExplorer
 from .launcher import SweepLauncher
 from .live import LiveResults
+from .study import OptimizeLauncher
 from .workbench import Workbench
 
-__all__ = ["JournalExplorer", "LiveResults", "SweepLauncher", "Workbench", "parse_grid"]
+__all__ = [
+    "JournalExplorer",
+    "LiveResults",
+    "OptimizeLauncher",
+    "SweepLauncher",
+    "Workbench",
+    "parse_grid",
+]

@@ -15,11 +15,12 @@ import traitlets
 from .. import plugins
 from .. import sweep as sweeps
 from ..bundled import resolve_notebook
-from ..errors import InvalidValue, WorkbenchError
+from ..errors import InvalidValue
 from ..journal import Journal
+from .point import ForkPoint
 
 
-class SweepLauncher(w.VBox):
+class SweepLauncher(ForkPoint):
     """Launch a sweep from an event without blocking the kernel, and follow it."""
 
     sweep_id = traitlets.Int(-1)
@@ -36,7 +37,6 @@ class SweepLauncher(w.VBox):
         runner: str | None = None,
         **kw: Any,
     ) -> None:
-        self.journal = journal
         # what the form starts from: the one rule's defaults for this journal (its agent's)
         start = sweeps.defaults(journal, runner=runner, fn=fn, notebook=notebook)
         self.notebook = str(resolve_notebook(notebook)) if notebook is not None else None
@@ -49,14 +49,6 @@ class SweepLauncher(w.VBox):
         self.plan: sweeps.SweepPlan | None = None
         self.result: sweeps.SweepResult | None = None
         self._monitor: threading.Thread | None = None
-        self.branch = w.Dropdown(description="branch", options=[])
-        self.seq = w.IntSlider(
-            description="at seq",
-            min=0,
-            max=0,
-            continuous_update=False,
-            layout=w.Layout(width="480px"),
-        )
         self.grid = w.Textarea(
             value=grid, description="grid", layout=w.Layout(width="480px", height="60px")
         )
@@ -77,11 +69,10 @@ class SweepLauncher(w.VBox):
         self.rerun_button = w.Button(description="Rerun failed", icon="repeat", disabled=True)
         self.resume_button = w.Button(description="Resume", icon="forward", disabled=True)
         self.failures = w.HTML()
-        self.status = w.HTML()
         self.forks = w.VBox()
         self.summary = w.HTML()
         self._bars: dict[int, tuple[w.IntProgress, w.HTML]] = {}
-        super().__init__(**kw)
+        super().__init__(journal, explorer, **kw)
         self.children = [
             w.HTML("<b>Fork a sweep</b>"),
             w.HBox([self.branch, self.seq]),
@@ -93,49 +84,10 @@ class SweepLauncher(w.VBox):
             self.failures,
             self.summary,
         ]
-        self.branch.observe(self._on_branch, "value")
         self.launch_button.on_click(lambda _: self._safely(self.launch))
         self.cancel_button.on_click(lambda _: self.cancel())
         self.rerun_button.on_click(lambda _: self._safely(self.rerun_failed))
         self.resume_button.on_click(lambda _: self._safely(self.resume))
-        self.refresh_branches()
-        if explorer is not None:
-            explorer.observe(
-                lambda c: self._follow(explorer), names=["selected_branch", "selected_seq"]
-            )
-            self._follow(explorer)
-
-    def refresh_branches(self) -> None:
-        """Reload the branch choices and the current branch's seq range."""
-        infos = self.journal.branches()
-        self.branch.options = [
-            (f"{i.name or '#' + str(i.id)} (head {i.head})", i.id) for i in infos
-        ]
-        if self.branch.value is None and infos:
-            self.branch.value = infos[0].id
-        self._on_branch()
-
-    def _on_branch(self, change: Any = None) -> None:
-        if self.branch.value is not None:
-            head = self.journal.info(self.branch.value).head
-            self.seq.max = head
-            if change is not None:
-                self.seq.value = head
-
-    def _follow(self, explorer: Any) -> None:
-        if explorer.selected_branch not in [v for _, v in self.branch.options]:
-            self.refresh_branches()
-        self.branch.value = explorer.selected_branch
-        self._on_branch()
-        self.seq.value = min(explorer.selected_seq, self.seq.max)
-
-    def _safely(self, action: Any) -> None:
-        try:
-            action()
-        except WorkbenchError as e:
-            self.status.value = (
-                f"<span style='color:var(--jp-error-color1,#c00)'>{html.escape(str(e))}</span>"
-            )
 
     # -- launching ------------------------------------------------------------------------
 

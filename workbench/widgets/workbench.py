@@ -1,4 +1,5 @@
-"""``Workbench``: the explorer, the sweep launcher and the live results in one view."""
+"""``Workbench``: the explorer, the launchers (a grid sweep, or a study Optuna steers) and the
+live results in one view."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from ..journal import Journal
 from .explorer import JournalExplorer
 from .launcher import SweepLauncher
 from .live import LiveResults
+from .study import OptimizeLauncher
 
 
 class Workbench(w.VBox):
@@ -28,11 +30,18 @@ class Workbench(w.VBox):
     ) -> None:
         self.explorer = JournalExplorer(journal, live=True)  # follows the sweeps' forks
         self.launcher = SweepLauncher(journal, notebook=notebook, fn=fn, explorer=self.explorer)
+        self.optimizer = OptimizeLauncher(
+            journal, notebook=str(notebook) if notebook else None, fn=fn, explorer=self.explorer
+        )
         self.live = LiveResults(journal, x=x, y=y, color=color)
         self.launcher.observe(self._follow_sweep, "sweep_id")
         self.live.observe(self._select_picked, "picked")
+        self.optimizer.observe(self._follow_sweep, "sweep_id")
+        self.launchers = w.Tab(children=[self.launcher, self.optimizer])
+        self.launchers.set_title(0, "Grid sweep")
+        self.launchers.set_title(1, "Let the sweep choose")
         super().__init__(**kw)
-        self.children = [self.explorer, self.launcher, self.live]
+        self.children = [self.explorer, self.launchers, self.live]
 
     def _follow_sweep(self, change: dict[str, Any]) -> None:
         self.live.sweep = change["new"]

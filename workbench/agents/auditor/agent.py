@@ -75,14 +75,15 @@ def start(
                 f"another budget (lithify fork --at SEQ --budget {budget})"
             )
         branch.apply({"type": "budget", "budget": budget})
-    return branch.state()
+    state = branch.state()
+    return state
 
 
 # The auditor manages its context by compaction, never by truncation: renders keep everything.
 WHOLE_CONTEXT = 2**31
 
 
-def _compactor(calls: Calls):
+def _compactor(calls: Calls) -> Callable[[Branch, logic.AuditState], logic.AuditState]:
     def compact(branch: Branch, state: logic.AuditState) -> logic.AuditState:
         key = f"summarize:{len(state.notes)}:{len(state.done)}"
         _, seen = branch.render(WHOLE_CONTEXT)

@@ -12,7 +12,7 @@ import os
 import time
 import urllib.error
 import urllib.request
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...errors import InvalidValue, WorkbenchError
 from ...events import key_hash
@@ -58,7 +58,9 @@ class ModelError(WorkbenchError):
 
 
 class OpenAIModel:
-    """A chat-completions client for any OpenAI-compatible server (urllib, no SDK)."""
+    """A client for any OpenAI-compatible server (urllib, no SDK): chat completions, and
+    embeddings for the memory experiment's ``semantic`` retrieval. Every request carries its
+    effect key's hash as ``Idempotency-Key``."""
 
     name = "openai"
 
@@ -76,34 +78,27 @@ class OpenAIModel:
                 "http://127.0.0.1:8000) and LITHIFY_OPENAI_API_KEY"
             )
         base = base.rstrip("/")
-        self.url = base + ("/chat/completions" if base.endswith("/v1") else "/v1/chat/completions")
+        root = base if base.endswith("/v1") else base + "/v1"
+        self.url = root + "/chat/completions"
+        self.embeddings_url = root + "/embeddings"
         self.api_key = (
             api_key if api_key is not None else os.environ.get("LITHIFY_OPENAI_API_KEY", "")
         )
         self.model = model
         self.timeout = timeout
 
-    def _chat(self, key: str, system: str, user: str) -> str:
-        body = json.dumps(
-            {
-                "model": self.model,
-                "temperature": 0,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-            }
-        ).encode()
+    def _post(self, url: str, key: str, payload: dict[str, Any]) -> Any:
         headers = {
             "Content-Type": "application/json",
             "Idempotency-Key": key_hash(key).hex(),
         }
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
-        req = urllib.request.Request(self.url, data=body, headers=headers, method="POST")
+        body = json.dumps(payload).encode()
+        req = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(req, timeout=self.timeout) as resp:
-                doc = json.loads(resp.read())
+                return json.loads(resp.read())
         except urllib.error.HTTPError as e:
             with e:  # the error response holds the connection until closed
                 detail = e.read().decode("utf-8", "replace")[:300]
@@ -111,9 +106,24 @@ class OpenAIModel:
                 f"model server answered HTTP {e.code} for {key}: {detail}", key=key
             ) from None
         except (urllib.error.URLError, TimeoutError, OSError) as e:
-            raise ModelError(
-                f"could not reach the model server at {self.url}: {e}", key=key
-            ) from None
+            raise ModelError(f"could not reach the model server at {url}: {e}", key=key) from None
+        except ValueError:
+            raise ModelError(f"the model server at {url} did not answer JSON", key=key) from None
+
+    def chat(self, key: str, system: str, user: str) -> str:
+        """One chat completion (temperature 0) for the call journaled under ``key``."""
+        doc = self._post(
+            self.url,
+            key,
+            {
+                "model": self.model,
+                "temperature": 0,
+                "messages": [
+                    {"role": "system", "content": system},
+                    {"role": "user", "content": user},
+                ],
+            },
+        )
         try:
             return str(doc["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
@@ -121,9 +131,25 @@ class OpenAIModel:
                 f"unexpected chat completion for {key}: {str(doc)[:300]}", key=key
             ) from None
 
+    def embed(self, key: str, texts: list[str]) -> list[list[float]]:
+        """Embeddings of ``texts`` (``/v1/embeddings``), in order, for the call under ``key``."""
+        doc = self._post(self.embeddings_url, key, {"model": self.model, "input": list(texts)})
+        try:
+            rows = sorted(doc["data"], key=lambda r: r["index"])
+            vectors = [[float(x) for x in r["embedding"]] for r in rows]
+        except (KeyError, IndexError, TypeError, ValueError):
+            raise ModelError(
+                f"unexpected embeddings for {key}: {str(doc)[:300]}", key=key
+            ) from None
+        if len(vectors) != len(texts):
+            raise ModelError(
+                f"the server embedded {len(vectors)} of {len(texts)} texts for {key}", key=key
+            )
+        return vectors
+
     def plan(self, path: str, text: str, key: str) -> list[str]:
         names = ", ".join(logic.CATEGORIES)
-        answer = self._chat(
+        answer = self.chat(
             key,
             f"You audit source files. Reply with the categories to check, from: {names}.",
             f"File {path} ({len(text)} characters):\n{text[:4000]}",
@@ -133,14 +159,14 @@ class OpenAIModel:
 
     def analyze(self, path: str, text: str, counts: dict[str, int], key: str) -> str:
         facts = "\n".join(logic.finding_line((path, c, n)) for c, n in counts.items() if n > 0)
-        return self._chat(
+        return self.chat(
             key,
             "Write a short audit note for the file. Keep every line starting with 'F: ' verbatim.",
             f"## {path}\nCounts:\n{facts or 'No findings.'}\n\nSource:\n{text[:6000]}",
         )
 
     def summarize(self, notes: list[str], budget: int, key: str) -> str:
-        return self._chat(
+        return self.chat(
             key,
             f"Compact these audit notes to at most {budget // 2} tokens, keeping the most severe "
             "'F: ' lines verbatim.",
@@ -148,7 +174,7 @@ class OpenAIModel:
         )
 
     def report(self, notes: list[str], key: str) -> str:
-        return self._chat(
+        return self.chat(
             key, "Write the final audit report; list every 'F: ' line verbatim.", "\n".join(notes)
         )
 

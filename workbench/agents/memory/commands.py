@@ -12,7 +12,8 @@ from ...cli.app import GLOBAL_HELP, console, emit, open_journal, options
 from ...errors import InvalidValue
 from ...eval import evaluate
 from ...memory import Memory
-from . import experiment
+from ...memory.retrieval import journaled_embedding
+from . import experiment, suite
 
 memory_app = typer.Typer(
     help="The memory experiment: recall against context budget on LoCoMo / LongMemEval files.",
@@ -66,17 +67,30 @@ def run(
     ctx: typer.Context,
     budget: int = typer.Option(200, "--budget", help="Context budget in tokens per question."),
     retrieval: str = typer.Option(
-        "lexical", "--retrieval", help="literal, lexical, semantic, fused, or a+b."
+        "lexical",
+        "--retrieval",
+        help="literal, lexical, graph, semantic (needs --embed), hashed, fused, or a+b "
+        "(e.g. graph+lexical).",
+    ),
+    embed: str = typer.Option(
+        None,
+        "--embed",
+        help="The embedding of semantic retrieval: module:function (texts -> vectors), or "
+        "openai[:MODEL] for an OpenAI-compatible /v1/embeddings at LITHIFY_OPENAI_BASE_URL. "
+        "Journaled as effects on the main branch: a rerun never embeds a text again.",
     ),
     fmt: str = _FORMAT,
     dataset: Path = _DATASET,
 ) -> None:
-    """Answer every question at one budget (read-only): the metrics overall and per
-    category."""
+    """Answer every question at one budget: the metrics overall and per category (read-only,
+    except the embeddings --embed journals)."""
     opts = options(ctx)
     data = experiment.load(dataset, _fmt(fmt))
-    with open_journal(opts, Memory) as j:
-        cases = experiment.answer(j.root().state(), data, budget, retrieval)
+    client = experiment.embedder(embed)  # a bad spec is refused before the journal is opened
+    with open_journal(opts, Memory, write=client is not None) as j:
+        b = j.root()
+        vectors = journaled_embedding(b, client, embed) if client is not None else None
+        cases = experiment.answer(b.state(), data, budget, retrieval, embed=vectors)
     df = evaluate(cases, experiment.KS)
     rows = df.to_dicts()
     recall = experiment.context_recall(cases)
@@ -92,6 +106,38 @@ def run(
             )
 
     emit(opts, {"recall": recall, "budget": budget, "retrieval": retrieval, "groups": rows}, human)
+
+
+@memory_app.command("suite", epilog=GLOBAL_HELP)
+def suite_command(
+    ctx: typer.Context,
+    budget: int = typer.Option(400, "--budget", help="Context budget in tokens per case."),
+    retrieval: str = typer.Option(
+        "graph+lexical", "--retrieval", help="literal, lexical, graph, fused, or a+b."
+    ),
+    path: Path = typer.Option(
+        None, "--suite", help="A suite file (default: the bundled coding-agent suite)."
+    ),
+) -> None:
+    """Run the coding-agent regression suite (which file defines what, which decision
+    superseded which) in memory: the metrics per category, and how often a superseded fact
+    reached the context (stale). Needs no --db."""
+    opts = options(ctx)
+    cases, table = suite.run(retrieval, budget, path)
+    rows = table.to_dicts()
+
+    def human() -> None:
+        out = console()
+        out.print(f"coding-agent suite, {retrieval} at budget {budget}", markup=False)
+        for r in rows:
+            out.print(
+                f"  {r['group']:<12} n={r['n']:<3} hit@1 {r['hit@1'] or 0:.2f}  "
+                f"recall@5 {r['recall@5'] or 0:.2f}  mrr {r['mrr'] or 0:.2f}  "
+                f"stale {r['stale']:.2f}",
+                markup=False,
+            )
+
+    emit(opts, {"retrieval": retrieval, "budget": budget, "groups": rows, "cases": cases}, human)
 
 
 def register(app: typer.Typer) -> None:

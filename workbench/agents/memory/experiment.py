@@ -3,10 +3,13 @@ every question answered by compiling context at a token budget with a retrieval 
 and scored with ``workbench.eval`` (Hit@K, Recall@K, nDCG@K, MRR; overall and per category).
 
 Ingestion (``ingest``) makes each document (a dialogue turn, a session) a node, and each a fact
-``speaker --said--> document`` with the document as its evidence; times are the documents'
-order, so the journal is the same on every machine. A fork after ingestion answers the
-questions (``answer``): its ranking is the documents of the facts the compiled context holds, in
-context order, so more budget only ever adds documents (recall does not fall as it grows).
+``speaker --said--> document`` with the document as its evidence; a turn ``replies_to`` the one
+before it; LoCoMo's observations and session summaries become facts whose evidence is the turns
+they cite. Times are the documents' order, so the journal is the same on every machine. A fork
+after ingestion answers the questions (``answer``): the context holds ``said`` facts (turns),
+ranked by the configuration (``graph`` ranks a turn by its neighbourhood: what cites it, what it
+replies to), and its ranking is their documents in context order, so more budget only ever adds
+documents (recall does not fall as it grows).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from ... import bundled
 from ...errors import InvalidValue
 from ...eval import Dataset, case_metrics, evaluate, load_locomo, load_longmemeval, record
 from ...memory import ContextCompiler, ContextRequest, Memory, configuration, evidence, fact, node
+from ...memory.retrieval import journaled_embedding
 from ...memory.view import Graph
 
 FORMATS = ("locomo", "longmemeval")
@@ -42,17 +46,26 @@ def load(path: str | Path | None = None, fmt: str = "locomo") -> Dataset:
 
 
 def ingest(branch: Any, dataset: Dataset) -> int:
-    """Append the dataset's documents as nodes and ``said`` facts (one transaction); the new
-    head."""
+    """Append the dataset as one transaction; the new head. Each document (a turn, a session)
+    is a node and a fact ``speaker --said--> document`` with the document as evidence; a turn
+    ``replies_to`` the turn before it in its session; each note is a node and a fact whose
+    evidence is the turns it cites: ``speaker --observed--> observation``, ``session
+    --summarized--> summary``."""
     speakers: dict[str, str] = {}
     deltas: list[Any] = []
-    for i, doc in enumerate(dataset.documents, start=1):
-        who = str(doc.meta.get("speaker") or "unknown")
-        group = doc.id.split(":")[0] if ":" in doc.id else dataset.name
+
+    def speaker(group: str, who: str, at: int) -> str:
         sid = f"speaker:{group}:{who}"
         if sid not in speakers:
             speakers[sid] = who
-            deltas.append(node(sid, "speaker", who, repository=group, recorded_at=i))
+            deltas.append(node(sid, "speaker", who, repository=group, recorded_at=at))
+        return sid
+
+    previous: dict[tuple[str, str], str] = {}
+    i = 0
+    for i, doc in enumerate(dataset.documents, start=1):
+        group = doc.id.split(":")[0] if ":" in doc.id else dataset.name
+        sid = speaker(group, str(doc.meta.get("speaker") or "unknown"), i)
         deltas.append(node(doc.id, "document", doc.text, repository=group, recorded_at=i))
         deltas.append(
             fact(
@@ -65,7 +78,74 @@ def ingest(branch: Any, dataset: Dataset) -> int:
                 recorded_at=i,
             )
         )
+        session = doc.meta.get("session")
+        if isinstance(session, str):
+            before = previous.get((group, session))
+            if before is not None:
+                deltas.append(
+                    fact(
+                        f"replies:{doc.id}",
+                        doc.id,
+                        "replies_to",
+                        before,
+                        evidence=[evidence(dataset.name, doc.id)],
+                        valid_from=i,
+                        recorded_at=i,
+                    )
+                )
+            previous[(group, session)] = doc.id
+    sessions: set[str] = set()
+    for k, note in enumerate(dataset.notes, start=i + 1):
+        group = note.id.split(":")[0]
+        cites = [evidence(dataset.name, c) for c in note.cites]
+        deltas.append(node(note.id, note.kind, note.text, repository=group, recorded_at=k))
+        if note.kind == "summary":
+            subject = f"session:{group}:{note.meta.get('session', '')}"
+            if subject not in sessions:
+                sessions.add(subject)
+                deltas.append(node(subject, "session", subject, repository=group, recorded_at=k))
+            predicate = "summarized"
+        else:
+            subject = speaker(group, str(note.meta.get("speaker") or "unknown"), k)
+            predicate = "observed"
+        deltas.append(
+            fact(
+                f"{predicate}:{note.id}", subject, predicate, note.id, evidence=cites, recorded_at=k
+            )
+        )
     return int(branch.apply_many(deltas))
+
+
+def embedder(spec: str | None) -> Any:
+    """An embedding function from a spec: ``module:function`` (a function ``texts ->
+    vectors``), or ``openai`` / ``openai:MODEL`` (an OpenAI-compatible ``/v1/embeddings`` at
+    LITHIFY_OPENAI_BASE_URL; the model defaults to LITHIFY_OPENAI_EMBED_MODEL or
+    text-embedding-3-small). None for None."""
+    if spec is None:
+        return None
+    if not isinstance(spec, str) or not spec.strip():
+        raise InvalidValue(f"--embed is module:function or openai[:MODEL], not {spec!r}")
+    if spec == "openai" or spec.startswith("openai:"):
+        import os
+
+        from ..auditor.models import OpenAIModel
+
+        model = spec.partition(":")[2] or os.environ.get(
+            "LITHIFY_OPENAI_EMBED_MODEL", "text-embedding-3-small"
+        )
+        return OpenAIModel(model=model)
+    module, _, function = spec.partition(":")
+    if not module or not function:
+        raise InvalidValue(f"--embed is module:function or openai[:MODEL], not {spec!r}")
+    import importlib
+
+    try:
+        fn = getattr(importlib.import_module(module), function)
+    except (ImportError, AttributeError) as e:
+        raise InvalidValue(f"--embed {spec}: cannot load it ({e})") from None
+    if not callable(fn):
+        raise InvalidValue(f"--embed {spec}: {function} is not a function")
+    return fn
 
 
 def answer(
@@ -76,11 +156,15 @@ def answer(
     *,
     seed: int | None = None,
     fraction: float = 1.0,
-    top_k: int = 50,
+    top_k: int = 10,
+    embed: Callable[[list[str]], Any] | None = None,
     on_cases: Callable[[list[dict[str, Any]], int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """One evaluation case per question: the documents of the compiled context, in order.
-    ``seed`` with ``fraction`` < 1 picks a reproducible subset of the questions.
+    ``top_k``: the hits retrieval nominates (10, the metrics' deepest K; also what each
+    provider of a fused configuration nominates). ``seed`` with ``fraction`` < 1 picks a
+    reproducible subset of the questions. ``embed``:
+    the embedding function of ``semantic`` (journal it with ``journaled_embedding``).
     ``on_cases(cases so far, questions in all)`` is called after each tenth of them."""
     if isinstance(budget, bool) or not isinstance(budget, int) or budget < 0:
         raise InvalidValue(f"budget is a number of tokens >= 0, not {budget!r}")
@@ -95,17 +179,17 @@ def answer(
             "dataset into the journal first (lithify memory ingest), or pass the dataset it holds"
         )
     view = memory.view()
-    everything = view.in_force()
+    providers = configuration(retrieval, memory=view, embed=embed)
+    said = [f for f in view.in_force() if f["predicate"] == "said"]
     graphs: dict[tuple[str, ...], Graph] = {}
     compiler = ContextCompiler()
-    providers = configuration(retrieval)
     cases = []
     for q in questions:
         pool = tuple(dataset.groups.get(q.id, ()))
         g = graphs.get(pool)
         if g is None:
             wanted = set(pool)
-            facts = [f for f in everything if not wanted or f["object"] in wanted]
+            facts = [f for f in said if not wanted or f["object"] in wanted]
             g = graphs[pool] = Graph.build(
                 {k: memory.nodes[k] for f in facts for k in (f["subject"], f["object"])}, facts
             )
@@ -151,6 +235,7 @@ def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[
     seed = params.get("seed")
     fraction = float(params.get("fraction", 0.8 if seed is not None else 1.0))
     dataset = load(params.get("dataset"), fmt)
+    spec = params.get("embed")
     with Journal.open(journal_path, Memory) as j:
         b = j.branch(branch_id)
         from ...sweep import report
@@ -160,8 +245,16 @@ def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[
             # optimize sweep's pruner judges
             report(b, context_recall(cases), len(cases), metric="recall")
 
+        embed = journaled_embedding(b, embedder(spec), str(spec)) if spec else None
         cases = answer(
-            b.state(), dataset, budget, retrieval, seed=seed, fraction=fraction, on_cases=so_far
+            b.state(),
+            dataset,
+            budget,
+            retrieval,
+            seed=seed,
+            fraction=fraction,
+            embed=embed,
+            on_cases=so_far,
         )
         results = evaluate(cases, KS)
         record(results, b)
