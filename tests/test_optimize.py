@@ -153,6 +153,75 @@ def test_a_grid_sweep_is_not_a_study(base):
 # -- running studies ----------------------------------------------------------------------
 
 
+def test_an_optimize_form_starts_from_the_agents_grid_and_metric(tmp_path):
+    """What the widget and the Lab's "Optimize from here…" start from: a space spanning the
+    agent's default grid, its metric maximized; a journal without an agent: nothing to offer."""
+    from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
+
+    with Journal.open(tmp_path / "a.db", AuditState) as j:
+        start(j.root(), budget=3000)
+        run(j.root(), Calls(MockModel()))
+        d = sweep.study_defaults(j)
+        assert (d.space, d.objective, d.direction) == (
+            ("budget=int:300:4800",),
+            "recall",
+            "maximize",
+        )
+        assert d.to_json()["samplers"] == list(sweep.SAMPLERS)
+        assert sweep.space.parse(list(d.space))  # the form's space is one start_optimize takes
+    with Journal.open(tmp_path / "plain.db") as j:
+        j.root().apply({"a": 1})
+        d = sweep.study_defaults(j)
+        assert (d.space, d.objective) == ((), None)
+
+
+def test_a_sweeps_summary_says_its_state(base):
+    """The fork tree's header: running while a fork runs; a study is finished only when it has
+    all its trials, every one ended; failed or cancelled when a fork did."""
+    grid = sweep.plan(base, 0, 1, {"x": [1, 2]})
+    a, b = (f.branch for f in grid.forks)
+    state = lambda: {s.id: s.state for s in sweep.summaries(base)}[grid.id]  # noqa: E731
+    assert state() == "pending"
+    base.record_run(a, grid.id, "running")
+    assert state() == "running"
+    base.record_run(a, grid.id, "finished")
+    base.record_run(b, grid.id, "pruned")
+    assert state() == "finished"
+    base.record_run(b, grid.id, "failed")
+    assert state() == "failed"
+    base.record_run(b, grid.id, "cancelled")
+    assert state() == "cancelled"
+    (summary,) = sweep.summaries(base)
+    assert summary.to_json()["counts"] == {"finished": 1, "cancelled": 1}
+    assert (summary.kind, summary.planned, summary.forks) == ("grid", 2, 2)
+
+
+@pytest.mark.slow
+def test_a_study_is_finished_when_it_has_all_its_trials(base):
+    handle = sweep.start_optimize(
+        base,
+        1,
+        SPACE,
+        "loss",
+        "minimize",
+        forks=3,
+        workers=1,
+        sampler="random",
+        pruner="none",
+        seed=0,
+        fn="sweep_fns:branin",
+    )
+    states = set()
+    while not handle.done:
+        (s,) = sweep.summaries(base)
+        states.add((s.forks, s.state))
+        time.sleep(0.02)  # watching the states go by, not waiting for one
+    handle.wait()
+    (s,) = sweep.summaries(base)
+    assert (s.kind, s.planned, s.forks, s.state) == ("optimize", 3, 3, "finished")
+    assert not {st for forks, st in states if forks < 3} & {"finished"}, states
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("sampler", ["tpe", "random", "grid", "cmaes", "nsga2", "qmc"])
 def test_every_sampler_runs_a_study_of_forks(base, sampler):

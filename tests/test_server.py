@@ -524,6 +524,20 @@ async def test_optimize_from_the_api(jp_fetch, journal_file, monkeypatch):
     listed = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
     mine = next(s for s in listed if s["id"] == sweep_id)
     assert mine["kind"] == "optimize" and set(mine["space"]) == {"x1", "x2", "kind"}
+    # the fork tree's header: the study at a glance
+    glance = (await get(jp_fetch, "branches", journal=journal_file))["sweeps"]
+    assert {**next(s for s in glance if s["id"] == sweep_id), "counts": None} == {
+        "id": sweep_id,
+        "kind": "optimize",
+        "planned": 3,
+        "forks": 3,
+        "counts": None,
+        "state": "finished",
+    }
+    # what the Lab's optimize form starts from: the auditor's grid spanned, its metric
+    study = (await get(jp_fetch, "defaults", journal=journal_file))["study"]
+    assert (study["space"], study["objective"]) == (["budget=int:300:4800"], "recall")
+    assert study["samplers"][:2] == ["tpe", "random"] and "hyperband" in study["pruners"]
     assert mine["objectives"] == ["loss"] and len(mine["forks"]) == 3
     bad = {**body, "space": "x1=float:10:-5"}
     code, err = await fetch_error(jp_fetch, "optimize", method="POST", body=json.dumps(bad))

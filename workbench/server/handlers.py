@@ -46,7 +46,8 @@ class Journals(Base):
 
 
 class Branches(Base):
-    """GET ?journal=J: every branch with its parent, fork seq, head, params and run status."""
+    """GET ?journal=J: every branch with its parent, fork seq, head, params and run status, and
+    every sweep at a glance (kind, planned and present forks, counts by status, state)."""
 
     @web.authenticated
     async def get(self) -> None:
@@ -57,7 +58,8 @@ class Branches(Base):
                 "branches": [
                     {**b.to_json(), "status": runs.get(b.id)}  # type: ignore[typeddict-item]
                     for b in j.branches()
-                ]
+                ],
+                "sweeps": [s.to_json() for s in sweeps.summaries(j)],  # type: ignore[misc]
             }
 
         await self.reply(run)
@@ -194,13 +196,17 @@ class Tail(Base):
 
 class Defaults(Base):
     """GET ?journal=J: what a sweep of this journal runs when the form gives nothing
-    (``sweep.defaults``: the agent's grid, runner, template or function, workers)."""
+    (``sweep.defaults``: the agent's grid, runner, template or function, workers), and what an
+    optimize form starts from (``study``: ``sweep.study_defaults``, with the samplers, pruners
+    and directions to offer)."""
 
     @web.authenticated
     async def get(self) -> None:
         def run() -> shapes.DefaultsReply:
-            d = sweeps.defaults(self.journal()).to_json()
+            j = self.journal()
+            d = sweeps.defaults(j).to_json()
             d["notebook"] = self.hub.notebook_name(d["notebook"])
+            d["study"] = sweeps.study_defaults(j).to_json()
             return d  # type: ignore[return-value]
 
         await self.reply(run)

@@ -39,8 +39,20 @@ class BranchJson(TypedDict):
     status: str | None
 
 
+class SweepSummaryJson(TypedDict):
+    """``sweep.SweepSummary.to_json()``: a sweep at a glance, for the fork tree's headers."""
+
+    id: int
+    kind: str  # grid, optimize or evolve
+    planned: int  # the forks it is to have (a study's trials)
+    forks: int  # the forks it has now
+    counts: dict[str, int]  # forks by run status
+    state: str  # running, finished, failed, cancelled or pending
+
+
 class BranchesReply(TypedDict):
     branches: list[BranchJson]
+    sweeps: list[SweepSummaryJson]
 
 
 class EventJson(TypedDict):
@@ -187,6 +199,21 @@ class TailReply(TypedDict):
     events: list[EventJson]
 
 
+class StudyDefaultsJson(TypedDict):
+    """What an optimize form starts from (``sweep.study_defaults``), and the choices it offers."""
+
+    space: list[str]  # NAME=int:LOW:HIGH[:log] lines spanning the agent's default grid
+    space_text: str
+    objective: str | None
+    direction: str
+    directions: list[str]
+    forks: int
+    sampler: str
+    samplers: list[str]
+    pruner: str
+    pruners: list[str]
+
+
 class DefaultsReply(TypedDict):
     """What a sweep of the journal runs when the form gives nothing (``sweep.defaults``)."""
 
@@ -202,6 +229,7 @@ class DefaultsReply(TypedDict):
     fn: str | None
     workers: int
     timeout: float | None
+    study: StudyDefaultsJson
 
 
 class TrialJson(TypedDict):

@@ -22,16 +22,18 @@ workers exit when this process dies (ipykernel's parent poller; the worker's own
 
 from __future__ import annotations
 
-from .engines import PRUNERS, SAMPLERS
+from .engines import DIRECTIONS, PRUNERS, SAMPLERS
 from .evolve import evolve
 from .handle import SweepHandle, resume, run, start
 from .launch import Launch, defaults, for_agent, grid_text
 from .optimize import (
+    StudyDefaults,
     StudyHandle,
     optimize,
     resume_optimize,
     start_optimize,
     start_resume_optimize,
+    study_defaults,
 )
 from .plan import (
     RUNNERS,
@@ -39,11 +41,13 @@ from .plan import (
     ForkRun,
     SweepPlan,
     SweepResult,
+    SweepSummary,
     check_options,
     load,
     parse_grid,
     plan,
     status,
+    summaries,
 )
 from .report import report
 from .space import Categorical, Float, Int
@@ -51,12 +55,14 @@ from .trials import Study, Trial, result, study
 from .worker import PROGRESS_ENV, report_progress
 
 __all__ = [
+    "DIRECTIONS",
     "PRUNERS",
     "SAMPLERS",
     "Categorical",
     "Float",
     "Int",
     "Study",
+    "StudyDefaults",
     "StudyHandle",
     "Trial",
     "evolve",
@@ -67,6 +73,7 @@ __all__ = [
     "start_optimize",
     "start_resume_optimize",
     "study",
+    "study_defaults",
     "PROGRESS_ENV",
     "RUNNERS",
     "Fork",
@@ -75,6 +82,7 @@ __all__ = [
     "SweepHandle",
     "SweepPlan",
     "SweepResult",
+    "SweepSummary",
     "check_options",
     "defaults",
     "for_agent",
@@ -87,4 +95,5 @@ __all__ = [
     "run",
     "start",
     "status",
+    "summaries",
 ]

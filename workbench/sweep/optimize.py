@@ -25,6 +25,7 @@ import sys
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,7 +36,7 @@ from . import engines
 from . import space as sp
 from .cluster import out_dir_for
 from .handle import execute
-from .launch import for_agent
+from .launch import defaults, for_agent
 from .plan import Fork, _declared, check_options
 from .runners import _Context, make_runner
 from .trials import ATTRS_KEY, Reader, Study, StudySpec, safe_attrs, spec_of, to_optuna
@@ -43,6 +44,50 @@ from .worker import read_progress
 
 if TYPE_CHECKING:
     from ..journal import Journal
+
+
+FORM_FORKS = 20  # the trials a form offers: a first study that ends in minutes, not 40 forks
+
+
+@dataclass(frozen=True)
+class StudyDefaults:
+    """What an optimize form (the widget, the Lab's "Optimize from here…") starts from for a
+    journal: a space spanning its agent's default grid (``space.from_grid``), the agent's
+    metric maximized, TPE with the median pruner, ``FORM_FORKS`` trials."""
+
+    space: tuple[str, ...]
+    objective: str | None
+    direction: str = "maximize"
+    forks: int = FORM_FORKS
+    sampler: str = "tpe"
+    pruner: str = "median"
+
+    def to_json(self) -> dict[str, Any]:
+        """As the server's ``defaults`` route returns it, with the choices a form offers."""
+        return {
+            "space": list(self.space),
+            "space_text": "\n".join(self.space),
+            "objective": self.objective,
+            "direction": self.direction,
+            "directions": list(engines.DIRECTIONS),
+            "forks": self.forks,
+            "sampler": self.sampler,
+            "samplers": list(engines.SAMPLERS),
+            "pruner": self.pruner,
+            "pruners": list(engines.PRUNERS),
+        }
+
+
+def study_defaults(
+    journal: Journal,
+    fn: str | Callable[..., Any] | None = None,
+    notebook: str | os.PathLike[str] | None = None,
+) -> StudyDefaults:
+    """What an optimize form starts from for this journal (see ``StudyDefaults``); nothing is
+    checked (``start_optimize`` checks what the form sends)."""
+    grid = defaults(journal, fn=fn, notebook=notebook).grid
+    agent = plugins.agent_for(journal.state_name)
+    return StudyDefaults(tuple(sp.to_lines(sp.from_grid(grid))), agent.y if agent else None)
 
 
 def _objectives(

@@ -347,3 +347,69 @@ def status(journal: Journal, sweep_id: int) -> list[ForkRun]:
             )
         )
     return out
+
+
+STOPPED = ("finished", "failed", "pruned", "cancelled", "paused")  # run statuses that ended
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """A sweep at a glance (what the Lab's fork tree says on a sweep's header): its kind, the
+    forks it is to have (a study's trials are forked one at a time, so it has fewer until it
+    ends), how many forks are in each run status, and its state: ``running`` while a fork runs,
+    ``finished`` when every planned fork finished (or was pruned), ``failed`` when every fork
+    ended and some failed, ``cancelled`` when it was cancelled, else ``pending`` (forks waiting,
+    a study between trials, or a stopped sweep that ``resume`` would finish)."""
+
+    id: int
+    kind: str
+    planned: int
+    counts: dict[str, int]
+
+    @property
+    def forks(self) -> int:
+        """The forks it has now."""
+        return sum(self.counts.values())
+
+    @property
+    def state(self) -> str:
+        """running, finished, failed, cancelled or pending (see the class)."""
+        if self.counts.get("running"):
+            return "running"
+        ended = sum(self.counts.get(s, 0) for s in STOPPED)
+        if self.forks < self.planned or ended < self.forks:
+            return "pending"
+        if self.counts.get("cancelled"):
+            return "cancelled"
+        return "failed" if self.counts.get("failed") else "finished"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "planned": self.planned,
+            "forks": self.forks,
+            "counts": dict(self.counts),
+            "state": self.state,
+        }
+
+
+def summaries(journal: Journal) -> list[SweepSummary]:
+    """Every sweep at a glance, read in two queries (the sweeps with their forks, the runs)."""
+    runs = {r.branch: r.status for r in journal.runs()}
+    out = []
+    for s in journal.sweeps():
+        counts: dict[str, int] = {}
+        for b in s.branches:
+            st = runs.get(b, "pending")
+            counts[st] = counts.get(st, 0) + 1
+        planned = s.spec.get("forks")
+        out.append(
+            SweepSummary(
+                s.id,
+                s.spec.get("kind", "grid"),
+                planned if isinstance(planned, int) else len(s.branches),
+                counts,
+            )
+        )
+    return out

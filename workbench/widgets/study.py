@@ -11,11 +11,9 @@ from typing import Any
 import ipywidgets as w
 import traitlets
 
-from .. import plugins
 from .. import sweep as sweeps
 from ..errors import InvalidValue
 from ..journal import Journal
-from ..sweep import space as sp
 from .point import ForkPoint
 
 
@@ -33,15 +31,15 @@ class OptimizeLauncher(ForkPoint):
         explorer: Any = None,
         space: str | None = None,
         objective: str | None = None,
-        forks: int = 20,
+        forks: int | None = None,
         workers: int | None = None,
         **kw: Any,
     ) -> None:
         start = sweeps.defaults(journal, fn=fn, notebook=notebook)
-        agent = plugins.agent_for(journal.state_name)
+        form = sweeps.study_defaults(journal, fn=fn, notebook=notebook)  # as the Lab's form
         self.fn, self.notebook = fn, notebook
         if space is None:
-            space = "\n".join(sp.to_lines(sp.from_grid(start.grid)))
+            space = "\n".join(form.space)
         self.handle: sweeps.StudyHandle | None = None
         self.study: sweeps.Study | None = None
         self.space = w.Textarea(
@@ -50,19 +48,25 @@ class OptimizeLauncher(ForkPoint):
             placeholder="budget=int:100:6000:log\nretrieval=cat:lexical,fused",
             layout=w.Layout(width="480px", height="70px"),
         )
-        self.objective = w.Text(
-            value=objective or (agent.y if agent and agent.y else ""), description="objective"
+        self.objective = w.Text(value=objective or form.objective or "", description="objective")
+        self.direction = w.Dropdown(
+            options=list(sweeps.DIRECTIONS), value=form.direction, description="direction"
         )
-        self.direction = w.Dropdown(options=["maximize", "minimize"], description="direction")
-        self.forks = w.BoundedIntText(value=forks, min=1, max=10_000, description="forks")
+        self.forks = w.BoundedIntText(
+            value=forks if forks is not None else form.forks, min=1, max=10_000, description="forks"
+        )
         self.workers = w.BoundedIntText(
             value=workers if workers is not None else start.workers,
             min=1,
             max=64,
             description="workers",
         )
-        self.sampler = w.Dropdown(options=list(sweeps.SAMPLERS), value="tpe", description="sampler")
-        self.pruner = w.Dropdown(options=list(sweeps.PRUNERS), value="median", description="pruner")
+        self.sampler = w.Dropdown(
+            options=list(sweeps.SAMPLERS), value=form.sampler, description="sampler"
+        )
+        self.pruner = w.Dropdown(
+            options=list(sweeps.PRUNERS), value=form.pruner, description="pruner"
+        )
         self.seed = w.Text(value="", description="seed", placeholder="(random)")
         self.runner = w.Dropdown(
             options=list(start.runners), value=start.runner, description="runner"
