@@ -15,6 +15,7 @@ import type {
   FilterResponse,
   JournalsResponse,
   MatrixResponse,
+  OptimizeRequest,
   StateResponse,
   SweepCancelled,
   SweepDefaults,
@@ -144,6 +145,9 @@ export const defaults = (journal: string, branchId: number, at: number): Promise
   get('defaults', { journal, branch: branchId, at });
 
 export const startSweep = (req: SweepRequest): Promise<SweepStarted> => post('sweeps', req);
+
+/** Start an adaptive sweep (Optuna's sampler and pruner over forks) from a point. */
+export const startOptimize = (req: OptimizeRequest): Promise<SweepStarted> => post('optimize', req);
 
 export const cancelSweep = (journal: string, sweep: number): Promise<SweepCancelled> =>
   post('sweeps/cancel', { journal, sweep });

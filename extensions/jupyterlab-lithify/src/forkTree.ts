@@ -6,7 +6,7 @@
 // to; the box is resizable (its height the user's once they drag it).
 
 import { el, paramText, svgEl } from './dom';
-import type { Branch } from './types';
+import type { Branch, SweepSummary } from './types';
 
 const ROW = 20; // px per tree row
 
@@ -36,6 +36,7 @@ export class ForkTree {
   private maxSeq = 1;
   private collapsed = new Set<number>(); // sweep ids the user closed
   private sweeps: Set<number> | null = null; // the sweeps seen so far (null: none drawn yet)
+  private summaries = new Map<number, SweepSummary>(); // each sweep's kind and state
   private only: Set<number> | null = null; // the branches a filter selects
   private autoHeight = ''; // the height this tree gave itself (another: the user's)
   private anchor: number | null = null; // the row a shift-click runs from
@@ -125,9 +126,11 @@ export class ForkTree {
     return unknown;
   }
 
-  /** Draw these branches (new sweeps start expanded; the user's choices stay). */
-  setBranches(branches: Branch[]): void {
+  /** Draw these branches, each sweep's header saying its kind and state (new sweeps start
+   * expanded; the user's choices stay). */
+  setBranches(branches: Branch[], summaries: SweepSummary[] = []): void {
     this.branches = branches;
+    this.summaries = new Map(summaries.map(s => [s.id, s]));
     const sweeps = new Set(branches.map(b => b.sweep).filter((s): s is number => s !== null));
     const fresh = this.sweeps ? [...sweeps].filter(s => !this.sweeps!.has(s)) : [];
     this.sweeps = sweeps;
@@ -256,12 +259,15 @@ export class ForkTree {
       this.layout();
       this.render();
     };
-    const label = el(
-      'span',
-      'lithify-tree-label lithify-sweep-link',
-      `sweep ${sweep} · ${count} fork${count === 1 ? '' : 's'} · results`
-    );
-    label.title = `Open the results of sweep ${sweep}`;
+    const s = this.summaries.get(sweep);
+    const kind = s?.kind ?? 'grid';
+    row.dataset.kind = kind;
+    row.dataset.state = s?.state ?? '';
+    const of = s && s.planned > count ? ` of ${s.planned}` : ''; // a study forks one at a time
+    const text = `${kind === 'grid' ? 'sweep' : kind} ${sweep} · ${count}${of} fork${count === 1 && !of ? '' : 's'}`;
+    const full = `${text}${s ? ` · ${s.state}` : ''}`;
+    const label = el('span', 'lithify-tree-label lithify-sweep-link', `${full} · results`);
+    label.title = `${full}: click for its results`; // the whole line, in a narrow sidebar too
     row.append(svg, arrow, label);
     row.onclick = () => this.onSweep(sweep);
   }

@@ -1,6 +1,6 @@
 // lithify in JupyterLab: the plugin and its commands. The views are in their own files (the
 // sidebar and a section per open journal, the fork tree, the event list, the diff, a sweep's
-// results and the sweep form); api.ts talks to the server (workbench/server.py, under
+// results, the sweep and optimize forms); api.ts talks to the server (workbench/server/, under
 // /lithify/api/), whose JSON shapes are in types.ts. Everything is computed by the Python
 // library behind that API; the extension only displays it and asks.
 
@@ -14,6 +14,7 @@ import { DiffView } from './diffView';
 import { Replacements } from './journals';
 import { Results, targetKey } from './results';
 import { Sidebar } from './sidebar';
+import { optimizeFrom } from './optimizeForm';
 import { forkSweep } from './sweepForm';
 import type { Target } from './types';
 
@@ -156,11 +157,19 @@ const plugin: JupyterFrontEndPlugin<void> = {
       execute: () => (sidebar.selection ? forkSweep(app, sidebar.selection) : undefined)
     });
     app.contextMenu.addItem({ command: 'lithify:fork-sweep', selector: '.lithify-event', rank: 0 });
+    commands.addCommand('lithify:optimize', {
+      label: 'Optimize from here…',
+      caption: "Fork trials at the selected event whose parameters Optuna's sampler chooses",
+      isEnabled: () => sidebar.selection !== null,
+      execute: () => (sidebar.selection ? optimizeFrom(app, sidebar.selection) : undefined)
+    });
+    app.contextMenu.addItem({ command: 'lithify:optimize', selector: '.lithify-event', rank: 1 });
     for (const command of [
       'lithify:open-sidebar',
       'lithify:refresh',
       'lithify:open-journal',
       'lithify:fork-sweep',
+      'lithify:optimize',
       'lithify:open-results'
     ]) {
       palette.addItem({ command, category: 'Lithify' });

@@ -180,10 +180,11 @@ export class JournalSection {
       return;
     }
     this.known = res.branches;
-    const statuses = res.branches.map(b => `${b.id}:${b.head}:${b.status}`).join(',');
+    const sweeps = res.sweeps.map(s => `${s.id}:${s.state}`).join(',');
+    const statuses = res.branches.map(b => `${b.id}:${b.head}:${b.status}`).join(',') + `|${sweeps}`;
     if (force || statuses !== this.lastStatuses) {
       this.lastStatuses = statuses;
-      this.tree.setBranches(res.branches);
+      this.tree.setBranches(res.branches, res.sweeps);
     }
   }
 
@@ -274,11 +275,14 @@ export class JournalSection {
     const fork = button('lithify-fork', 'Fork sweep from here…', () => {
       void this.host.app.commands.execute('lithify:fork-sweep');
     });
+    const optimize = button('lithify-optimize', 'Optimize from here…', () => {
+      void this.host.app.commands.execute('lithify:optimize');
+    });
     const mark = button('lithify-mark', 'Mark for diff', () => {
       this.host.marked = here;
       mark.textContent = `Marked ${branch}@${row.seq}`;
     });
-    actions.append(fork, mark);
+    actions.append(fork, optimize, mark);
     const m = this.host.marked;
     if (m && m.journal === this.journal && !(m.branch === branch && m.seq === row.seq)) {
       const to = `${branch}@${row.seq}`;

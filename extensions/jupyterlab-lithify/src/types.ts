@@ -49,8 +49,19 @@ export interface Branch extends BranchInfo {
   status: RunStatus | null;
 }
 
+/** sweep.SweepSummary.to_json(): a sweep at a glance (the fork tree's header). */
+export interface SweepSummary {
+  id: number;
+  kind: string; // grid, optimize or evolve
+  planned: number; // the forks it is to have (a study's trials)
+  forks: number; // the forks it has now
+  counts: { [status: string]: number };
+  state: 'running' | 'finished' | 'failed' | 'cancelled' | 'pending';
+}
+
 export interface BranchesResponse {
   branches: Branch[];
+  sweeps: SweepSummary[];
 }
 
 /** What a fork that failed left behind (errors.ForkFailed.error). */
@@ -200,9 +211,12 @@ export interface ForkState {
 
 export interface SweepState {
   id: number;
+  kind: string; // grid, optimize or evolve
   base: number;
   at: number;
   grid: { [name: string]: Json[] } | null;
+  space: { [name: string]: Json } | null; // a study's search space
+  objectives: string[] | null;
   running: boolean;
   forks: ForkState[];
 }
@@ -233,6 +247,38 @@ export interface SweepDefaults {
   notebook: string | null;
   fn: string | null;
   workers: number;
+  study: StudyDefaults;
+}
+
+/** GET defaults' ``study``: what an optimize form starts from (sweep.study_defaults). */
+export interface StudyDefaults {
+  space: string[];
+  space_text: string; // NAME=int:LOW:HIGH[:log] lines spanning the agent's default grid
+  objective: string | null;
+  direction: string;
+  directions: string[];
+  forks: number;
+  sampler: string;
+  samplers: string[];
+  pruner: string;
+  pruners: string[];
+}
+
+/** POST optimize: where to fork and the study the form describes (whole numbers as the user
+ * typed them: the server says what is wrong with one). */
+export interface OptimizeRequest {
+  journal: string;
+  branch: number;
+  at: number;
+  space: string; // one NAME=... line per parameter
+  objective: string;
+  direction: string;
+  forks: string;
+  sampler: string;
+  pruner: string;
+  workers?: string;
+  seed?: string;
+  runner?: string;
 }
 
 /** POST sweeps: where to fork; every other field only when the user gave it (the server's
