@@ -36,6 +36,7 @@ from .provenance import provenance as trace_provenance
 from .storage import (
     BranchRow,
     EventRow,
+    FullTextSearch,
     RunRow,
     SearchHit,
     Storage,
@@ -729,7 +730,13 @@ class Journal:
             raise InvalidValue(f"limit is a positive int, not {limit!r}")
         self._settle()
         segments = None if branch is None else self.history.segments(self._resolve(branch))
-        hits: list[SearchHit] = self.storage.search(text, segments, limit)
+        storage = self.storage
+        if not isinstance(storage, FullTextSearch):
+            raise WorkbenchError(
+                f"{self.path}: this journal's backend has no full-text search; find events with "
+                "journal.tail() or journal.record() instead"
+            )
+        hits: list[SearchHit] = storage.search(text, segments, limit)
         return [self.record((h.branch, h.seq)) for h in hits]
 
     def matrix(self, **options: Any) -> pl.DataFrame:

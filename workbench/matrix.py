@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidValue, NotFound
-from .storage import BranchRow, Observation, observation_schema
+from .storage import (
+    BranchRow,
+    Observation,
+    observation_schema,
+    observations_frame,
+    read_observations,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -148,7 +154,7 @@ def build_matrix(
     journal.flush()
     br = _Branches(journal)
     ids = _select_branches(br, journal, branches, sweep, params)
-    obs = journal.storage.observations_frame()
+    obs = observations_frame(journal.storage)
     if ids is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     if metrics is not None:
@@ -379,7 +385,7 @@ class LiveMatrix:
         """Fold in new observations; returns how many rows arrived."""
 
         db = self.journal.storage
-        rows = db.observations(self.cursor)
+        rows = read_observations(db, self.cursor)
         if not rows:
             return 0
         self.cursor = rows[-1].position

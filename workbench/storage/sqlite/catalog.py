@@ -9,9 +9,14 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from .base import BranchRow, Provenance, RunRow, SweepRow, check_run_fields, name_taken
-from .connection import now_ms
-from .schema import BRANCH_COLS
+from ..base import BranchRow, Provenance, RunRow, SweepRow
+from ..common import (
+    BRANCH_COLS,
+    RUN_COLS,
+    check_run_fields,
+    name_taken,
+    now_ms,
+)
 
 
 class Catalog:
@@ -97,10 +102,7 @@ class Catalog:
 
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """Fork run records, of one sweep or of all, by branch."""
-        sql = (
-            "SELECT branch, sweep, status, runner, notebook, error, started, finished, wall_ms "
-            "FROM fork_runs"
-        )
+        sql = f"SELECT {RUN_COLS} FROM fork_runs"
         with self._guard:
             if sweep is None:
                 rows = self.conn.execute(sql + " ORDER BY branch").fetchall()
