@@ -20,6 +20,7 @@ from workbench.errors import (
     BranchConflict,
     Conflict,
     InvalidValue,
+    NotFound,
     ReadOnly,
     WorkbenchError,
 )
@@ -283,6 +284,14 @@ class BranchCatalogContract(RoleContract):
             (0, 2),
             (a, 3),
         ]
+
+    def test_a_fork_of_a_branch_that_does_not_exist_is_refused(self, store: Storage) -> None:
+        self.append(store, Chain(), 1)
+        with pytest.raises(NotFound, match="no branch 99 to fork from"):
+            store.insert_branches([("kept", 0, 1, "{}", None), ("orphan", 99, 0, "{}", None)])
+        assert [r.name for r in store.branch_rows()] == ["main"]  # all or nothing
+        (fork,) = store.insert_branches([("kept", 0, 1, "{}", None)])
+        assert store.branch_row(fork).parent == 0  # type: ignore[union-attr]
 
     def test_sweeps_tags_and_subscriptions(self, store: Storage) -> None:
         self.append(store, Chain(), 2)

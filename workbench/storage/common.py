@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterable, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import BranchConflict, Conflict, InvalidValue
+from ..errors import BranchConflict, Conflict, InvalidValue, NotFound
 from .base import RUN_FIELDS, Segment
 
 # What a journal's metadata says it is, and the newest layout this code reads (both backends).
@@ -98,6 +98,18 @@ def name_taken(rows: Sequence[tuple[str | None, int, int, str, int | None]]) -> 
         f"a branch named {taken[0]!r} already exists; choose another name or open it "
         f"with journal.branch({taken[0]!r})",
         name=taken[0],
+    )
+
+
+def parent_missing(missing: Iterable[int]) -> NotFound:
+    """The error of ``insert_branches`` when a fork's parent is not a branch of the journal
+    (every backend: the schema's foreign key refuses it); ``missing``: the parents not found."""
+    first = min(missing, default=None)
+    which = "the branch to fork from" if first is None else f"branch {first} to fork from"
+    return NotFound(
+        f"there is no {which} in this journal; fork an existing branch (list them with "
+        "journal.branches() or `lithify branches`)",
+        branch=first,
     )
 
 

@@ -14,6 +14,7 @@ from ..common import (
     check_run_fields,
     name_taken,
     now_ms,
+    parent_missing,
 )
 from .connection import PgConnection
 
@@ -64,6 +65,9 @@ class PgCatalog(PgConnection):
         except WorkbenchError as e:
             if isinstance(e.__cause__, self.pg.errors.UniqueViolation):  # the guard's translation
                 raise name_taken(rows) from None
+            if isinstance(e.__cause__, self.pg.errors.ForeignKeyViolation):
+                parents = {parent for _, parent, *_ in rows}
+                raise parent_missing(p for p in parents if self.branch_row(p) is None) from None
             raise
         return ids
 

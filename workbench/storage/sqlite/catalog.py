@@ -16,6 +16,7 @@ from ..common import (
     check_run_fields,
     name_taken,
     now_ms,
+    parent_missing,
 )
 
 
@@ -75,7 +76,10 @@ class Catalog:
                             (name, parent, fork_seq, params, created, sweep),
                         )
                         ids.append(int(cur.lastrowid))
-            except self.driver.IntegrityError:
+            except self.driver.IntegrityError as e:
+                if "FOREIGN KEY" in str(e):
+                    parents = {parent for _, parent, *_ in rows}
+                    raise parent_missing(p for p in parents if self.branch_row(p) is None) from None
                 raise name_taken(rows) from None
         return ids
 

@@ -116,6 +116,7 @@ class Connection:
             if key is not None:
                 raise InvalidValue("in-memory journals are not encrypted; open a file to use key=")
             self.conn = self._connect(path)
+            self._pragmas()
             self.ensure_schema(state_name, initial, digest, built)
             return
         fid = files.file_id(path)
@@ -283,6 +284,9 @@ class Connection:
         """Every pragma of a journal connection, in one place."""
         c = self.conn
         c.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+        # The schema's one foreign key (a fork's parent is a branch) holds here as on the
+        # server: SQLite enforces none unless asked, on every connection.
+        c.execute("PRAGMA foreign_keys = ON")
         if self.readonly:
             return
         if self.path != ":memory:":
