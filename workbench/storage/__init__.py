@@ -11,7 +11,7 @@ refusals, locations) and ``announcements.py`` (who is running which effect).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .base import (
     EVENT_SHAPES,
@@ -58,6 +58,9 @@ from .sqlite import (
     is_journal_file,
     translate,
 )
+
+if TYPE_CHECKING:
+    from .postgres import PostgresStorage  # psycopg is an optional extra
 
 __all__ = [
     "EVENT_SHAPES",
@@ -122,7 +125,7 @@ def open_storage(
 ) -> Storage:
     """Open (or create) the journal backend at ``path``: a file, ":memory:", or a PostgreSQL
     URL (``postgresql://user@host:port/db?journal=NAME``)."""
-    backend: type[Any] = SQLiteStorage
+    backend: type[SQLiteStorage] | type[PostgresStorage] = SQLiteStorage
     if is_url(path):
         from .postgres import PostgresStorage
 

@@ -162,7 +162,8 @@ class PgConnection:
         return self._read(sql, args, many=False)
 
     def _all(self, sql: str, args: Sequence[Any] = ()) -> list[Any]:
-        return self._read(sql, args, many=True)
+        rows: list[Any] = self._read(sql, args, many=True)
+        return rows
 
     def _ensure(
         self, create: bool | None, schema: tuple[str, str | None, bytes, str] | None

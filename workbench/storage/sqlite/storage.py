@@ -292,9 +292,10 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def effect_payload(self, branch: int, seq: int) -> str:
         """The payload of the effect stored at (branch, seq)."""
         with self._guard:
-            return self.conn.execute(
+            payload: str = self.conn.execute(
                 "SELECT payload FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()[0]
+        return payload
 
     def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> EffectHit | None:
         """The newest effect with this key on ``branch`` after ``seq`` (what another writer
@@ -393,9 +394,9 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                     "SELECT value FROM meta WHERE key = ?", (meta_key,)
                 ).fetchone()
                 done = int(row[0]) if row else 0
-                top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[
-                    0
-                ]
+                top = int(
+                    self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+                )
                 if top > done:
                     self.conn.execute(f"INSERT OR IGNORE INTO {table} {select}", (done, top))
                     self.conn.execute(
@@ -605,9 +606,10 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
         """(branch, seq, built) of every snapshot, by branch and seq."""
         with self._guard:
-            return self.conn.execute(
+            marks: list[tuple[int, int, str | None]] = self.conn.execute(
                 "SELECT branch, seq, built FROM snapshots ORDER BY branch, seq"
             ).fetchall()
+        return marks
 
     def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
         """The snapshot stored at (branch, seq), with the hash of the event it seals to."""
