@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -38,10 +40,10 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture
-def lab(tmp_path):
-    work = tmp_path / "notebooks"
-    shutil.copytree(NOTEBOOKS, work)
+@contextmanager
+def lithify_lab(target: str, tmp_path: Path, cwd: Path | None = None) -> Iterator[str]:
+    """``lithify lab TARGET`` (a folder or a journal) on a free port, as a user starts it from
+    ``cwd``; its base URL once it answers (the server's log in tmp_path/lab.log)."""
     port = free_port()
     env = {
         **os.environ,
@@ -55,7 +57,7 @@ def lab(tmp_path):
             "-m",
             "workbench",
             "lab",
-            str(work),
+            target,
             "--port",
             str(port),
             "--no-browser",
@@ -66,6 +68,7 @@ def lab(tmp_path):
         stdout=log,
         stderr=subprocess.STDOUT,
         env=env,
+        cwd=cwd,
     )
     base = f"http://127.0.0.1:{port}"
 
@@ -79,14 +82,24 @@ def lab(tmp_path):
             return False
 
     wait_for(up, what="JupyterLab to answer", interval=0.25)
-    yield base, work
-    proc.terminate()
     try:
-        proc.wait(20)  # the server shuts its kernels down first
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(10)
-    log.close()
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(20)  # the server shuts its kernels down first
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+        log.close()
+
+
+@pytest.fixture
+def lab(tmp_path):
+    work = tmp_path / "notebooks"
+    shutil.copytree(NOTEBOOKS, work)
+    with lithify_lab(str(work), tmp_path) as base:
+        yield base, work
 
 
 def offline_page(pw, base: str, width: int, height: int):
@@ -118,6 +131,56 @@ def offline_page(pw, base: str, width: int, height: int):
     return browser, page, outside
 
 
+def run_notebook(page, base: str, work: Path, name: str) -> None:
+    """Open a notebook in JupyterLab, run every cell, wait until each has run (failing with
+    the last outputs and the server log if it does not), and check no cell raised."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    page.goto(f"{base}/lab/tree/{name}?reset", timeout=WAIT_MS)
+    page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=WAIT_MS)
+    page.wait_for_function(  # the indicator is idle before the kernel is connected
+        """() => {
+            const w = window.jupyterapp.shell.currentWidget;
+            const s = w && w.sessionContext && w.sessionContext.session;
+            const k = s && s.kernel;
+            return k && k.connectionStatus === 'connected' && k.status === 'idle';
+        }""",
+        timeout=WAIT_MS,
+    )
+    news = page.get_by_role("button", name="No")
+    if news.count():
+        news.first.click()
+    started = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell .jp-InputPrompt')]
+        .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
+    for _ in range(3):  # on a loaded machine the first run-all can land before the kernel
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+        try:
+            page.wait_for_function(started, timeout=20_000)
+            break
+        except PlaywrightTimeout:
+            continue
+    try:
+        page.wait_for_function(
+            """() => {
+                const sel = '.jp-Cell.jp-CodeCell .jp-InputPrompt';
+                const prompts = [...document.querySelectorAll(sel)];
+                return prompts.length > 0
+                    && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
+            }""",
+            timeout=WAIT_MS,
+        )
+    except PlaywrightTimeout:
+        stem = name.removesuffix(".ipynb")
+        page.screenshot(path=str(ARTIFACTS / f"{stem}-timeout.png"), full_page=True)
+        outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
+        log_file = work.parent / "lab.log"
+        log = log_file.read_text()[-3000:] if log_file.exists() else ""
+        pytest.fail(f"{name} did not finish; outputs: {outputs[-5:]}\nlab log: {log}")
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']")
+    assert "Traceback" not in "".join(errors.all_inner_texts()), name
+    assert page.locator(".jp-OutputArea-output", has_text="Traceback").count() == 0, name
+
+
 def test_fork_and_sweep_notebook_in_a_real_browser(lab):
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
     from playwright.sync_api import sync_playwright
@@ -126,52 +189,8 @@ def test_fork_and_sweep_notebook_in_a_real_browser(lab):
     ARTIFACTS.mkdir(exist_ok=True)
     with sync_playwright() as pw:
         browser, page, outside = offline_page(pw, base, 1400, 1000)
-        page.goto(f"{base}/lab/tree/02-fork-and-sweep.ipynb?reset", timeout=WAIT_MS)
-        page.wait_for_selector(
-            ".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=WAIT_MS
-        )
-        page.wait_for_function(  # the indicator is idle before the kernel is connected
-            """() => {
-                const w = window.jupyterapp.shell.currentWidget;
-                const s = w && w.sessionContext && w.sessionContext.session;
-                const k = s && s.kernel;
-                return k && k.connectionStatus === 'connected' && k.status === 'idle';
-            }""",
-            timeout=WAIT_MS,
-        )
-        news = page.get_by_role("button", name="No")
-        if news.count():
-            news.first.click()
-        started = """() => [...document.querySelectorAll('.jp-Cell.jp-CodeCell .jp-InputPrompt')]
-            .some(p => /\\[(\\*|\\d+)\\]/.test(p.textContent))"""
-        for _ in range(3):  # on a loaded machine the first run-all can land before the kernel
-            page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
-            try:
-                page.wait_for_function(started, timeout=20_000)
-                break
-            except PlaywrightTimeout:
-                continue
-        try:
-            page.wait_for_function(
-                """() => {
-                    const sel = '.jp-Cell.jp-CodeCell .jp-InputPrompt';
-                    const prompts = [...document.querySelectorAll(sel)];
-                    return prompts.length > 0
-                        && prompts.every(p => /\\[\\d+\\]/.test(p.textContent));
-                }""",
-                timeout=WAIT_MS,
-            )
-        except PlaywrightTimeout:
-            page.screenshot(path=str(ARTIFACTS / "01-notebook-timeout.png"), full_page=True)
-            outputs = page.locator(".jp-OutputArea-output").all_inner_texts()
-            log_file = work.parent / "lab.log"
-            log = log_file.read_text()[-3000:] if log_file.exists() else ""
-            pytest.fail(f"the notebook did not finish; outputs: {outputs[-5:]}\nlab log: {log}")
+        run_notebook(page, base, work, "02-fork-and-sweep.ipynb")
         page.screenshot(path=str(ARTIFACTS / "01-notebook-ran.png"), full_page=False)
-        errors = page.locator(
-            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']"
-        )
-        assert "Traceback" not in (errors.all_inner_texts() and "".join(errors.all_inner_texts()))
 
         # The notebook's own sweep: 15 forks, all points on the chart.
         info = page.locator("[data-branches]").first
@@ -215,5 +234,34 @@ def test_fork_and_sweep_notebook_in_a_real_browser(lab):
         chart.screenshot(path=str(ARTIFACTS / "03-chart.png"), animations="disabled")
         status = page.locator("text=/sweep \\d+: 2\\/2 finished/").first
         status.wait_for(timeout=WAIT_MS)
+        browser.close()
+    assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["01-quickstart.ipynb", "03-crash-and-time-travel.ipynb", "04-memory-recall-vs-budget.ipynb"],
+)
+def test_every_bundled_notebook_runs_offline(lab, name):
+    """Every bundled notebook (02 above) runs in JupyterLab with no request leaving the
+    machine; an altair chart shown in a cell (notebook 04's) is drawn from the Vega bundled
+    with altair, never loaded from a CDN ("Error loading script" offline)."""
+    from playwright.sync_api import sync_playwright
+
+    base, work = lab
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as pw:
+        browser, page, outside = offline_page(pw, base, 1400, 1000)
+        run_notebook(page, base, work, name)
+        assert page.get_by_text("Error loading script").count() == 0
+        if name.startswith("04"):
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.vega-embed svg')]"
+                ".some(s => s.querySelectorAll('.mark-line path, .mark-symbol path').length)",
+                timeout=WAIT_MS,
+            )
+            chart = page.locator(".vega-embed").last
+            chart.scroll_into_view_if_needed()
+            chart.screenshot(path=str(ARTIFACTS / "04-chart.png"))
         browser.close()
     assert outside == [], f"requests left 127.0.0.1: {outside[:5]}"

@@ -41,7 +41,7 @@ GROUPS: dict[str, list[str]] = {
 # What a group leaves in its folder, beyond a clean exit.
 WRITES: dict[str, list[str]] = {
     "tutorial-auditor": ["recall.png", "results.parquet", "results.csv"],
-    "how-to/results.md": ["recall.png", "results.parquet", "results.csv"],
+    "how-to/results.md": ["recall.png", "results.parquet", "results.csv", "history.png"],
 }
 
 _BLOCK = re.compile(r"^```python\n(.*?)^```", flags=re.S | re.M)

@@ -170,13 +170,52 @@ def test_lithify_lab_splits_its_folder_from_jupyterlabs_options(tmp_path, monkey
     with pytest.raises(InvalidValue, match="one folder"):
         split_lab_args(["a", "b"])
     monkeypatch.chdir(tmp_path)
-    args = lab_command(None, ["--no-browser"])  # no folder: the workspace, made on first use
+    args = lab_command(None, ["--no-browser"])  # no folder: this one, landing in the notebooks
     ws = tmp_path / "lithify-notebooks"
     assert (ws / "02-fork-and-sweep.ipynb").is_file()
-    assert f"--ServerApp.root_dir={ws}" in args and args[-1] == "--no-browser"
+    assert f"--ServerApp.root_dir={tmp_path}" in args and args[-1] == "--no-browser"
+    assert "--LabApp.default_url=/lab/tree/lithify-notebooks" in args
     assert "--ServerApp.jpserver_extensions=workbench.server=True" in args
     (ws / "mine.ipynb").write_text("{}")
     lab_command(None, [])  # an existing workspace is opened as it is
     assert (ws / "mine.ipynb").exists()
-    with pytest.raises(NotFound, match="not a folder"):
+    with pytest.raises(NotFound, match="no such folder or journal"):
         lab_command("missing", [])
+
+
+def test_lithify_lab_opens_a_journal_and_lists_those_under_this_folder(tmp_path, monkeypatch):
+    """After `lithify demo`, `lithify lab` sees the demo's journal (this folder is the root, its
+    journals listed, a folder named runs like any other); `lithify lab PATH.db` opens it in the
+    sidebar (the server is told which), rooted here when it lies below, else at its folder."""
+    from workbench.cli.lab import plan_lab
+    from workbench.errors import NotAJournal
+    from workbench.server.hub import OPEN_ENV, Hub
+
+    monkeypatch.chdir(tmp_path)
+    demo = tmp_path / "lithify-demo-1" / "demo.db"
+    team = tmp_path / "team" / "runs" / "x.db"
+    for db in (demo, team):
+        db.parent.mkdir(parents=True)
+        with Journal.open(db) as j:
+            j.root().apply({"a": 1})
+    plain = plan_lab(None)
+    assert plain.root == tmp_path and plain.journal is None
+    listed = [j["path"] for j in Hub(str(plain.root)).list()]
+    assert listed == ["lithify-demo-1/demo.db", "team/runs/x.db"]
+    one = plan_lab(str(demo))
+    assert (one.root, one.journal) == (tmp_path, "lithify-demo-1/demo.db")
+    assert one.env()[OPEN_ENV] == "lithify-demo-1/demo.db"
+    assert f"--ServerApp.root_dir={tmp_path}" in one.args([])
+    elsewhere = tmp_path.parent / f"{tmp_path.name}-other"
+    elsewhere.mkdir()
+    with Journal.open(elsewhere / "far.db") as j:
+        j.root().apply({"a": 1})
+    far = plan_lab(str(elsewhere / "far.db"))
+    assert (far.root, far.journal) == (elsewhere, "far.db")
+    monkeypatch.setenv(OPEN_ENV, "far.db")
+    assert Hub(str(elsewhere)).open == ["far.db"]
+    (tmp_path / "notes.db").write_text("not sqlite")
+    with pytest.raises(NotAJournal, match="not a lithify journal"):
+        plan_lab("notes.db")
+    with pytest.raises(NotFound, match="no such journal"):
+        plan_lab("gone.db")

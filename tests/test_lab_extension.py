@@ -226,9 +226,9 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             "[data-status='finished']\").length >= 2",
             timeout=10_000,
         )
-        chart = results.locator(".lithify-chart")
+        chart = results.locator(".lithify-chart-box")
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('y=recall'))",
             timeout=60_000,
         )
@@ -241,17 +241,17 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         # -- metric picker, log toggle, a CSV download ------------------------------------------
         results.locator("select.lithify-select-y").select_option("model_calls")
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('y=model_calls'))",
             timeout=30_000,
         )
         results.locator(".lithify-log-x").uncheck()
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
             ".some(c => (c.dataset.query || '').includes('log_x=0'))",
             timeout=30_000,
         )
-        assert chart.get_attribute("src").startswith("data:image/svg+xml")
+        assert chart.locator(".lithify-vega svg").count() == 1  # drawn here, by vega-embed
         with page.expect_download(timeout=30_000) as got:
             results.locator(".lithify-csv").click()
         csv = Path(got.value.path()).read_text()
@@ -344,9 +344,8 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             "() => document.body.dataset.jpThemeLight === 'false'", timeout=30_000
         )
         page.wait_for_function(
-            "() => [...document.querySelectorAll('.lithify-chart')]"
-            ".some(c => (c.dataset.query || '').includes('theme=dark') && c.complete"
-            " && c.naturalWidth > 0)",  # drawn dark and decoded
+            "() => [...document.querySelectorAll('.lithify-chart-box')]"
+            ".some(c => (c.dataset.query || '').includes('theme=dark') && c.querySelector('svg'))",
             timeout=30_000,
         )
         tidy(page)

@@ -197,7 +197,7 @@ async def test_nested_journals_downloads_tail_and_charts(jp_fetch, journal_file,
     code, body = await fetch_error(
         jp_fetch, "chart.svg", params={"journal": journal_file, "x": "nope", "y": "recall"}
     )
-    assert code == 404 and body["kind"] == "NotFound"
+    assert code == 400 and body["kind"] == "CannotDraw" and "nope" in body["error"]
 
 
 async def test_errors_are_json_with_the_cli_kinds(jp_fetch, journal_file, monkeypatch):
@@ -419,6 +419,79 @@ async def test_a_slow_library_call_does_not_stall_the_server(jp_fetch, journal_f
     assert not pending.done()
     gate.set()
     assert (await pending)["branches"][0]["id"] == 0
+
+
+async def test_views_as_vega_lite_specs_the_filter_and_any_selection(jp_fetch, jp_root_dir):
+    from test_charts import make_grid, vega_lite_errors
+
+    from workbench import charts
+
+    with Journal.open(jp_root_dir / "grid.db") as j:
+        sweep_id = make_grid(j)
+        forks = [b for s in j.sweeps() for b in s.branches]
+    base = {"journal": "grid.db", "sweep": str(sweep_id), "y": "recall"}
+    for kind in charts.KINDS:
+        spec = await get(jp_fetch, "chart.json", kind=kind, **base)
+        assert vega_lite_errors(spec) == [], kind
+        assert spec["usermeta"]["lithify"]["kind"] == kind
+    svg = await jp_fetch("lithify", "api", "chart.svg", params={**base, "kind": "history"})
+    assert svg.body.startswith(b"<svg") and b"highest so far" in svg.body
+    axes = await get(jp_fetch, "axes", **base)
+    assert axes["views"] == dict.fromkeys(charts.KINDS) and axes["order"] == "fork"
+    assert axes["forks"] == 16 and (axes["x"], axes["y"]) == ("budget", "recall")
+    # any selection: branch ids, a filter expression
+    some = ",".join(map(str, forks[:3]))
+    mine = await get(jp_fetch, "chart.json", journal="grid.db", branches=some, y="recall")
+    assert mine["usermeta"]["lithify"]["selection"] == "3 branches"
+    where = "budget >= 1000 and recall > 0.5"
+    found = await get(jp_fetch, "filter", journal="grid.db", q=where)
+    assert found["query"] == where and found["total"] == 17 and found["count"] == 4
+    rows = await get(jp_fetch, "matrix", journal="grid.db", wide="1", where=where)
+    assert sorted(r[0] for r in rows["rows"]) == sorted(found["branches"])
+    code, body = await fetch_error(
+        jp_fetch, "filter", params={"journal": "grid.db", "q": "recall >"}
+    )
+    assert code == 400 and body["kind"] == "InvalidValue" and "expected a value" in body["error"]
+    code, body = await fetch_error(
+        jp_fetch,
+        "chart.json",
+        params={"journal": "grid.db", "branches": some, "kind": "importance"},
+    )
+    assert (code, body["kind"]) == (400, "CannotDraw")
+    assert body["error"] == (
+        "importance: importance needs two parameters that vary; only retrieval varies in this "
+        "selection"
+    )
+
+
+def test_the_hubs_branch_table_follows_the_journal(tmp_path, monkeypatch):
+    """The results routes share one branch table per journal, read again when an event, a
+    branch or a run's status changed, and only then."""
+    import polars as pl
+
+    from workbench import sweep
+    from workbench.server import hub as hub_module
+
+    monkeypatch.setattr(hub_module, "FRESH_S", 0.0)  # every call asks whether the journal moved
+    with Journal.open(tmp_path / "t.db") as j:
+        j.root().apply({"a": 1})
+        fork = j.root().fork_at(1, params={"budget": 10})
+        hub = hub_module.Hub(str(tmp_path))
+        first = hub.table(j)
+        assert hub.table(j) is first  # nothing changed: the same table
+        fork.observe("recall", 0.5)
+        seen = hub.table(j)
+        assert seen is not first
+        assert seen.frame.filter(pl.col("branch") == fork.id)["recall"].to_list() == [0.5]
+        late = j.root().fork_at(1, params={"budget": 20})  # a branch, no event
+        assert late.id in hub.table(j).frame["branch"].to_list()
+
+        planned = sweep.plan(j, 0, 1, {"budget": [30]})
+        member = planned.forks[0].branch
+        assert hub.table(j).frame.filter(pl.col("branch") == member)["status"][0] == "pending"
+        j.record_run(member, planned.id, "failed")  # a status, no event
+        assert hub.table(j).frame.filter(pl.col("branch") == member)["status"][0] == "failed"
+        hub.close()
 
 
 async def test_optimize_from_the_api(jp_fetch, journal_file, monkeypatch):

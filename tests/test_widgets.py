@@ -256,6 +256,63 @@ def test_live_results_pick_axes_and_export(audited, monkeypatch):
         live.export("xlsx")
 
 
+def test_the_log_x_box_shows_what_the_axis_does(audited):
+    """Ticked when x is logarithmic, unticked when not, "(auto)" while the rule decides; the
+    user's tick decides from then on."""
+    for b in (300, 3000):  # a factor of 10: linear by the rule
+        audited.root().fork_at(11, params={"budget": b}).observe("recall", b / 3000)
+    live = LiveResults(audited, x="budget", y="recall", autostart=False)
+    scale = lambda: live.chart.chart.to_dict()["layer"][1]["encoding"]["x"]["scale"]  # noqa: E731
+    assert scale().get("type") != "log"
+    assert live.pick_log.value is False and live.pick_log.description == "log x (auto)"
+    audited.root().fork_at(11, params={"budget": 9000}).observe("recall", 1.0)
+    live.refresh()  # 300 … 9000: a factor of 30, a log axis by the rule
+    assert scale()["type"] == "log" and live.pick_log.value is True
+    live.pick_log.value = False  # the user says linear
+    assert scale().get("type") != "log" and live.pick_log.description == "log x"
+    live.refresh()
+    assert live.pick_log.value is False
+
+
+def test_live_results_draw_any_view_and_a_click_picks_the_branch(audited):
+    forks = []
+    for b in (300, 1000, 3000):
+        f = audited.root().fork_at(11, params={"budget": b})
+        f.observe("recall", b / 3000)
+        forks.append(f.id)
+    live = LiveResults(audited, x="budget", y="recall", autostart=False)
+    live.pick_view.value = "history"
+    assert "recall by fork" in str(live.chart.chart.to_dict()["title"])
+    live.pick_view.value = "importance"  # one parameter: the reason, where the chart would be
+    shown = str(live.chart.chart.to_dict())
+    assert "importance needs two parameters that vary" in shown
+    live.pick_view.value = "metric"
+    pick = {"vlPoint": {"or": [{"branch": forks[1]}]}, "branch": [forks[1]]}
+    live.chart._vl_selections = {"pick": {"value": pick, "store": []}}  # as a click sends it
+    assert live.picked == forks[1]
+
+
+def test_the_workbench_explorer_follows_the_journal_and_the_chart_selects(audited):
+    """Forks that finished show as finished without Refresh; a branch clicked in the chart is
+    selected in the explorer."""
+    from workbench import sweep
+
+    plan = sweep.plan(audited, 0, 11, {"budget": [300, 3000]}, fn="sweep_fns:sleepy")
+    wb = Workbench(audited, fn="sweep_fns:sleepy")
+    try:
+        fork = plan.forks[0].branch
+        label = lambda: next(t for t, v in wb.explorer.branch_list.options if v == fork)  # noqa: E731
+        assert label().endswith("pending")
+        with Journal.open(audited.path) as other:  # a worker elsewhere finishes the fork
+            other.record_run(fork, plan.id, "finished")
+        wait_for(lambda: label().endswith("finished"), what="the explorer to show it finished")
+        wb.live.picked = plan.forks[1].branch
+        assert wb.explorer.selected_branch == plan.forks[1].branch
+    finally:
+        wb.live.stop()
+        wb.explorer.unfollow()
+
+
 @pytest.mark.slow
 def test_the_optimize_launcher_runs_a_study_and_shows_the_best(audited):
     from workbench.widgets import OptimizeLauncher

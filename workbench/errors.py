@@ -81,6 +81,13 @@ class InvalidValue(WorkbenchError, ValueError):
     prefix: str | None = None
 
 
+class CannotDraw(InvalidValue):
+    """A results view that cannot draw this selection; the message says why in one line (too
+    few forks, a single parameter) and what would make it draw."""
+
+    view: str | None = None
+
+
 class ValueTypeError(InvalidValue):
     """A value (or metadata) that is not JSON-safe: bytes, a datetime, a set, an object. Raised
     when the value is built, before anything is written; convert it (base64, ISO text, a list)."""

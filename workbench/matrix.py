@@ -8,11 +8,13 @@ per branch with a column per metric. ``aggregate`` reduces over seeds with hones
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import threading
 import weakref
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -220,7 +222,11 @@ def _ordered(df: pl.DataFrame) -> pl.DataFrame:
     return df.select([*FIXED_COLUMNS, *sorted(c for c in rest if c not in lin), *lin])
 
 
-def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFrame:
+def _metric_table(
+    obs: pl.DataFrame, summary: str, taken: Iterable[str]
+) -> tuple[pl.DataFrame, list[str]]:
+    """One row per observed branch, a column per metric reduced by ``summary`` (a metric named
+    like a column in ``taken`` becomes ``metric_<name>``), and the metric columns' names."""
     import polars as pl
 
     names = sorted(obs["metric"].unique().to_list())
@@ -244,15 +250,75 @@ def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFra
         )
     else:
         table = pl.DataFrame({"branch": pl.Series([], dtype=pl.Int64)})
-    clash = [n for n in names if n in branches.columns]
+    taken = set(taken)
+    clash = [n for n in names if n in taken]
     if clash:
         table = table.rename({n: f"metric_{n}" for n in clash})
+    return table, [f"metric_{n}" if n in taken else n for n in names]
+
+
+def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFrame:
+    import polars as pl
+
+    table, _ = _metric_table(obs, summary, branches.columns)
     out = branches.join(table, on="branch", how="left")
     return (
         out.filter(pl.col("branch").is_in(obs["branch"].unique().to_list()))
         if len(obs)
         else out.head(0)
     )
+
+
+TABLE_COLUMNS = ("head", "status")  # what branch_table adds to a branch's lineage
+
+
+@dataclass(frozen=True)
+class BranchTable:
+    """One row per branch: ``branch``, ``branch_name``, its parameters, each metric's last value,
+    ``parent``, ``fork_seq``, ``depth``, ``sweep``, ``head`` and its run ``status`` (null
+    outside sweeps); ``params`` and ``metrics`` name those columns."""
+
+    frame: pl.DataFrame
+    params: list[str]
+    metrics: list[str]
+
+
+def branch_table(
+    journal: Journal,
+    *,
+    branches: Iterable[int] | None = None,
+    sweep: int | None = None,
+    summary: str = "last",
+) -> BranchTable:
+    """Every branch (or those given, or a sweep's) with its parameters, metrics, lineage, head
+    and run status, observed or not: what the filter language and the results views read. A
+    parameter named like a column of the table is ``param_<name>``, a metric named like a
+    parameter ``metric_<name>``."""
+    import polars as pl
+
+    if summary not in SUMMARIES:
+        raise InvalidValue(f"summary must be one of {', '.join(SUMMARIES)}, not {summary!r}")
+    journal.flush()
+    br = _Branches(journal)
+    ids = _select_branches(br, journal, branches, sweep, None)
+    ids = sorted(br.names) if ids is None else [i for i in ids if i in br.names]
+    frame = _branch_frame(br, ids, True)
+    clash = {c: f"param_{c}" for c in TABLE_COLUMNS if c in frame.columns}
+    frame = frame.rename(clash)
+    params = [c for c in frame.columns if c not in ("branch", "branch_name", *LINEAGE_COLUMNS)]
+    heads = journal.storage.heads()
+    runs = {r.branch: r.status for r in journal.runs()}
+    frame = frame.with_columns(
+        pl.Series(
+            "head", [heads[i].seq if i in heads else br.lineage[i][1] for i in ids], dtype=pl.Int64
+        ),
+        pl.Series("status", [runs.get(i) for i in ids], dtype=pl.Utf8),
+    )
+    obs = journal.storage.observations_frame()
+    if sweep is not None or branches is not None:
+        obs = obs.filter(pl.col("branch").is_in(ids))
+    table, metrics = _metric_table(obs, summary, frame.columns)
+    return BranchTable(frame.join(table, on="branch", how="left"), params, metrics)
 
 
 # -- aggregation ----------------------------------------------------------------------------
@@ -299,6 +365,7 @@ def t_cdf(t: float, df: float) -> float:
     return 1 - tail if t > 0 else tail
 
 
+@functools.lru_cache(maxsize=256)
 def t_critical(df: int, confidence: float = 0.95) -> float:
     """Two-sided critical value: t with P(|T| <= t) = confidence."""
     target = 1 - (1 - confidence) / 2

@@ -13,7 +13,7 @@ from typing import Any
 import typer
 
 from .. import charts
-from ..errors import Corrupt, InvalidValue, NotFound
+from ..errors import Corrupt, InvalidValue
 from ..events import encode_state, iso_ms
 from ..matrix import export
 from ..verify import VerifyReport, damage_of
@@ -127,30 +127,68 @@ def matrix(
         sys.stdout.write(df.write_csv())
 
 
+def _ids(text: str | None, option: str) -> tuple[int, ...] | None:
+    if not text:
+        return None
+    try:
+        return tuple(int(v) for v in text.split(",") if v.strip())
+    except ValueError:
+        raise InvalidValue(
+            f"{option} takes ids separated by commas (1,2,5), not {text!r}"
+        ) from None
+
+
 @command("Journal")
 def chart(
     ctx: typer.Context,
+    kind: str = typer.Option(
+        "metric",
+        "--kind",
+        help="The view: metric (a metric against a parameter), history (by fork or trial, "
+        "best so far), importance (fANOVA), slice, contour, parallel, steps (learning curves) "
+        "or pareto (two metrics).",
+    ),
     x: str | None = typer.Option(
         None, "--x", help="Parameter on the x axis (default: the journal's agent's)."
     ),
     y: str | None = typer.Option(
-        None, "--y", help="Metric on the y axis (default: the journal's agent's)."
+        None, "--y", help="Metric on the y axis (default: the study's objective, the agent's)."
     ),
+    y2: str | None = typer.Option(None, "--y2", help="pareto: the second metric."),
     color: str = typer.Option(
         None,
         "--color",
         help="Parameter that colors separate lines (default: the journal's agent's, if any).",
     ),
     facet: str = typer.Option(
-        None, "--facet", help="Parameter that splits the chart into columns."
+        None, "--facet", help="metric: a parameter that splits the chart into columns."
     ),
-    log_x: bool = typer.Option(False, "--log-x", help="Log scale on the x axis."),
+    params: str = typer.Option(
+        None,
+        "--params",
+        help="Parameters to draw, A,B (slice, parallel, importance; contour: exactly two).",
+    ),
+    log_x: bool = typer.Option(
+        None, "--log-x/--no-log-x", help="Log scale on x (default: when it spans a factor of 20)."
+    ),
+    direction: str = typer.Option(
+        None, "--direction", help="maximize or minimize y (default: the study's, else maximize)."
+    ),
     sweep: int = typer.Option(None, "--sweep", help="Only the forks of this sweep."),
+    sweeps: str = typer.Option(None, "--sweeps", help="Several sweeps overlaid: A,B."),
+    branches: str = typer.Option(None, "--branches", help="Only these branches: 1,2,5."),
+    where: str = typer.Option(
+        None,
+        "--where",
+        help="Only the branches a filter selects: 'budget >= 1000 and recall > 0.5'.",
+    ),
+    theme: str = typer.Option("light", "--theme", help="light or dark."),
     output: Path = typer.Option(
-        ..., "-o", "--output", help="Image to write: .png, .svg, .html or .json."
+        ..., "-o", "--output", help="Image to write: .png, .svg, .html or .json (the spec)."
     ),
 ) -> None:
-    """Plot a metric against a parameter (mean and 95% CI across seeds) to an image file."""
+    """Draw a results view of a sweep, branches or a filter's branches to a file; a view that
+    cannot draw says why in one line."""
     opts = options(ctx)
     if output.suffix.lower() not in (".png", ".svg", ".html", ".json"):
         raise InvalidValue(f"-o {output}: write a .png, .svg, .html or .json file")
@@ -158,22 +196,36 @@ def chart(
         raise InvalidValue(f"-o {output}: the folder {output.parent} does not exist; create it")
     if output.is_dir():
         raise InvalidValue(f"-o {output} is a folder; give a file name")
-    with open_journal(opts) as j:
-        axes = charts.default_axes(j, x=x, y=y, color=color, sweep=sweep)
-        if not axes.x or not axes.y:
-            raise InvalidValue(
-                "which axes? pass --x PARAM --y METRIC (the journal's agent names no defaults)"
-            )
-        df = j.matrix(sweep=sweep, metrics=[axes.y])
-    if df.is_empty():
-        raise NotFound(f"no observations of {axes.y!r} in {opts.path}")
-    chart = charts.metric_vs_param(
-        df, x=axes.x, y=axes.y, color=axes.color, facet=facet, log_x=log_x
+    if facet is not None and kind != "metric":
+        raise InvalidValue("--facet splits the metric view; drop it or use --kind metric")
+    selection = charts.Selection(
+        sweep=sweep,
+        sweeps=_ids(sweeps, "--sweeps"),
+        branches=_ids(branches, "--branches"),
+        where=where,
     )
-    charts.save(chart, output)
+    with open_journal(opts) as j:
+        drawn = charts.view(
+            j,
+            kind,
+            selection,
+            x=x,
+            y=y,
+            y2=y2,
+            color=color,
+            facet=facet,
+            params=[p for p in params.split(",") if p] if params else None,
+            log_x=log_x,
+            direction=direction,
+            theme=theme,
+        )
+    if output.suffix.lower() == ".json":
+        output.write_text(json.dumps(drawn.spec(), indent=1) + "\n")
+    else:
+        charts.save(drawn.chart, output)
     emit(
         opts,
-        {"path": str(output), "branches": df["branch"].n_unique()},
+        {"path": str(output), "kind": kind, "branches": drawn.meta["forks"]},
         lambda: console().print(f"wrote {output}"),
     )
 
@@ -376,11 +428,24 @@ def tag(
 
 
 @command("Journal")
-def branches(ctx: typer.Context) -> None:
-    """Every branch: parent, fork point, head, params."""
+def branches(
+    ctx: typer.Context,
+    where: str = typer.Option(
+        None,
+        "--where",
+        help="Only the branches a filter selects: 'budget >= 1000 and recall > 0.5', "
+        "'status == failed', 'sweep == 3'.",
+    ),
+) -> None:
+    """Every branch (or those a filter selects): parent, fork point, head, params."""
+    from ..filters import select
+
     opts = options(ctx)
     with open_journal(opts) as j:
         infos = [b.to_json() for b in j.branches()]
+        if where is not None:
+            keep = set(select(j, where))
+            infos = [b for b in infos if b["id"] in keep]
 
     def human() -> None:
         from rich.table import Table

@@ -1,17 +1,21 @@
-"""``lithify lab`` and ``lithify notebooks``: JupyterLab on a workspace of the bundled notebooks,
-the journal sidebar and offline charts ready."""
+"""``lithify lab`` and ``lithify notebooks``: JupyterLab on this folder (its journals listed, the
+bundled notebooks at hand), on a folder, or with a journal open in the sidebar; the journal
+sidebar and offline charts ready."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import typer
 
 from .. import bundled
-from ..errors import InvalidValue, NotFound
+from ..errors import InvalidValue, NotAJournal, NotFound
+from ..server.hub import OPEN_ENV
+from ..storage import is_journal_file, is_url
 from .app import command, emit, options
 
 PACKAGE = Path(__file__).resolve().parents[1]  # workbench/
@@ -57,33 +61,79 @@ def notebooks(
     )
 
 
+@dataclass(frozen=True)
+class LabLaunch:
+    """What ``lithify lab`` starts: JupyterLab on ``root``, the file browser at ``land``, and
+    ``journal`` (relative to ``root``, or a URL) open in the lithify sidebar."""
+
+    root: Path
+    journal: str | None = None
+    land: str | None = None
+
+    def args(self, extra: list[str]) -> list[str]:
+        """The JupyterLab command line, with options passed through to JupyterLab."""
+        ext = PACKAGE / "labextensions"
+        args = [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            f"--ServerApp.root_dir={self.root.resolve()}",
+            "--LabApp.news_url=None",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+            # The journal sidebar, also from an editable install
+            # (a wheel installs it for any `jupyter lab`).
+            f"--LabApp.extra_labextensions_path={ext}",
+            "--ServerApp.jpserver_extensions=workbench.server=True",
+        ]
+        if self.land and not any(a.startswith("--LabApp.default_url") for a in extra):
+            args.append(f"--LabApp.default_url=/lab/tree/{self.land}")
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
+            args.append("--allow-root")  # JupyterLab refuses root without it
+        return args + extra
+
+    def env(self) -> dict[str, str]:
+        """The environment JupyterLab runs in: this one, and the journal to open."""
+        env = {k: v for k, v in os.environ.items() if k != OPEN_ENV}
+        if self.journal:
+            env[OPEN_ENV] = self.journal
+        return env
+
+
+def _workspace(root: Path) -> str:
+    """The bundled notebooks' folder below ``root`` (made on first use), by its name."""
+    ws = root / WORKSPACE
+    if not ws.exists():
+        copy_notebooks(ws)
+    return WORKSPACE
+
+
+def plan_lab(target: str | None) -> LabLaunch:
+    """How ``lithify lab TARGET`` starts: no target, JupyterLab on the current folder (every
+    journal under it listed) landing in the bundled notebooks (made on first use); a folder,
+    on that folder; a journal (PATH.db, or a PostgreSQL URL), with it open in the sidebar, on
+    the current folder when the journal is under it, else on the journal's own folder."""
+    here = Path.cwd()
+    if target is None:
+        return LabLaunch(here, land=_workspace(here))
+    if is_url(target):
+        return LabLaunch(here, journal=target, land=_workspace(here))
+    path = Path(target)
+    if path.is_dir():
+        return LabLaunch(path)
+    if not path.exists():
+        kind = "journal" if path.suffix == ".db" else "folder or journal"
+        raise NotFound(f"{target}: no such {kind}; give a folder, a journal (PATH.db) or nothing")
+    if not is_journal_file(str(path)):
+        raise NotAJournal(f"{target} is not a lithify journal; give a folder or a journal")
+    full = path.resolve()
+    root = here if here in full.parents else full.parent
+    return LabLaunch(root, journal=full.relative_to(root.resolve()).as_posix())
+
+
 def lab_command(directory: str | None, extra: list[str]) -> list[str]:
-    """The JupyterLab command line for a folder (the default workspace, created on first use,
-    when None) and options passed through to JupyterLab."""
-    if directory is None:
-        root = Path(WORKSPACE)
-        if not root.exists():
-            copy_notebooks(root)
-    else:
-        root = Path(directory)
-        if not root.is_dir():
-            raise NotFound(f"{root} is not a folder; create it, or run `lithify lab` alone")
-    ext = PACKAGE / "labextensions"
-    args = [
-        sys.executable,
-        "-m",
-        "jupyterlab",
-        f"--ServerApp.root_dir={root.resolve()}",
-        "--LabApp.news_url=None",
-        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        # The journal sidebar, also from an editable install
-        # (a wheel installs it for any `jupyter lab`).
-        f"--LabApp.extra_labextensions_path={ext}",
-        "--ServerApp.jpserver_extensions=workbench.server=True",
-    ]
-    if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:
-        args.append("--allow-root")  # JupyterLab refuses root without it
-    return args + extra
+    """The JupyterLab command line for ``lithify lab DIRECTORY`` (see ``plan_lab``) and options
+    passed through to JupyterLab."""
+    return plan_lab(directory).args(extra)
 
 
 @command(
@@ -96,15 +146,19 @@ def lab_command(directory: str | None, extra: list[str]) -> list[str]:
 )
 def lab(
     ctx: typer.Context,
-    directory: str | None = typer.Argument(
-        None, help=f"Folder to open (default: ./{WORKSPACE}, made on first use)."
+    target: str | None = typer.Argument(
+        None,
+        help="A journal to open in the sidebar (PATH.db or a PostgreSQL URL), or a folder "
+        f"(default: this folder, landing in ./{WORKSPACE}, made on first use).",
     ),
 ) -> None:
-    """Start JupyterLab on DIRECTORY (default: a workspace of the bundled notebooks) with the
-    journal sidebar. Every other option goes to JupyterLab: lithify lab --no-browser --port 8938."""
-    tokens = ([directory] if directory is not None else []) + list(ctx.args)
+    """Start JupyterLab with the journal sidebar: on this folder (its journals listed, the
+    bundled notebooks at hand), a folder, or a journal opened in the sidebar. Every other
+    option goes to JupyterLab: lithify lab run.db --no-browser --port 8938."""
+    tokens = ([target] if target is not None else []) + list(ctx.args)
     folder, extra = split_lab_args(tokens)
-    os.execv(sys.executable, lab_command(folder, extra))
+    launch = plan_lab(folder)
+    os.execve(sys.executable, launch.args(extra), launch.env())
 
 
 # JupyterLab options that take no value (every other option takes the next word, or =value).

@@ -26,6 +26,7 @@ def _load_jupyter_server_extension(serverapp: Any) -> None:
     from .hub import Hub
 
     hub = Hub(serverapp.root_dir)
+    hub.warm()
     base = serverapp.web_app.settings["base_url"]
     handlers = [(url_path_join(base, pattern), cls, kw) for pattern, cls, kw in make_handlers(hub)]
     serverapp.web_app.add_handlers(".*$", handlers)

@@ -6,135 +6,21 @@ is ``sweep.for_agent``'s, the chart's axes ``charts.default_axes``'."""
 
 from __future__ import annotations
 
-import io
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
-from jupyter_server.base.handlers import APIHandler
 from tornado import web
 
-from .. import charts
 from .. import sweep as sweeps
 from ..diff import diff
-from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
+from ..errors import Conflict, InvalidValue, NotFound
 from ..events import encode_state
-from ..journal import Journal
-from ..storage import is_url
 from ..sweep.cluster import runners_here
 from . import shapes
+from .base import Base, Download, _body_int, _int, _plain, http_status
 from .hub import Hub
-
-
-def http_status(e: BaseException) -> tuple[int, str]:
-    """(HTTP status, kind) of an error: the kind is the CLI's (the exception's class name)."""
-    from ..errors import Busy, DiskFull, NotAJournal, ReadOnly, StateMismatch, StateUnavailable
-
-    kind = type(e).__name__
-    if isinstance(e, PermissionError):
-        return 403, "PermissionError"
-    if isinstance(e, NotFound):
-        return 404, kind
-    if isinstance(e, Conflict):
-        return 409, kind
-    if isinstance(e, (InvalidValue, NotAJournal, StateMismatch, StateUnavailable)):
-        return 400, kind
-    if isinstance(e, ReadOnly):
-        return 403, kind
-    if isinstance(e, Busy):
-        return 503, kind
-    if isinstance(e, DiskFull):
-        return 507, kind
-    if isinstance(e, WorkbenchError):
-        return 500, kind  # a damaged journal, a failed fork...: not the caller's mistake
-    return 500, "InternalError"
-
-
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
-
-
-def _int(value: str | None, name: str, default: int | None = None) -> int:
-    if value is None or value == "":
-        if default is None:
-            raise InvalidValue(f"pass ?{name}=N")
-        return default
-    try:
-        return int(value)
-    except ValueError:
-        raise InvalidValue(f"{name} must be an integer, not {value!r}") from None
-
-
-def _body_int(body: dict[str, Any], name: str, default: int | None = None) -> int:
-    value = body.get(name, default)
-    if value is None:
-        raise InvalidValue(f"pass {name!r} in the request body")
-    if isinstance(value, bool) or not isinstance(value, (int, str)):
-        raise InvalidValue(f"{name} must be an integer, not {value!r}")
-    return _int(str(value), name)
-
-
-@dataclass(frozen=True)
-class Download:
-    """A reply that is a file, not JSON."""
-
-    body: bytes
-    content_type: str
-    filename: str | None = None
-
-
-class Base(APIHandler):
-    """What every lithify handler shares: the hub, JSON errors, the off-loop call."""
-
-    hub: Hub
-
-    def initialize(self, hub: Hub) -> None:
-        self.hub = hub
-
-    def fail(self, e: BaseException) -> None:
-        """A JSON error with the CLI's kinds: 4xx for the caller's mistakes, 5xx for ours and
-        the journal's (logged)."""
-        code, kind = http_status(e)
-        message = str(e) or type(e).__name__
-        if code >= 500 and not isinstance(e, WorkbenchError):
-            self.log.error("lithify handler failed", exc_info=e)
-            message = f"internal error: {type(e).__name__}: {e} (see the server log)"
-        self.set_status(code)
-        reply: shapes.ErrorReply = {"error": " ".join(message.split()), "kind": kind}
-        self.finish(json.dumps(reply))
-
-    async def reply(self, fn: Callable[[], Any]) -> None:
-        """Run ``fn`` on the hub's threads; answer with its JSON (or its ``Download``)."""
-        try:
-            result = await self.hub.run(fn)
-        except Exception as e:  # noqa: BLE001 (a JSON error, never a traceback)
-            self.fail(e)
-            return
-        if isinstance(result, Download):
-            if result.filename:
-                self.set_header("Content-Disposition", f'attachment; filename="{result.filename}"')
-            self.finish(result.body, set_content_type=result.content_type)
-            return
-        self.finish(json.dumps(result, default=str))
-
-    def body(self) -> dict[str, Any]:
-        """The request's JSON object (InvalidValue when it is not one)."""
-        try:
-            doc = json.loads(self.request.body or b"{}")
-        except ValueError as e:
-            raise InvalidValue(f"the request body is not JSON: {e}") from None
-        if not isinstance(doc, dict):
-            raise InvalidValue("the request body is a JSON object")
-        return doc
-
-    def arg(self, name: str) -> str | None:
-        value = self.get_query_argument(name, None)
-        return value if isinstance(value, str) else None
-
-    def journal(self) -> Journal:
-        return self.hub.journal(self.arg("journal"))
+from .results import Axes, Chart, Filter, Matrix
 
 
 def _events(records: list[Any]) -> list[shapes.EventJson]:
@@ -152,6 +38,8 @@ class Journals(Base):
                 "root": str(self.hub.root.name),
                 "journals": self.hub.list(),  # type: ignore[typeddict-item]
                 "runners": runners_here(),
+                "open": self.hub.open,
+                "session": self.hub.session,
             }
 
         await self.reply(run)
@@ -299,120 +187,6 @@ class Tail(Base):
             return {"cursor": after, "events": _events(events)}
 
         await self.reply(run)
-
-
-# -- results ---------------------------------------------------------------------------------
-
-
-class Axes(Base):
-    """GET ?journal=J[&sweep=N]: the parameters the matrix has (and which of them vary), its
-    metrics, the default chart axes (``charts.default_axes``) and the journal's sweeps."""
-
-    @web.authenticated
-    async def get(self) -> None:
-        def run() -> shapes.AxesReply:
-            j = self.journal()
-            sweep = self.arg("sweep")
-            axes = charts.default_axes(j, sweep=_int(sweep, "sweep") if sweep else None)
-            return {**axes.to_json(), "sweeps": [s.id for s in j.sweeps()]}  # type: ignore[typeddict-item]
-
-        await self.reply(run)
-
-
-class Matrix(Base):
-    """GET ?journal=J[&sweep=N][&wide=1][&format=json|csv|parquet]: the results matrix as JSON
-    rows (the default) or as a file download, the same file `lithify matrix -o` writes."""
-
-    @web.authenticated
-    async def get(self) -> None:
-        def run() -> shapes.MatrixReply | Download:
-            sweep = self.arg("sweep")
-            fmt = self.arg("format") or "json"
-            if fmt not in ("json", "csv", "parquet"):
-                raise InvalidValue(f"format is json, csv or parquet, not {fmt!r}")
-            j = self.journal()
-            wide = self.arg("wide") in ("1", "true")
-            df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, wide=wide)
-            if fmt == "json":
-                return {"columns": df.columns, "rows": [list(r) for r in df.iter_rows()]}
-            buf = io.BytesIO()
-            if fmt == "csv":
-                df.write_csv(buf)
-                mime = "text/csv; charset=utf-8"
-            else:
-                df.write_parquet(buf)
-                mime = "application/vnd.apache.parquet"
-            stem = Path(j.path).stem if not is_url(j.path) else "journal"
-            name = f"{stem}-matrix{'-sweep' + sweep if sweep else ''}.{fmt}"
-            return Download(buf.getvalue(), mime, name)
-
-        await self.reply(run)
-
-
-class Chart(Base):
-    """GET chart.svg|chart.png ?journal=J[&x=..&y=..&color=..&agg=mean|max|last&log_x=1|0
-    &sweep=N&sweeps=A,B&kind=parallel&theme=light|dark]: the chart, rendered here (axes not
-    given: ``charts.default_axes``; a log x when the parameter spans a factor of 20)."""
-
-    @web.authenticated
-    async def get(self) -> None:
-        png = self.request.path.endswith(".png")
-
-        def run() -> Download:
-            import vl_convert as vlc
-
-            spec = self.spec()
-            if png:
-                return Download(vlc.vegalite_to_png(spec, scale=2), "image/png")
-            return Download(vlc.vegalite_to_svg(spec).encode(), "image/svg+xml")
-
-        await self.reply(run)
-
-    def spec(self) -> dict[str, Any]:
-        import polars as pl
-
-        sweep = self.arg("sweep")
-        j = self.journal()
-        theme = self.arg("theme") or "light"
-        color_arg = self.arg("color")
-        axes = charts.default_axes(
-            j,
-            x=self.arg("x") or None,
-            y=self.arg("y") or None,
-            color=color_arg if color_arg is not None else None,
-            sweep=_int(sweep, "sweep") if sweep else None,
-        )
-        x, y, color = axes.x, axes.y, axes.color
-        if not x or not y:
-            raise InvalidValue("pass ?x=PARAM&y=METRIC (the journal's agent names no defaults)")
-        compare = [v for v in (self.arg("sweeps") or "").split(",") if v.strip()]
-        if compare:  # overlay several sweeps: one colour each
-            ids = [_int(v, "sweeps") for v in compare]
-            df = j.matrix(metrics=[y], lineage=True).filter(pl.col("sweep").is_in(ids))
-            df = df.with_columns(pl.format("sweep {}", pl.col("sweep")).alias("sweep"))
-            color = "sweep"
-        else:
-            df = j.matrix(sweep=_int(sweep, "sweep") if sweep else None, metrics=[y])
-        if df.is_empty():
-            raise NotFound(f"no {y!r} observations yet")
-        if self.arg("kind") == "parallel":
-            return dict(charts.parallel(df, y, theme=theme).to_dict())
-        if x not in df.columns:
-            from ..matrix import param_columns
-
-            raise NotFound(
-                f"no parameter {x!r} in the matrix; its parameters are "
-                f"{', '.join(param_columns(df)) or 'none'}"
-            )
-        if color is not None and color not in df.columns:
-            color = None  # the agent's colour is not in this sweep: one line
-        df = df.filter(pl.col(x).is_not_null())
-        log_arg = self.arg("log_x")
-        log_x = charts.auto_log_x(df, x) if log_arg in (None, "") else log_arg in ("1", "true")
-        chart = charts.metric_vs_param(
-            df, x=x, y=y, color=color, log_x=log_x, agg=self.arg("agg") or "mean", theme=theme
-        )
-        return dict(chart.to_dict())
 
 
 # -- sweeps ----------------------------------------------------------------------------------
@@ -653,7 +427,9 @@ ROUTES: tuple[Route, ...] = (
     Route("branch", "GET", BranchDetail, "one branch: params, status, error, last metrics"),
     Route("axes", "GET", Axes, "the matrix's parameters and metrics, and the default axes"),
     Route("matrix", "GET", Matrix, "the results matrix as JSON rows, CSV or Parquet"),
-    Route("chart.svg", "GET", Chart, "a chart rendered as SVG (x, y, color, agg, log_x, ...)"),
+    Route("chart.json", "GET", Chart, "a results view as a Vega-Lite spec, data inline"),
+    Route("filter", "GET", Filter, "the branches a filter expression selects"),
+    Route("chart.svg", "GET", Chart, "a view rendered as SVG (kind, x, y, color, agg, ...)"),
     Route("chart.png", "GET", Chart, "the same chart as PNG"),
     Route("defaults", "GET", Defaults, "what a sweep of the journal runs when given nothing"),
     Route("sweeps", "GET POST", Sweeps, "sweeps with each fork's status; POST launches one"),

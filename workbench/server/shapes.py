@@ -22,6 +22,8 @@ class JournalsReply(TypedDict):
     root: str
     journals: list[JournalFile]
     runners: list[str]
+    open: list[str]  # journals to open in the sidebar when the page first loads
+    session: str  # this server's start: the sidebar opens ``open`` once per server
 
 
 class BranchJson(TypedDict):
@@ -99,6 +101,9 @@ class BranchDetailReply(BranchJson):
 
 
 class AxesReply(TypedDict):
+    """What a selection can be charted by: its parameters (and which vary), metrics, the
+    default axes, every sweep, and for each view why it cannot draw (None: it can)."""
+
     params: list[str]
     varied: list[str]
     metrics: list[str]
@@ -106,6 +111,25 @@ class AxesReply(TypedDict):
     y: str | None
     color: str | None
     sweeps: list[int]
+    views: dict[str, str | None]
+    objectives: list[str]  # an adaptive sweep's, else empty
+    order: str  # what the forks are numbered by: "trial" (a study) or "fork"
+    forks: int
+
+
+ChartSpec = dict[str, Any]
+"""A Vega-Lite spec (data inline) with ``usermeta.lithify``: kind, selection, y, brush (zoom,
+filter or None), forks, and for the metric view x, color, log_x (and whether that was the
+rule's choice, log_x_auto); for pareto y2."""
+
+
+class FilterReply(TypedDict):
+    """The branches a filter expression selects, its canonical text, and how many there were."""
+
+    query: str
+    branches: list[int]
+    count: int
+    total: int
 
 
 class SearchReply(TypedDict):

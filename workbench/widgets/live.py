@@ -1,5 +1,6 @@
 """``LiveResults``: the results matrix and its chart, refreshed from ``Journal.tail`` while a
-sweep's workers write observations."""
+sweep's workers write observations. The chart is any of ``workbench.charts``' views; a click on
+a branch's mark sets ``picked`` (the ``Workbench`` selects that branch in its explorer)."""
 
 from __future__ import annotations
 
@@ -29,11 +30,14 @@ def offline_charts() -> None:
 
 
 class LiveResults(w.VBox):
-    """The matrix (a table of the newest rows) and a metric-vs-parameter chart (mean with a 95%
-    band, individual branches faint), updated in the background as observations arrive."""
+    """The matrix (a table of the newest rows) and a chart — metric vs parameter (mean with a
+    95% band, individual branches faint) or any other view — updated in the background as
+    observations arrive. The "log x" box shows what the axis does (the rule's choice until the
+    user ticks it)."""
 
     sweep = traitlets.Int(-1)
     rows = traitlets.Int(0)
+    picked = traitlets.Int(-1)  # the branch whose mark was clicked last
 
     def __init__(
         self,
@@ -58,7 +62,10 @@ class LiveResults(w.VBox):
                 "no defaults"
             )
         self.x, self.y, self.color = x, y, color
-        self.agg, self.log_x = "mean", None
+        self.agg = "mean"
+        self.log_x: bool | None = None  # None: the rule's (auto_log_x)
+        self.kind = "metric"
+        self._showing = False  # the box is being set to what the axis does, not by the user
         self.live = mx.LiveMatrix(journal)
         self.interval = interval
         self.info = w.HTML()
@@ -70,9 +77,11 @@ class LiveResults(w.VBox):
             value=color or "",
         )
         self.pick_agg = w.Dropdown(description="agg", options=list(charts.AGGREGATIONS))
-        self.pick_log = w.Checkbox(description="log x", value=True, indent=False)
-        for control in (self.pick_x, self.pick_y, self.pick_color, self.pick_agg, self.pick_log):
+        self.pick_log = w.Checkbox(description="log x (auto)", value=False, indent=False)
+        self.pick_view = w.Dropdown(description="view", options=list(charts.KINDS))
+        for control in (self.pick_x, self.pick_y, self.pick_color, self.pick_agg, self.pick_view):
             control.observe(lambda _: self._picked(), "value")
+        self.pick_log.observe(lambda _: self._log_picked(), "value")
         self.downloads = w.HTML()
         self.export_buttons = [
             w.Button(description=fmt.upper(), layout=w.Layout(width="80px"))
@@ -84,6 +93,7 @@ class LiveResults(w.VBox):
         self.chart = alt.JupyterChart(
             self._placeholder(), embed_options={"renderer": "svg", "actions": False}
         )
+        self.chart.observe(self._clicked, "_vl_selections")
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._lock = threading.RLock()
@@ -91,7 +101,7 @@ class LiveResults(w.VBox):
         self.children = [
             w.HTML("<b>Results</b>"),
             self.info,
-            w.HBox([self.pick_x, self.pick_y, self.pick_color]),
+            w.HBox([self.pick_view, self.pick_x, self.pick_y, self.pick_color]),
             w.HBox([self.pick_agg, self.pick_log]),
             self.chart,
             w.HBox([w.HTML("download:"), *self.export_buttons]),
@@ -105,16 +115,28 @@ class LiveResults(w.VBox):
         if autostart:
             self.start()
 
-    def _placeholder(self) -> Any:
+    def _placeholder(self, note: str = "waiting for observations…") -> Any:
         import altair as alt
         import polars as pl
 
         return (
-            alt.Chart(pl.DataFrame({"note": ["waiting for observations…"]}))
+            alt.Chart(pl.DataFrame({"note": [note]}))
             .mark_text(size=14)
             .encode(text="note")
             .properties(width=420, height=60)
         )
+
+    def _clicked(self, change: dict[str, Any]) -> None:
+        """A click on a branch's mark (the charts' ``pick`` selection): ``picked``."""
+        from altair.utils.selection import PointSelection
+
+        pick = (change["new"] or {}).get("pick")
+        if not isinstance(pick, dict):
+            return
+        points = PointSelection.from_vega("pick", pick.get("value"), pick.get("store", [])).value
+        found = points[0].get("branch") if points else None
+        if isinstance(found, (int, float)) and not isinstance(found, bool):
+            self.picked = int(found)
 
     def frame(self) -> Any:
         """The long matrix so far, limited to the followed sweep when one is set."""
@@ -129,8 +151,23 @@ class LiveResults(w.VBox):
     def _picked(self) -> None:
         self.x, self.y = self.pick_x.value, self.pick_y.value
         self.color = self.pick_color.value or None
-        self.agg, self.log_x = self.pick_agg.value, self.pick_log.value
+        self.agg, self.kind = self.pick_agg.value, self.pick_view.value
         self.redraw()
+
+    def _log_picked(self) -> None:
+        if self._showing:
+            return
+        self.log_x = self.pick_log.value  # the user's choice from now on
+        self.redraw()
+
+    def _show_log(self, log: bool) -> None:
+        """The box says what the x axis does, and whether the rule chose it."""
+        self._showing = True
+        try:
+            self.pick_log.value = log
+            self.pick_log.description = "log x (auto)" if self.log_x is None else "log x"
+        finally:
+            self._showing = False
 
     def _choices(self, df: Any) -> None:
         """The pickers offer the parameters and metrics the matrix holds."""
@@ -229,12 +266,26 @@ class LiveResults(w.VBox):
             positive = data.filter(pl.col(self.x) > 0) if data.schema[self.x].is_numeric() else data
             log_x = len(positive) == len(data)  # a log axis only for positive values
         color = self.color if self.color in df.columns else None
-        self.chart.chart = (
-            charts.metric_vs_param(data, x=self.x, y=self.y, color=color, log_x=log_x, agg=self.agg)
-            if have
-            else self._placeholder()
-        )
+        if self.kind != "metric":
+            self.chart.chart = self._view() if len(df) else self._placeholder()
+        elif have:
+            self.chart.chart = charts.metric_vs_param(
+                data, x=self.x, y=self.y, color=color, log_x=log_x, agg=self.agg
+            )
+            self._show_log(bool(log_x))
+        else:
+            self.chart.chart = self._placeholder()
         self.rows = len(df)  # last: watchers of rows see a finished view
+
+    def _view(self) -> Any:
+        """Any other view of the followed sweep (or every branch), or why it cannot draw."""
+        from ..errors import CannotDraw
+
+        selection = charts.Selection(sweep=self.sweep if self.sweep >= 0 else None)
+        try:
+            return charts.view(self.journal, self.kind, selection, y=self.y).chart
+        except CannotDraw as e:
+            return self._placeholder(str(e))
 
     def start(self) -> None:
         """Refresh in a background thread every ``interval`` seconds."""

@@ -28,13 +28,14 @@ class Workbench(w.VBox):
         color: str | None = None,
         **kw: Any,
     ) -> None:
-        self.explorer = JournalExplorer(journal)
+        self.explorer = JournalExplorer(journal, live=True)  # follows the sweeps' forks
         self.launcher = SweepLauncher(journal, notebook=notebook, fn=fn, explorer=self.explorer)
         self.optimizer = OptimizeLauncher(
             journal, notebook=str(notebook) if notebook else None, fn=fn, explorer=self.explorer
         )
         self.live = LiveResults(journal, x=x, y=y, color=color)
         self.launcher.observe(self._follow_sweep, "sweep_id")
+        self.live.observe(self._select_picked, "picked")
         self.optimizer.observe(self._follow_sweep, "sweep_id")
         self.launchers = w.Tab(children=[self.launcher, self.optimizer])
         self.launchers.set_title(0, "Grid sweep")
@@ -45,3 +46,9 @@ class Workbench(w.VBox):
     def _follow_sweep(self, change: dict[str, Any]) -> None:
         self.live.sweep = change["new"]
         self.explorer.refresh()
+
+    def _select_picked(self, change: dict[str, Any]) -> None:
+        """A branch clicked in the chart: selected in the explorer, at its head."""
+        branch = change["new"]
+        if branch >= 0:
+            self.explorer.select(branch, self.explorer.journal.info(branch).head)

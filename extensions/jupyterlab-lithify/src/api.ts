@@ -1,4 +1,4 @@
-// The server's REST API (workbench/server.py under /lithify/api/), one typed function per
+// The server's REST API (workbench/server/ under /lithify/api/), one typed function per
 // endpoint the extension calls. Views call these and never build a URL themselves.
 
 import { URLExt } from '@jupyterlab/coreutils';
@@ -8,9 +8,11 @@ import type {
   AxesResponse,
   BranchDetail,
   BranchesResponse,
+  ChartSpec,
   DiffResponse,
   ErrorBody,
   EventsPage,
+  FilterResponse,
   JournalsResponse,
   MatrixResponse,
   StateResponse,
@@ -19,7 +21,8 @@ import type {
   SweepRequest,
   SweepStarted,
   SweepsResponse,
-  TailResponse
+  TailResponse,
+  Target
 } from './types';
 
 /** A refused or failed request: the server's message, its kind and the HTTP status. */
@@ -35,10 +38,11 @@ export class ApiError extends Error {
 
 export type Query = Record<string, string | number | boolean | null | undefined>;
 
-/** A query string; empty, null and undefined values are left out. */
+/** A query string; null and undefined values are left out ('' is sent: "none", as the
+ * colour a user chose not to have). */
 export function query(params: Query): string {
   return Object.entries(params)
-    .filter(([, v]) => v !== null && v !== undefined && v !== '')
+    .filter(([, v]) => v !== null && v !== undefined)
     .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`)
     .join('&');
 }
@@ -109,14 +113,31 @@ export const state = (journal: string, branchId: number, seq: number): Promise<S
 export const diff = (journal: string, from: string, to: string): Promise<DiffResponse> =>
   get('diff', { journal, from, to });
 
-export const axes = (journal: string, sweep: number): Promise<AxesResponse> =>
-  get('axes', { journal, sweep });
+/** A results panel's selection as query parameters (sweep, branches, where). */
+export function selection(t: Target): Query {
+  return {
+    journal: t.journal,
+    sweep: t.sweep ?? null,
+    branches: t.branches && t.branches.length ? t.branches.join(',') : null,
+    where: t.where || null
+  };
+}
+
+/** What a selection can be charted by, and why each view cannot draw it (null: it can). */
+export const axes = (t: Target, y: string | null = null, y2: string | null = null): Promise<AxesResponse> =>
+  get('axes', { ...selection(t), y, y2 });
 
 export const sweeps = (journal: string): Promise<SweepsResponse> => get('sweeps', { journal });
 
-/** The results matrix of a sweep, one column per metric. */
-export const matrix = (journal: string, sweep: number): Promise<MatrixResponse> =>
-  get('matrix', { journal, sweep, wide: 1 });
+/** The results matrix of a selection, one row per branch, one column per metric. */
+export const matrix = (t: Target): Promise<MatrixResponse> => get('matrix', { ...selection(t), wide: 1 });
+
+/** A results view as a Vega-Lite spec, its data inline (drawn in the browser). */
+export const chartSpec = (params: Query): Promise<ChartSpec> => get('chart.json', params);
+
+/** The branches a filter expression selects (``budget >= 1000 and recall > 0.5``). */
+export const filter = (journal: string, q: string, sweep: number | null = null): Promise<FilterResponse> =>
+  get('filter', { journal, q, sweep });
 
 /** What a sweep forked at a point runs when the form sends nothing but the point. */
 export const defaults = (journal: string, branchId: number, at: number): Promise<SweepDefaults> =>
@@ -135,12 +156,9 @@ export const rerunSweep = (journal: string, sweep: number): Promise<SweepStarted
 export const resumeSweep = (journal: string, sweep: number): Promise<SweepStarted> =>
   post('sweeps/resume', { journal, sweep });
 
-/** The chart as SVG text (a message in an ApiError when there is nothing to draw). */
-export const chartSvg = (params: Query): Promise<string> => request('chart.svg', params);
-
 /** Where the browser downloads a file: the matrix as CSV or Parquet, the chart as PNG or SVG. */
-export const matrixFile = (journal: string, sweep: number, format: 'csv' | 'parquet'): string =>
-  url('matrix', { journal, sweep, format });
+export const matrixFile = (t: Target, format: 'csv' | 'parquet'): string =>
+  url('matrix', { ...selection(t), format });
 
 export const chartFile = (kind: 'png' | 'svg', params: Query): string =>
   url(`chart.${kind}`, params);

@@ -1,6 +1,9 @@
 // The fork tree: each branch a timeline (fork seq .. head) on a shared seq axis, a connector
 // from the fork point on its parent's timeline, sweeps' forks grouped under a header that
-// collapses. Only the rows in view are drawn (10^4 branches stay fast).
+// collapses. Only the rows in view are drawn (10^4 branches stay fast). Ctrl/Cmd-click marks
+// several branches, shift-click a run of them (what "Results for these" shows); a filter shows
+// only the branches it selects (and their ancestors, dimmed); a sweep that appears is scrolled
+// to; the box is resizable (its height the user's once they drag it).
 
 import { el, paramText, svgEl } from './dom';
 import type { Branch } from './types';
@@ -24,20 +27,80 @@ interface Span {
 
 export class ForkTree {
   readonly node = el('div', 'lithify-tree');
+  /** The bar under the tree that resizes it (drag it). */
+  readonly grip = el('div', 'lithify-tree-grip');
   private spacer = el('div', 'lithify-tree-spacer');
   private rows: TreeRow[] = [];
   private spans: Span[] = [];
   private branches: Branch[] = [];
   private maxSeq = 1;
   private collapsed = new Set<number>(); // sweep ids the user closed
+  private sweeps: Set<number> | null = null; // the sweeps seen so far (null: none drawn yet)
+  private only: Set<number> | null = null; // the branches a filter selects
+  private autoHeight = ''; // the height this tree gave itself (another: the user's)
+  private anchor: number | null = null; // the row a shift-click runs from
   selected: number | null = null;
+  readonly marked = new Set<number>();
 
   constructor(
     private onSelect: (b: Branch) => void,
-    private onSweep: (sweep: number) => void
+    private onSweep: (sweep: number) => void,
+    private onMarked: (ids: number[]) => void = () => undefined
   ) {
     this.node.appendChild(this.spacer);
     this.node.addEventListener('scroll', () => this.render());
+    this.grip.title = 'Drag to resize the tree';
+    this.grip.onpointerdown = (down: PointerEvent) => {
+      down.preventDefault();
+      const top = this.node.getBoundingClientRect().top;
+      const move = (ev: PointerEvent) => {
+        this.node.style.height = `${Math.max(3 * ROW, ev.clientY - top)}px`;
+        this.render();
+      };
+      const up = () => {
+        window.removeEventListener('pointermove', move);
+        window.removeEventListener('pointerup', up);
+      };
+      window.addEventListener('pointermove', move);
+      window.addEventListener('pointerup', up);
+    };
+  }
+
+  /** Show only these branches (and their ancestors); null shows every branch. */
+  filter(ids: Set<number> | null): void {
+    this.only = ids;
+    this.layout();
+    this.render();
+  }
+
+  /** Select a branch as a click would (its sweep opened, scrolled into view). */
+  select(id: number): Branch | null {
+    const b = this.branches.find(x => x.id === id);
+    if (!b) {
+      return null;
+    }
+    if (b.sweep !== null) {
+      this.collapsed.delete(b.sweep);
+    }
+    this.selected = id;
+    this.marked.clear();
+    this.marked.add(id);
+    this.layout();
+    const row = this.rows.findIndex(r => r.branch?.id === id);
+    if (row >= 0) {
+      this.reveal(row);
+    }
+    this.render();
+    this.onMarked([id]);
+    return b;
+  }
+
+  private reveal(row: number): void {
+    const top = row * ROW;
+    const height = this.node.clientHeight || 200;
+    if (top < this.node.scrollTop || top + ROW > this.node.scrollTop + height) {
+      this.node.scrollTop = Math.max(0, top - height / 3);
+    }
   }
 
   /** New heads from the live tail: redrawn without fetching every branch again. Returns the
@@ -65,7 +128,17 @@ export class ForkTree {
   /** Draw these branches (new sweeps start expanded; the user's choices stay). */
   setBranches(branches: Branch[]): void {
     this.branches = branches;
+    const sweeps = new Set(branches.map(b => b.sweep).filter((s): s is number => s !== null));
+    const fresh = this.sweeps ? [...sweeps].filter(s => !this.sweeps!.has(s)) : [];
+    this.sweeps = sweeps;
     this.layout();
+    if (fresh.length) {
+      const newest = Math.max(...fresh); // a sweep just appeared: show it
+      const row = this.rows.findIndex(r => r.kind === 'group' && r.sweep === newest);
+      if (row >= 0) {
+        this.node.scrollTop = Math.max(0, row * ROW - ROW);
+      }
+    }
     this.render();
   }
 
@@ -73,6 +146,9 @@ export class ForkTree {
   reset(): void {
     this.collapsed.clear();
     this.selected = null;
+    this.marked.clear();
+    this.sweeps = null;
+    this.only = null;
     this.node.scrollTop = 0;
     delete this.node.dataset.sized;
     this.setBranches([]);
@@ -95,8 +171,18 @@ export class ForkTree {
       this.maxSeq = Math.max(this.maxSeq, b.head, b.fork_seq);
     }
     const rows: TreeRow[] = [];
+    const only = this.only;
+    const shown = new Set<number>(); // with a filter: its branches and their ancestors
+    if (only) {
+      const byId = new Map(this.branches.map(b => [b.id, b]));
+      for (const id of only) {
+        for (let b = byId.get(id); b && !shown.has(b.id); b = b.parent === null ? undefined : byId.get(b.parent)) {
+          shown.add(b.id);
+        }
+      }
+    }
     const walk = (parent: number | null, depth: number) => {
-      const kids = children.get(parent) || [];
+      const kids = (children.get(parent) || []).filter(k => !only || shown.has(k.id));
       const groupSize = new Map<number, number>();
       kids.forEach(k => k.sweep !== null && groupSize.set(k.sweep, (groupSize.get(k.sweep) || 0) + 1));
       let openGroup: number | null = null;
@@ -116,8 +202,10 @@ export class ForkTree {
     this.spans = connectors(rows);
     this.rows = rows;
     this.spacer.style.height = `${rows.length * ROW}px`;
-    if (!this.node.dataset.sized) {
+    const userSized = this.autoHeight !== '' && this.node.style.height !== this.autoHeight;
+    if (!userSized && !this.node.dataset.sized) {
       this.node.style.height = `${Math.min(220, rows.length * ROW + 6)}px`;
+      this.autoHeight = this.node.style.height;
       this.node.dataset.sized = rows.length > 10 ? '1' : '';
     }
   }
@@ -197,8 +285,11 @@ export class ForkTree {
     if (b.status) {
       row.dataset.status = b.status;
     }
-    if (this.selected === b.id) {
+    if (this.selected === b.id || this.marked.has(b.id)) {
       row.classList.add('jp-mod-selected');
+    }
+    if (this.only && !this.only.has(b.id)) {
+      row.classList.add('lithify-dim'); // an ancestor of what the filter selects
     }
     const where = b.parent === null ? '' : ` @${b.fork_seq}`;
     const text = `${b.name || '#' + b.id}${where} ${paramText(b.params)} · head ${b.head}${
@@ -206,10 +297,28 @@ export class ForkTree {
     }`;
     row.title = text; // the whole label, however narrow the sidebar
     row.append(svg, el('span', 'lithify-tree-label', text));
-    row.onclick = () => {
-      this.selected = b.id;
+    row.onclick = (ev: MouseEvent) => {
+      const index = this.rows.findIndex(x => x.branch?.id === b.id);
+      if (ev.ctrlKey || ev.metaKey) {
+        if (this.marked.has(b.id)) {
+          this.marked.delete(b.id);
+        } else {
+          this.marked.add(b.id);
+        }
+      } else if (ev.shiftKey && this.anchor !== null) {
+        const [lo, hi] = [Math.min(this.anchor, index), Math.max(this.anchor, index)];
+        this.rows.slice(lo, hi + 1).forEach(x => x.branch && this.marked.add(x.branch.id));
+      } else {
+        this.marked.clear();
+        this.marked.add(b.id);
+        this.selected = b.id;
+        this.onSelect(b);
+      }
+      if (!ev.shiftKey) {
+        this.anchor = index;
+      }
       this.render();
-      this.onSelect(b);
+      this.onMarked(Array.from(this.marked).sort((x, y) => x - y));
     };
   }
 }

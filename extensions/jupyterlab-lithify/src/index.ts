@@ -7,38 +7,56 @@
 import { ILayoutRestorer, JupyterFrontEnd, JupyterFrontEndPlugin } from '@jupyterlab/application';
 import { ICommandPalette, MainAreaWidget, WidgetTracker } from '@jupyterlab/apputils';
 import { IFileBrowserFactory } from '@jupyterlab/filebrowser';
+import { IStateDB } from '@jupyterlab/statedb';
 
 import * as api from './api';
 import { DiffView } from './diffView';
 import { Replacements } from './journals';
-import { Results } from './results';
+import { Results, targetKey } from './results';
 import { Sidebar } from './sidebar';
 import { forkSweep } from './sweepForm';
+import type { Target } from './types';
+
+/** A results target from a command's arguments. */
+function targetOf(args: Record<string, unknown>, journal: string): Target {
+  const branches = Array.isArray(args.branches) ? args.branches.map(Number).filter(n => !isNaN(n)) : null;
+  return {
+    journal,
+    sweep: typeof args.sweep === 'number' ? args.sweep : null,
+    branches: branches && branches.length ? branches : null,
+    where: typeof args.where === 'string' && args.where ? args.where : null
+  };
+}
 
 const plugin: JupyterFrontEndPlugin<void> = {
   id: 'lithify-workbench:plugin',
   description: 'lithify journals: browse events, fork a sweep from any event, watch the results.',
   autoStart: true,
   requires: [ICommandPalette],
-  optional: [ILayoutRestorer, IFileBrowserFactory],
+  optional: [ILayoutRestorer, IFileBrowserFactory, IStateDB],
   activate: (
     app: JupyterFrontEnd,
     palette: ICommandPalette,
     restorer: ILayoutRestorer | null,
-    browsers: IFileBrowserFactory | null
+    browsers: IFileBrowserFactory | null,
+    state: IStateDB | null
   ) => {
     const replacements = new Replacements();
-    const sidebar = new Sidebar(app, replacements);
+    const sidebar = new Sidebar(app, replacements, state);
     app.shell.add(sidebar, 'left', { rank: 600 });
     restorer?.add(sidebar, 'lithify-sidebar');
     void sidebar.refresh();
+    void app.restored.then(() => sidebar.restore()); // the journals open before a reload
     const results = new Map<string, MainAreaWidget<Results>>();
-    // results panels come back after a page reload, each on its sweep
+    // results panels come back after a page reload, each on its selection
     const tracker = new WidgetTracker<MainAreaWidget<Results>>({ namespace: 'lithify-results' });
     void restorer?.restore(tracker, {
       command: 'lithify:open-results',
-      args: panel => ({ journal: panel.content.journal, sweep: panel.content.sweep }),
-      name: panel => `${panel.content.journal}#${panel.content.sweep}`
+      args: panel => {
+        const t = panel.content.target;
+        return { journal: t.journal, sweep: t.sweep ?? null, branches: t.branches ?? null, where: t.where ?? null };
+      },
+      name: panel => targetKey(panel.content.target)
     });
     const { commands } = app;
     const show = () => app.shell.activateById(sidebar.id);
@@ -83,34 +101,42 @@ const plugin: JupyterFrontEndPlugin<void> = {
       rank: 0
     });
     commands.addCommand('lithify:open-results', {
-      label: 'Lithify: Open Sweep Results',
+      label: 'Lithify: Open Results',
+      caption: 'The results of a sweep, of branches, or of the branches a filter selects',
       execute: async args => {
         const journal = (args.journal as string | undefined) || sidebar.selection?.journal;
         if (!journal) {
           return;
         }
-        let sweep = args.sweep as number | undefined;
-        if (sweep === undefined) {
-          const all = (await api.sweeps(journal)).sweeps;
-          sweep = all.length ? all[all.length - 1].id : undefined;
+        const target = targetOf(args, journal);
+        if (target.sweep === null && !target.branches && !target.where) {
+          const all = (await api.sweeps(journal)).sweeps; // no selection: the newest sweep
+          if (!all.length) {
+            return;
+          }
+          target.sweep = all[all.length - 1].id;
         }
-        if (sweep === undefined) {
-          return;
-        }
-        const key = `${journal}#${sweep}`;
+        const key = targetKey(target);
         const open = results.get(key);
         if (open && !open.isDisposed) {
-          open.content.start(); // one panel per sweep: show it again, polling afresh
+          open.content.start(); // one panel per selection: show it again, polling afresh
           app.shell.activateById(open.id);
           return;
         }
-        const panel = new MainAreaWidget({ content: new Results(app, journal, sweep, replacements) });
-        panel.id = `lithify-results-${sweep}-${Date.now()}`;
+        const panel = new MainAreaWidget({ content: new Results(app, target, replacements) });
+        panel.id = `lithify-results-${Date.now()}`;
         results.set(key, panel);
         void tracker.add(panel);
-        const another = Array.from(results.values()).find(p => p !== panel && !p.isDisposed);
-        app.shell.add(panel, 'main', another ? { mode: 'tab-after', ref: another.id } : { mode: 'split-right' });
+        // a tab in the main area, as wide as a notebook's
+        app.shell.add(panel, 'main', { mode: 'tab-after' });
         app.shell.activateById(panel.id);
+      }
+    });
+    commands.addCommand('lithify:select-branch', {
+      label: 'Lithify: Select Branch',
+      execute: async args => {
+        show();
+        await sidebar.selectBranch(String(args.journal), Number(args.branch));
       }
     });
     commands.addCommand('lithify:diff', {

@@ -1,5 +1,6 @@
-// A sweep's results matrix as a table: columns the user chooses, sorted by a clicked header,
-// and the same table as CSV (what is shown, in the order shown).
+// A results matrix as a table: columns the user chooses, sorted by a clicked header, only the
+// branches a filter (or a box on parallel coordinates) keeps, a row's click picks its branch;
+// the same table as CSV (what is shown, in the order shown).
 
 import { el, readable } from './dom';
 import type { Cell, MatrixResponse } from './types';
@@ -12,9 +13,23 @@ export class MatrixTable {
   private data: MatrixResponse = { columns: [], rows: [] };
   private hidden = new Set<string>();
   private sortBy: { column: string; desc: boolean } | null = null;
+  private only: Set<number> | null = null;
+  picked: number | null = null;
+  onPick: (branch: number) => void = () => undefined;
 
   get rowCount(): number {
     return this.data.rows.length;
+  }
+
+  /** How many rows are shown (the kept ones). */
+  get shownCount(): number {
+    return this.kept().length;
+  }
+
+  /** Show only these branches' rows (null: every row). */
+  keepOnly(branches: Set<number> | null): void {
+    this.only = branches;
+    this.render();
   }
 
   set(data: MatrixResponse): void {
@@ -26,6 +41,8 @@ export class MatrixTable {
   reset(): void {
     this.hidden.clear();
     this.sortBy = null;
+    this.only = null;
+    this.picked = null;
     this.columnsNode.textContent = '';
     this.set({ columns: [], rows: [] });
   }
@@ -48,9 +65,18 @@ export class MatrixTable {
     return this.data.columns.map((c, i) => [c, i] as [string, number]).filter(([c]) => !this.hidden.has(c));
   }
 
+  private kept(): Cell[][] {
+    const idx = this.data.columns.indexOf('branch');
+    const only = this.only;
+    if (!only || idx < 0) {
+      return this.data.rows;
+    }
+    return this.data.rows.filter(r => only.has(Number(r[idx])));
+  }
+
   private sorted(): Cell[][] {
-    const { columns, rows } = this.data;
-    const data = rows.slice();
+    const { columns } = this.data;
+    const data = this.kept().slice();
     if (this.sortBy) {
       const idx = columns.indexOf(this.sortBy.column);
       const sign = this.sortBy.desc ? -1 : 1;
@@ -115,9 +141,16 @@ export class MatrixTable {
       head.append(th);
     }
     t.append(head);
+    const idx = this.data.columns.indexOf('branch');
     for (const r of this.sorted().slice(0, SHOWN_ROWS)) {
       const tr = el('tr');
       shown.forEach(([c, i]) => tr.append(el('td', '', readable(c, r[i]))));
+      if (idx >= 0) {
+        const branch = Number(r[idx]);
+        tr.dataset.branch = String(branch);
+        tr.classList.toggle('jp-mod-selected', branch === this.picked);
+        tr.onclick = () => this.onPick(branch);
+      }
       t.append(tr);
     }
     this.node.textContent = '';

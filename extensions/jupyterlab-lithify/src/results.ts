@@ -1,99 +1,140 @@
-// One sweep's results: progress and failures, cancel / rerun failed / resume, the chart with its
-// axes, colour, aggregation and scale chosen from what the matrix holds, the matrix as a table
-// and downloads; polled while the sweep runs. Another journal at the same name empties it and
-// it starts over.
+// The results of a selection — a sweep, the branches picked in the fork tree, or a filter's —
+// as a panel in the main area: for a sweep its progress and actions; a view of the results drawn
+// in the browser (tooltips, a click that selects the branch in the fork tree, a box that zooms
+// or, on parallel coordinates, keeps branches), the downloads, and the matrix as a table that a
+// filter expression narrows. Polled while a sweep runs; another journal at the same name empties
+// it and it starts over.
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { Widget } from '@lumino/widgets';
 
 import * as api from './api';
+import { ChartView, prefetch } from './chart';
 import { darkTheme, el, message } from './dom';
+import { FilterBox } from './filterBox';
 import type { Replacements } from './journals';
 import { MatrixTable } from './matrixTable';
-import type { ForkState, SweepState } from './types';
+import { ResultsControls } from './resultsControls';
+import { SweepStatus } from './sweepStatus';
+import type { Target } from './types';
 
 const POLL_MS = 1000;
-const ENDED = ['finished', 'failed', 'cancelled'];
+const ENDED = ['finished', 'failed', 'cancelled', 'pruned'];
+
+/** How a panel names its selection. */
+export function describe(t: Target): string {
+  const what =
+    t.sweep !== null && t.sweep !== undefined
+      ? `Sweep ${t.sweep}`
+      : t.branches && t.branches.length
+        ? `${t.branches.length} branch${t.branches.length === 1 ? '' : 'es'}`
+        : 'Branches';
+  return `${what}${t.where ? ` where ${t.where}` : ''}`;
+}
+
+/** One panel per selection: its key. */
+export function targetKey(t: Target): string {
+  return `${t.journal}#${t.sweep ?? ''}#${(t.branches || []).join(',')}#${t.where || ''}`;
+}
 
 export class Results extends Widget {
   private timer = 0;
   private generation = 0; // one per start over: answers for an older one are dropped
   private seen = ''; // the sweep's fork point and forks, as first seen
-  private chart = el('img', 'lithify-chart');
-  private chartMessage = el('div', 'lithify-chart-message');
-  private status = el('div', 'lithify-status');
-  private bar = el('div', 'lithify-progress');
-  private fill = el('div', 'lithify-progress-bar');
-  private failures = el('div', 'lithify-failures');
-  private actionsMessage = el('div', 'lithify-message');
-  private controls = el('div', 'lithify-controls');
+  private sweepStatus: SweepStatus | null = null;
+  private controls: ResultsControls;
+  private chart: ChartView;
   private exports = el('div', 'lithify-exports');
   private table = new MatrixTable();
-  private select: Record<string, HTMLSelectElement> = {};
-  private logX = el('input');
+  private tableFilter: FilterBox;
+  private tableNote = el('div', 'lithify-table-note');
+  private filtered: Set<number> | null = null; // the table filter's branches
+  private kept: Set<number> | null = null; // the parallel box's branches
   private lastChartKey = '';
   private finishedOnce = false;
-  private cancelButton: HTMLButtonElement;
-  private rerunButton: HTMLButtonElement;
-  private resumeButton: HTMLButtonElement;
   private themes = new MutationObserver(() => void this.drawChart(true));
   private stopListening: () => void;
 
   constructor(
     private app: JupyterFrontEnd,
-    readonly journal: string,
-    readonly sweep: number,
+    readonly target: Target,
     replacements: Replacements
   ) {
     super();
     this.addClass('lithify-results');
-    this.title.label = `Sweep ${sweep} · ${journal}`;
+    const journal = target.journal;
+    this.title.label = `${describe(target)} · ${journal}`;
+    this.title.caption = `${describe(target)} of ${journal}`;
     this.title.closable = true;
-    this.bar.append(this.fill);
-    const actions = el('div', 'lithify-actions');
-    const action = (cls: string, text: string, call: (journal: string, sweep: number) => Promise<unknown>): HTMLButtonElement => {
-      const b = el('button', `jp-Button lithify-button ${cls}`, text);
-      b.onclick = async () => {
-        try {
-          await call(journal, sweep);
-          this.actionsMessage.textContent = '';
-          this.start();
-        } catch (e) {
-          this.actionsMessage.textContent = message(e);
-        }
-      };
-      actions.append(b);
-      return b;
-    };
-    this.cancelButton = action('lithify-cancel', 'Cancel', api.cancelSweep);
-    this.rerunButton = action('lithify-rerun', 'Rerun failed', api.rerunSweep);
-    this.resumeButton = action('lithify-resume', 'Resume', api.resumeSweep);
+    this.controls = new ResultsControls(target, again => void this.redraw(again));
+    this.chart = new ChartView({
+      pick: branch => this.pick(branch),
+      keep: branches => {
+        this.kept = branches ? new Set(branches) : null;
+        this.showTable();
+      }
+    });
+    this.table.onPick = branch => this.pick(branch);
+    this.tableFilter = new FilterBox('filter the table: budget >= 1000 and recall > 0.5', async text => {
+      if (!text) {
+        this.filtered = null;
+        this.showTable();
+        return '';
+      }
+      const found = await api.filter(journal, text, target.sweep ?? null);
+      this.filtered = new Set(found.branches);
+      this.showTable();
+      return `${found.count} of ${found.total} branches`;
+    });
+    this.node.append(el('h3', '', `${describe(target)} of ${journal}`));
+    if (target.sweep !== null && target.sweep !== undefined) {
+      this.sweepStatus = new SweepStatus(app, journal, target.sweep, () => this.start());
+      this.node.append(this.sweepStatus.node);
+    }
     this.node.append(
-      el('h3', '', `Sweep ${sweep} of ${journal}`),
-      this.status,
-      this.bar,
-      actions,
-      this.actionsMessage,
-      this.failures,
-      this.controls,
-      this.chartMessage,
-      this.chart,
+      this.controls.node,
+      this.controls.message,
+      this.chart.node,
       this.exports,
+      this.tableFilter.node,
+      this.tableNote,
       this.table.columnsNode,
       this.table.node
     );
-    this.logX.type = 'checkbox';
-    this.logX.className = 'lithify-log-x';
-    this.logX.checked = true;
-    this.logX.onchange = () => void this.drawChart(true);
     this.stopListening = replacements.listen(j => j === journal && this.reset());
-    void this.setupControls();
-    this.start();
+    // the chart first: the status, table and choices of 10^4 forks would hold it up
+    prefetch();
+    void this.firstChart().finally(() => this.start());
     // charts follow JupyterLab's theme: drawn again (dark or light) when it changes
     this.themes.observe(document.body, { attributes: true, attributeFilter: ['data-jp-theme-light'] });
   }
 
-  /** Poll (again) until the sweep has ended. */
+  get journal(): string {
+    return this.target.journal;
+  }
+
+  /** The rule's chart of the selection, asked for at once, beside the status, the table and
+   * the choices (on 10^4 branches those take seconds; the chart should not wait for them). */
+  private async firstChart(): Promise<void> {
+    const generation = this.generation;
+    try {
+      const spec = await api.chartSpec({
+        ...api.selection(this.target),
+        kind: 'metric',
+        theme: darkTheme() ? 'dark' : 'light'
+      });
+      if (generation !== this.generation || this.lastChartKey || this.chart.current) {
+        return; // the choices arrived first and drew
+      }
+      await this.chart.show(spec, darkTheme());
+      this.controls.drawn(spec.usermeta.lithify);
+      this.chart.node.dataset.query = api.query({ ...api.selection(this.target), kind: 'metric' });
+    } catch {
+      // nothing to draw yet: the choices will say why
+    }
+  }
+
+  /** Poll (again) until the sweep has ended (a selection: until its rows stop changing). */
   start(): void {
     window.clearInterval(this.timer);
     this.finishedOnce = false;
@@ -105,126 +146,106 @@ export class Results extends Widget {
   reset(): void {
     this.generation++;
     this.seen = '';
-    this.status.textContent = '';
-    delete this.status.dataset.finished;
-    delete this.status.dataset.failed;
-    this.fill.style.width = '0%';
-    this.bar.classList.remove('lithify-progress-failed');
-    this.failures.textContent = '';
-    this.actionsMessage.textContent = '';
-    this.controls.textContent = '';
-    this.select = {};
-    this.chartMessage.textContent = '';
-    this.chart.removeAttribute('src');
-    this.chart.style.display = 'none';
-    delete this.chart.dataset.query;
+    this.sweepStatus?.reset();
+    this.controls.reset();
+    this.chart.clear();
     this.exports.textContent = '';
-    this.logX.checked = true;
     this.lastChartKey = '';
+    this.filtered = null;
+    this.kept = null;
+    this.tableFilter.clear();
     this.table.reset();
     this.start();
   }
 
-  private async setupControls(): Promise<void> {
-    const generation = this.generation;
-    try {
-      const axes = await api.axes(this.journal, this.sweep);
-      if (generation !== this.generation) {
-        return;
-      }
-      // the agent's default axes come before any row does: wait until the matrix has them
-      if (!axes.x || !axes.y || !axes.params.includes(axes.x) || !axes.metrics.includes(axes.y)) {
-        this.chartMessage.textContent = 'Nothing to chart yet: the matrix has no parameter and metric to plot.';
-        return; // asked again once rows arrive
-      }
-      this.controls.textContent = '';
-      this.select = {};
-      const make = (name: string, options: string[], value: string | null, blank = false) => {
-        const s = el('select', `lithify-select-${name}`);
-        s.name = name;
-        if (blank) {
-          s.append(new Option('(none)', ''));
-        }
-        options.forEach(o => s.append(new Option(o, o)));
-        s.value = value || '';
-        s.onchange = () => void this.drawChart(true);
-        this.select[name] = s;
-        const label = el('label', 'lithify-control');
-        label.append(el('span', '', name), s);
-        this.controls.append(label);
-      };
-      make('view', ['curve', 'parallel'], 'curve');
-      make('x', axes.params, axes.x);
-      make('y', axes.metrics, axes.y);
-      make('color', axes.params, axes.color, true);
-      make('agg', ['mean', 'max', 'last'], 'mean');
-      make('compare', axes.sweeps.filter(s => s !== this.sweep).map(String), '', true);
-      Array.from(this.select.compare.options).forEach(o => {
-        if (o.value) {
-          o.text = `sweep ${o.value}`;
-        }
-      });
-      const log = el('label', 'lithify-control');
-      log.append(this.logX, el('span', '', 'log x'));
-      this.controls.append(log);
-      this.chartMessage.textContent = '';
-    } catch (e) {
-      this.chartMessage.textContent = message(e);
-    }
+  /** A branch was picked (a mark, a row): select it in the fork tree. */
+  private pick(branch: number): void {
+    this.table.picked = branch;
+    this.table.render();
+    this.node.dataset.picked = String(branch);
+    void this.app.commands.execute('lithify:select-branch', { journal: this.journal, branch });
   }
 
-  private chartQuery(): api.Query {
-    const v = (name: string) => this.select[name]?.value || null;
-    const compare = v('compare');
-    return {
-      journal: this.journal,
-      sweep: compare ? null : this.sweep,
-      sweeps: compare ? `${this.sweep},${compare}` : null,
-      x: v('x'),
-      y: v('y'),
-      color: compare ? null : v('color'),
-      agg: v('agg'),
-      log_x: this.logX.checked ? 1 : 0,
-      kind: v('view') === 'parallel' ? 'parallel' : null,
-      theme: darkTheme() ? 'dark' : 'light'
-    };
+  private showTable(): void {
+    const sets = [this.filtered, this.kept].filter((s): s is Set<number> => s !== null);
+    const only = sets.length ? new Set([...sets[0]].filter(b => sets.every(s => s.has(b)))) : null;
+    this.table.keepOnly(only);
+    this.tableNote.textContent = only ? `${this.table.shownCount} of ${this.table.rowCount} rows shown` : '';
+    this.tableNote.dataset.shown = String(this.table.shownCount);
+  }
+
+  /** Ask which views can draw (again: after y changed), then draw. */
+  private async redraw(again: boolean): Promise<void> {
+    if (again) {
+      await this.loadAxes();
+    }
+    await this.drawChart(true);
+  }
+
+  private async loadAxes(): Promise<boolean> {
+    const generation = this.generation;
+    const [y, y2] = this.controls.metrics;
+    try {
+      const axes = await api.axes(this.target, y, y2);
+      if (generation !== this.generation) {
+        return false;
+      }
+      if (!axes.metrics.length) {
+        this.controls.message.textContent = 'Nothing to chart yet: no metric observed in this selection.';
+        return false;
+      }
+      this.controls.offer(axes);
+      return true;
+    } catch (e) {
+      this.controls.message.textContent = message(e);
+      return false;
+    }
   }
 
   private async drawChart(force = false): Promise<void> {
-    if (!this.select.x) {
+    if (!this.controls.ready) {
       return;
     }
-    const query = this.chartQuery();
+    const query = this.controls.query(darkTheme());
     const key = `${api.query(query)}#${this.table.rowCount}`;
     if (!force && key === this.lastChartKey) {
       return;
     }
     this.lastChartKey = key;
     const generation = this.generation;
-    let svg: string;
+    const why = this.controls.why;
+    if (why) {
+      this.controls.message.textContent = why;
+      this.chart.clear();
+      return;
+    }
     try {
-      svg = await api.chartSvg(query);
+      const spec = await api.chartSpec(query);
+      if (generation !== this.generation) {
+        return;
+      }
+      const redrawn = await this.chart.show(spec, darkTheme());
+      this.controls.drawn(spec.usermeta.lithify);
+      this.controls.message.textContent = '';
+      this.chart.node.dataset.query = api.query(query);
+      this.chart.node.dataset.rows = String(this.table.rowCount);
+      if (redrawn) {
+        this.kept = null; // the box went with the chart it was drawn on
+      }
+      this.showTable();
+      this.renderExports(query);
     } catch (e) {
       if (generation === this.generation) {
-        this.chartMessage.textContent = message(e);
-        this.chart.style.display = 'none';
+        this.controls.message.textContent = message(e);
+        this.chart.clear();
       }
-      return;
     }
-    if (generation !== this.generation) {
-      return;
-    }
-    this.chartMessage.textContent = '';
-    this.chart.style.display = '';
-    this.chart.src = `data:image/svg+xml;base64,${btoa(unescape(encodeURIComponent(svg)))}`;
-    this.chart.dataset.rows = String(this.table.rowCount);
-    this.chart.dataset.query = api.query(query);
-    this.renderExports(query);
   }
 
   private renderExports(query: api.Query): void {
     this.exports.textContent = '';
-    const stem = `sweep-${this.sweep}`;
+    const t = this.target;
+    const stem = t.sweep !== null && t.sweep !== undefined ? `sweep-${t.sweep}` : 'branches';
     const link = (cls: string, text: string, href: string, file: string) => {
       const a = el('a', `lithify-button lithify-download ${cls}`, text);
       a.href = href;
@@ -232,7 +253,7 @@ export class Results extends Widget {
       this.exports.append(a);
     };
     const table = el('a', 'lithify-button lithify-download lithify-table-csv', 'Table CSV');
-    table.title = 'The table as shown: its columns and order';
+    table.title = 'The table as shown: its rows, columns and order';
     table.href = '#';
     table.onclick = (ev: MouseEvent) => {
       ev.preventDefault();
@@ -243,44 +264,52 @@ export class Results extends Widget {
       window.setTimeout(() => URL.revokeObjectURL(a.href), 10_000);
     };
     this.exports.append(table);
-    link('lithify-csv', 'CSV', api.matrixFile(this.journal, this.sweep, 'csv'), `${stem}.csv`);
-    link('lithify-parquet', 'Parquet', api.matrixFile(this.journal, this.sweep, 'parquet'), `${stem}.parquet`);
+    link('lithify-csv', 'CSV', api.matrixFile(t, 'csv'), `${stem}.csv`);
+    link('lithify-parquet', 'Parquet', api.matrixFile(t, 'parquet'), `${stem}.parquet`);
     const light = { ...query, theme: 'light' };
-    link('lithify-png', 'PNG', api.chartFile('png', light), `${stem}.png`);
-    link('lithify-svg', 'SVG', api.chartFile('svg', light), `${stem}.svg`);
+    const kind = String(query.kind || 'metric');
+    link('lithify-png', 'PNG', api.chartFile('png', light), `${stem}-${kind}.png`);
+    link('lithify-svg', 'SVG', api.chartFile('svg', light), `${stem}-${kind}.svg`);
   }
 
   async poll(): Promise<void> {
     const generation = this.generation;
+    const t = this.target;
     try {
-      const mine = (await api.sweeps(this.journal)).sweeps.find(s => s.id === this.sweep);
-      if (generation !== this.generation) {
-        return;
+      let ended = true;
+      if (t.sweep !== null && t.sweep !== undefined && this.sweepStatus) {
+        const mine = (await api.sweeps(this.journal)).sweeps.find(s => s.id === t.sweep);
+        if (generation !== this.generation) {
+          return;
+        }
+        const seen = mine ? `${mine.base}@${mine.at}:${mine.forks.map(f => f.branch).join(',')}` : '';
+        if (this.seen && seen !== this.seen) {
+          this.reset(); // the sweep changed under its id: another journal at this name
+          return;
+        }
+        this.seen = seen;
+        if (!mine) {
+          window.clearInterval(this.timer);
+          this.sweepStatus.say(`${this.journal} has no sweep ${t.sweep}.`);
+          return;
+        }
+        this.sweepStatus.show(mine);
+        ended = !mine.running && mine.forks.every(f => ENDED.includes(f.status));
       }
-      const seen = mine ? `${mine.base}@${mine.at}:${mine.forks.map(f => f.branch).join(',')}` : '';
-      if (this.seen && seen !== this.seen) {
-        this.reset(); // the sweep changed under its id: another journal at this name
-        return;
-      }
-      this.seen = seen;
-      if (!mine) {
-        window.clearInterval(this.timer);
-        this.status.textContent = `${this.journal} has no sweep ${this.sweep}.`;
-        return;
-      }
-      this.showProgress(mine);
-      const m = await api.matrix(this.journal, this.sweep);
+      const before = this.table.rowCount;
+      const m = await api.matrix(t);
       if (generation !== this.generation) {
         return;
       }
       this.table.set(m);
-      if (m.rows.length && !this.select.x) {
-        await this.setupControls(); // the first rows: now there are axes to choose from
+      this.showTable();
+      if (m.rows.length && (!this.controls.ready || m.rows.length !== before)) {
+        await this.loadAxes(); // the first rows, or more: which views can draw now
       }
       if (m.rows.length) {
         await this.drawChart();
       }
-      if (!mine.running && mine.forks.every(f => ENDED.includes(f.status))) {
+      if (ended || (t.sweep === null || t.sweep === undefined) && m.rows.length === before) {
         if (this.finishedOnce) {
           window.clearInterval(this.timer); // one more poll after the end, then stop
         }
@@ -288,72 +317,19 @@ export class Results extends Widget {
       }
     } catch (e) {
       if (generation === this.generation) {
-        this.status.textContent = message(e);
-      }
-    }
-  }
-
-  private showProgress(mine: SweepState): void {
-    const forks = mine.forks;
-    const count = (s: string) => forks.filter(f => f.status === s).length;
-    const done = count('finished');
-    const failed = count('failed');
-    const cancelled = count('cancelled');
-    this.status.textContent = `${done}/${forks.length} forks finished${failed ? ` · ${failed} failed` : ''}${
-      cancelled ? ` · ${cancelled} cancelled` : ''
-    }${mine.running ? ' · running' : ''}`;
-    this.status.dataset.finished = String(done);
-    this.status.dataset.failed = String(failed);
-    this.fill.style.width = `${forks.length ? (100 * (done + failed)) / forks.length : 0}%`;
-    this.bar.classList.toggle('lithify-progress-failed', failed > 0);
-    this.showFailures(forks);
-    // the actions that make sense now
-    const unfinished = forks.filter(f => f.status !== 'finished').length;
-    this.cancelButton.disabled = !mine.running;
-    this.rerunButton.disabled = mine.running || failed === 0;
-    this.resumeButton.disabled = mine.running || unfinished === 0;
-  }
-
-  /** Forks that failed the same way are one entry: the error once, every fork listed. */
-  private showFailures(forks: ForkState[]): void {
-    this.failures.textContent = '';
-    const groups = new Map<string, ForkState[]>();
-    for (const f of forks) {
-      if (f.status === 'failed' && f.error) {
-        const key = `${f.error.ename}|${f.error.evalue}|${f.error.cell}`;
-        groups.set(key, [...(groups.get(key) || []), f]);
-      }
-    }
-    for (const same of groups.values()) {
-      const f = same[0];
-      const e = f.error!;
-      const box = el('div', 'lithify-failure');
-      box.dataset.branch = String(f.branch);
-      const where = e.cell !== undefined && e.cell !== null ? ` in cell ${e.cell}` : e.where ? ` (${e.where})` : '';
-      const who = same.length === 1 ? `#${f.branch}` : `${same.length} forks (${same.map(x => '#' + x.branch).join(' ')})`;
-      box.append(el('div', 'lithify-failure-title', `${who} ${e.ename}${where}: ${e.evalue}`));
-      if (e.traceback && e.traceback.length) {
-        box.append(el('pre', 'lithify-traceback', e.traceback.slice(-8).join('\n')));
-      }
-      for (const g of same.slice(0, 5)) {
-        const path = g.notebook_rel;
-        if (path) {
-          const open = el('a', 'lithify-open-notebook', `open ${path}`);
-          open.href = '#';
-          open.onclick = (ev: MouseEvent) => {
-            ev.preventDefault();
-            void this.app.commands.execute('docmanager:open', { path });
-          };
-          box.append(open, el('span', '', ' '));
+        if (this.sweepStatus) {
+          this.sweepStatus.say(message(e));
+        } else {
+          this.controls.message.textContent = message(e);
         }
       }
-      this.failures.append(box);
     }
   }
 
   dispose(): void {
     window.clearInterval(this.timer);
     this.themes.disconnect();
+    this.chart.dispose();
     this.stopListening();
     super.dispose();
   }

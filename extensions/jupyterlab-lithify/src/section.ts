@@ -1,4 +1,5 @@
-// One open journal in the sidebar: its fork tree, the selected branch's facts and events, the
+// One open journal in the sidebar: a filter over its branches, its fork tree ("Results for
+// these": the marked branches', or the filter's), the selected branch's facts and events, the
 // selected event's payload and state. It follows the journal live (the tail, polled), and when
 // another journal appears under the same name (deleted and made again, a schema dropped and
 // created) every part of it starts over, and the other views of that journal are told.
@@ -8,6 +9,7 @@ import type { JupyterFrontEnd } from '@jupyterlab/application';
 import * as api from './api';
 import { button, el, message, paramText, pretty, readable } from './dom';
 import { EventList } from './eventList';
+import { FilterBox } from './filterBox';
 import { ForkTree } from './forkTree';
 import { Replacements, sameJournal, Selection } from './journals';
 import type { Branch, EventRecord } from './types';
@@ -25,6 +27,8 @@ export interface SectionHost {
 export class JournalSection {
   readonly node = el('div', 'lithify-section');
   private tree: ForkTree;
+  private filterBox: FilterBox;
+  private resultsButton: HTMLButtonElement;
   private error = el('div', 'lithify-section-error');
   private info = el('div', 'lithify-fork-info');
   private eventsBox = el('div', 'lithify-events-box');
@@ -53,9 +57,70 @@ export class JournalSection {
     head.append(label, close);
     this.tree = new ForkTree(
       b => void this.showBranch(b),
-      sweep => void host.app.commands.execute('lithify:open-results', { journal, sweep })
+      sweep => void host.app.commands.execute('lithify:open-results', { journal, sweep }),
+      () => this.markResults()
     );
-    this.node.append(head, this.error, this.tree.node, this.info, this.eventsBox, this.detail);
+    this.filterBox = new FilterBox('filter: status == failed, sweep == 3, recall > 0.5', async text => {
+      if (!text) {
+        this.tree.filter(null);
+        this.markResults();
+        return '';
+      }
+      const found = await api.filter(journal, text);
+      this.tree.filter(new Set(found.branches));
+      this.markResults();
+      return `${found.count} of ${found.total} branches`;
+    });
+    this.resultsButton = button('lithify-results-for', 'Results for these', () => this.openResults());
+    this.resultsButton.disabled = true;
+    const tools = el('div', 'lithify-tree-tools');
+    tools.append(this.filterBox.node, this.resultsButton);
+    this.node.append(head, this.error, tools, this.tree.node, this.tree.grip, this.info, this.eventsBox, this.detail);
+  }
+
+  /** "Results for these": the marked branches (two or more), else the filter's, else the one. */
+  private target(): { journal: string; branches?: number[]; where?: string } | null {
+    const marked = Array.from(this.tree.marked).sort((a, b) => a - b);
+    if (marked.length > 1 || (marked.length === 1 && !this.filterBox.text)) {
+      return { journal: this.journal, branches: marked };
+    }
+    if (this.filterBox.text) {
+      return { journal: this.journal, where: this.filterBox.text };
+    }
+    return null;
+  }
+
+  private markResults(): void {
+    const t = this.target();
+    this.resultsButton.disabled = t === null;
+    this.resultsButton.title = !t
+      ? 'Mark branches in the tree (Ctrl-click, Shift-click) or filter them first'
+      : t.branches
+        ? `The results of branches ${t.branches.join(', ')}`
+        : `The results of the branches where ${t.where}`;
+  }
+
+  private openResults(): void {
+    const t = this.target();
+    if (t) {
+      void this.host.app.commands.execute('lithify:open-results', { ...t });
+    }
+  }
+
+  /** Select a branch (from a chart or a table): the tree scrolls to it, its facts and events
+   * show. False when the journal has no such branch (yet). */
+  async selectBranch(id: number): Promise<boolean> {
+    let b = this.tree.select(id);
+    if (!b) {
+      await this.reloadBranches(false);
+      b = this.tree.select(id);
+    }
+    if (!b) {
+      return false;
+    }
+    this.node.scrollIntoView({ block: 'nearest' });
+    await this.showBranch(b);
+    return true;
   }
 
   async start(): Promise<void> {
@@ -136,6 +201,8 @@ export class JournalSection {
     this.known = [];
     this.lastStatuses = '';
     this.tree.reset();
+    this.filterBox.clear();
+    this.markResults();
     for (const key of ['selection', 'marked'] as const) {
       if (this.host[key]?.journal === this.journal) {
         this.host[key] = null; // a point of the old file

@@ -1,7 +1,9 @@
 // The sidebar: open a journal by path or URL, every journal under the server root, and a
-// section per open journal, each following its journal live.
+// section per open journal, each following its journal live. The open journals are kept in
+// the workspace's state, so a page reload opens them again.
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
+import type { IStateDB } from '@jupyterlab/statedb';
 import { Widget } from '@lumino/widgets';
 
 import * as api from './api';
@@ -11,6 +13,14 @@ import { JournalSection, SectionHost } from './section';
 
 const LIVE_MS = 500; // how often an open journal is asked what is new
 const SAY_MS = 15000; // how long a message stays
+const STATE_KEY = 'lithify-workbench:sidebar';
+
+/** What the sidebar keeps across page reloads: the open journals, and the server whose
+ * journals to open (``lithify lab PATH.db``) were opened already. */
+interface Kept {
+  journals: string[];
+  offered: string;
+}
 
 export class Sidebar extends Widget implements SectionHost {
   selection: Selection | null = null;
@@ -22,10 +32,12 @@ export class Sidebar extends Widget implements SectionHost {
   private open = new Map<string, JournalSection>();
   private timer = 0;
   private sayTimer = 0;
+  private offered = '';
 
   constructor(
     readonly app: JupyterFrontEnd,
-    readonly replacements: Replacements
+    readonly replacements: Replacements,
+    private state: IStateDB | null = null
   ) {
     super();
     this.id = 'lithify-sidebar';
@@ -45,6 +57,47 @@ export class Sidebar extends Widget implements SectionHost {
     opener.append(this.path, go);
     this.node.append(header, opener, this.message, this.list, this.sections);
     this.timer = window.setInterval(() => void this.live(), LIVE_MS);
+  }
+
+  /** Open the journals that were open before the page was reloaded, and, once per server,
+   * those it was started to show (``lithify lab PATH.db``: the sidebar comes to the front). */
+  async restore(): Promise<void> {
+    const kept = this.state ? ((await this.state.fetch(STATE_KEY)) as Partial<Kept> | undefined) : undefined;
+    this.offered = kept?.offered || '';
+    for (const path of kept?.journals || []) {
+      await this.openJournal(path, false, true);
+    }
+    try {
+      const res = await api.journals();
+      if (res.open.length && res.session !== this.offered) {
+        this.offered = res.session;
+        this.app.shell.activateById(this.id);
+        for (const path of res.open) {
+          await this.openJournal(path);
+        }
+        this.save();
+      }
+    } catch (e) {
+      this.say(message(e));
+    }
+    this.node.dataset.restored = '1'; // what was open, and what the server asked for, is open
+  }
+
+  private save(): void {
+    const kept: Kept = { journals: Array.from(this.open.keys()), offered: this.offered };
+    void this.state?.save(STATE_KEY, { ...kept });
+  }
+
+  /** Select a branch of a journal (opened if it is not): its row in the tree, its facts and
+   * events. */
+  async selectBranch(journal: string, branch: number): Promise<void> {
+    if (!this.open.has(journal)) {
+      await this.openJournal(journal);
+    }
+    const section = this.open.get(journal);
+    if (section && !(await section.selectBranch(branch))) {
+      this.say(`${journal} has no branch ${branch}`);
+    }
   }
 
   /** A message under the opener that fades after a while ('' clears it). */
@@ -86,7 +139,7 @@ export class Sidebar extends Widget implements SectionHost {
   }
 
   /** Open a journal (or close it again from the list); a section per open journal. */
-  async openJournal(path: string, toggle = false): Promise<void> {
+  async openJournal(path: string, toggle = false, quiet = false): Promise<void> {
     if (!path.includes('://')) {
       path = path.replace(/^(\.\/)+/, '').replace(/\/{2,}/g, '/'); // one journal, one name
     }
@@ -107,19 +160,26 @@ export class Sidebar extends Widget implements SectionHost {
     try {
       await section.start();
     } catch (e) {
-      this.say(`${path}: ${message(e)}`);
+      if (!quiet) {
+        this.say(`${path}: ${message(e)}`);
+      }
       return;
+    }
+    if (this.open.has(path)) {
+      return; // opened twice at once (a restore and a click): one section
     }
     this.open.set(path, section);
     this.sections.append(section.node);
     this.say('');
     this.markOpen();
+    this.save();
   }
 
   private closeJournal(path: string): void {
     this.open.get(path)?.node.remove();
     this.open.delete(path);
     this.markOpen();
+    this.save();
   }
 
   private markOpen(): void {

@@ -2,6 +2,8 @@
 // per shape, named after the Python it comes from. Nothing here is computed: when a handler
 // changes what it returns, this file changes with it.
 
+import type { TopLevelSpec } from 'vega-lite';
+
 /** A value in a JSON document whose shape is the journal's own (payloads, states, params). */
 export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
@@ -11,8 +13,9 @@ export interface ErrorBody {
   kind: string;
 }
 
-/** A fork's run status (workbench.sweep: pending, running, finished, failed, cancelled). */
-export type RunStatus = 'pending' | 'running' | 'finished' | 'failed' | 'cancelled';
+/** A fork's run status (workbench.sweep: pending, running, finished, failed, cancelled; a
+ * study's trials also pruned, a population's paused). */
+export type RunStatus = 'pending' | 'running' | 'finished' | 'failed' | 'cancelled' | 'pruned' | 'paused';
 
 /** GET journals: the journal files below the server root and the runners this server has. */
 export interface JournalFile {
@@ -24,6 +27,8 @@ export interface JournalsResponse {
   root: string;
   journals: JournalFile[];
   runners: string[];
+  open: string[]; // journals to open when the page first loads (`lithify lab PATH.db`)
+  session: string; // this server's start: ``open`` is opened once per server
 }
 
 /** events.BranchInfo.to_json(). */
@@ -124,7 +129,22 @@ export interface DiffResponse {
   states: [Json, Json];
 }
 
-/** GET axes: what the matrix can be charted by, and the default axes. */
+/** The results views (workbench.charts.KINDS). */
+export type ViewKind = 'metric' | 'history' | 'importance' | 'slice' | 'contour' | 'parallel' | 'steps' | 'pareto';
+
+export const VIEW_KINDS: ViewKind[] = ['metric', 'history', 'importance', 'slice', 'contour', 'parallel', 'steps', 'pareto'];
+
+/** Which branches a results panel shows: a sweep, branch ids, or every branch, narrowed by a
+ * filter expression (``where``). */
+export interface Target {
+  journal: string;
+  sweep?: number | null;
+  branches?: number[] | null;
+  where?: string | null;
+}
+
+/** GET axes: what the selection can be charted by, the default axes, and for each view why it
+ * cannot draw (null: it can). */
 export interface AxesResponse {
   params: string[];
   varied: string[];
@@ -133,6 +153,35 @@ export interface AxesResponse {
   y: string | null;
   color: string | null;
   sweeps: number[];
+  views: Record<ViewKind, string | null>;
+  objectives: string[]; // an adaptive sweep's, else empty
+  order: 'trial' | 'fork';
+  forks: number;
+}
+
+/** What chart.json says about the view it drew (``usermeta.lithify``). */
+export interface ChartMeta {
+  kind: ViewKind;
+  selection: string;
+  y: string;
+  brush: 'zoom' | 'filter' | null; // what dragging a box does
+  forks: number;
+  x?: string;
+  color?: string | null;
+  log_x?: boolean; // the metric view: whether x is logarithmic
+  log_x_auto?: boolean; // ... by the rule (not asked for)
+  y2?: string | null;
+}
+
+/** GET chart.json: a Vega-Lite spec with its data inline, and what it is. */
+export type ChartSpec = TopLevelSpec & { usermeta: { lithify: ChartMeta } };
+
+/** GET filter: the branches a filter expression selects. */
+export interface FilterResponse {
+  query: string; // the expression's canonical text
+  branches: number[];
+  count: number;
+  total: number;
 }
 
 /** A fork of a sweep (sweep.ForkRun.to_json()) with live progress from this server. */

@@ -215,7 +215,7 @@ def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str
         cmd = f"{shell_command()} --db {shlex.quote(str(db))}"
         con.print(f"  try: {cmd} history --to 12", markup=False)
         con.print(f"       {cmd} at --seq 40 --notes", markup=False)
-        con.print(f"       {shell_command()} lab", markup=False)
+        con.print(f"       {shell_command()} lab {shlex.quote(str(db))}", markup=False)
     wall = time.perf_counter() - t0
     con.print(f"[bold green]done in {wall:.1f} s[/bold green] — everything is in {final}/")
     return {

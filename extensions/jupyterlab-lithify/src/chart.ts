@@ -1,0 +1,224 @@
+// A results view drawn in the browser: the server's Vega-Lite spec (chart.json, data inline)
+// embedded with vega-embed, which is bundled with this extension and loaded the first time a
+// chart is drawn (never from a CDN). Every mark that stands for branches has a tooltip; a click
+// on one picks its branch; dragging a box zooms into it (double-click or "Reset zoom" goes
+// back), or, on parallel coordinates, keeps the branches inside it.
+
+import type { Result } from 'vega-embed';
+
+import { button, el } from './dom';
+import type { ChartSpec } from './types';
+
+/** What a chart tells its panel. */
+export interface ChartEvents {
+  /** A mark's branch was clicked. */
+  pick(branch: number): void;
+  /** Parallel coordinates: the branches inside the box (null: no box). */
+  keep(branches: number[] | null): void;
+}
+
+type Ranges = Record<string, unknown[]>;
+type Json = { [key: string]: unknown };
+
+function isObject(v: unknown): v is Json {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+/** A copy of ``spec`` whose x and y scales on the brushed fields show only the brushed range
+ * (marks outside it clipped). */
+export function zoomed(spec: ChartSpec, ranges: Ranges): ChartSpec {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) {
+      return node.map(walk);
+    }
+    if (!isObject(node)) {
+      return node;
+    }
+    const out: Json = {};
+    for (const [k, v] of Object.entries(node)) {
+      out[k] = k === 'datasets' ? v : walk(v);
+    }
+    const enc = out.encoding;
+    if (isObject(enc)) {
+      let hit = false;
+      for (const channel of ['x', 'y']) {
+        const e = enc[channel];
+        if (isObject(e) && typeof e.field === 'string' && e.type === 'quantitative') {
+          const range = ranges[e.field];
+          if (range && range.length === 2) {
+            const scale = isObject(e.scale) ? e.scale : {};
+            enc[channel] = { ...e, scale: { ...scale, domain: range, nice: false, zero: false } };
+            hit = true;
+          }
+        }
+      }
+      if (hit && out.mark !== undefined) {
+        out.mark = isObject(out.mark) ? { ...out.mark, clip: true } : { type: out.mark, clip: true };
+      }
+    }
+    return out;
+  };
+  return walk(spec) as ChartSpec;
+}
+
+/** The branches whose line passes inside a box drawn on parallel coordinates: on every axis
+ * the box covers, their position lies within its height. */
+export function inside(spec: ChartSpec, box: Ranges): number[] {
+  const axes = new Set((box.axis || []).map(String));
+  const span = (box.position || []).map(Number);
+  if (!axes.size || span.length !== 2) {
+    return [];
+  }
+  const [lo, hi] = [Math.min(span[0], span[1]), Math.max(span[0], span[1])];
+  const datasets = isObject(spec.datasets) ? Object.values(spec.datasets) : [];
+  const passes = new Map<number, boolean>();
+  for (const rows of datasets) {
+    for (const row of rows as Json[]) {
+      if (typeof row.branch === 'number' && typeof row.position === 'number' && axes.has(String(row.axis))) {
+        const ok = row.position >= lo && row.position <= hi;
+        passes.set(row.branch, (passes.get(row.branch) ?? true) && ok);
+      }
+    }
+  }
+  return Array.from(passes.entries())
+    .filter(([, ok]) => ok)
+    .map(([b]) => b)
+    .sort((a, b) => a - b);
+}
+
+/** Load vega (a chunk of this extension) now, while the first spec is being made. */
+export function prefetch(): void {
+  void import('vega-embed').catch(() => undefined);
+}
+
+export class ChartView {
+  readonly node = el('div', 'lithify-chart-box');
+  private canvas = el('div', 'lithify-vega');
+  private resetButton: HTMLButtonElement;
+  private result: Result | null = null;
+  private spec: ChartSpec | null = null;
+  private dark = false;
+  private ranges: Ranges | null = null;
+  private drawing = 0;
+
+  constructor(private events: ChartEvents) {
+    this.resetButton = button('lithify-reset-zoom', 'Reset zoom', () => void this.unzoom());
+    this.resetButton.style.display = 'none';
+    this.node.append(this.canvas, this.resetButton);
+    this.canvas.addEventListener('dblclick', () => void this.unzoom());
+    // a box is done when the button comes up: read it then (not on every move)
+    this.canvas.addEventListener('pointerup', () => window.setTimeout(() => this.boxed(), 0));
+  }
+
+  /** What is drawn now (null: nothing). */
+  get current(): ChartSpec | null {
+    return this.spec;
+  }
+
+  /** Draw a spec (a new one forgets the zoom and the box; the same one again changes
+   * nothing). Whether it was drawn. */
+  async show(spec: ChartSpec, dark: boolean): Promise<boolean> {
+    if (this.spec && dark === this.dark && JSON.stringify(spec) === JSON.stringify(this.spec)) {
+      return false; // a poll that found nothing new
+    }
+    this.spec = spec;
+    this.dark = dark;
+    this.ranges = null;
+    await this.draw();
+    return true;
+  }
+
+  /** Nothing drawn. */
+  clear(): void {
+    this.result?.finalize();
+    this.result = null;
+    this.spec = null;
+    this.ranges = null;
+    this.canvas.textContent = '';
+    this.resetButton.style.display = 'none';
+    delete this.node.dataset.kind;
+  }
+
+  private async unzoom(): Promise<void> {
+    if (this.ranges) {
+      this.ranges = null;
+      await this.draw();
+    }
+  }
+
+  private async draw(): Promise<void> {
+    if (!this.spec) {
+      return;
+    }
+    const ticket = ++this.drawing;
+    const { default: embed } = await import('vega-embed');
+    if (ticket !== this.drawing) {
+      return; // a newer spec came while vega loaded
+    }
+    const spec = this.ranges ? zoomed(this.spec, this.ranges) : this.spec;
+    this.result?.finalize();
+    const result = await embed(this.canvas, spec, {
+      actions: false,
+      renderer: 'svg',
+      mode: 'vega-lite',
+      tooltip: { theme: this.dark ? 'dark' : 'light' }
+    });
+    if (ticket !== this.drawing) {
+      result.finalize();
+      return;
+    }
+    this.result = result;
+    result.view.addEventListener('click', (_event, item) => {
+      const datum: unknown = item && (item as { datum?: unknown }).datum;
+      if (isObject(datum) && typeof datum.branch === 'number') {
+        this.events.pick(datum.branch);
+      }
+    });
+    const meta = this.spec.usermeta.lithify;
+    this.node.dataset.kind = meta.kind;
+    this.node.dataset.forks = String(meta.forks);
+    this.resetButton.style.display = this.ranges ? '' : 'none';
+    this.node.dataset.zoomed = this.ranges ? '1' : '';
+  }
+
+  /** A box was drawn (or cleared): zoom into it, or keep the branches inside it. */
+  private boxed(): void {
+    const view = this.result?.view;
+    const meta = this.spec?.usermeta.lithify;
+    if (!view || !meta || !meta.brush) {
+      return;
+    }
+    let box: unknown;
+    try {
+      box = view.signal('brush');
+    } catch {
+      return; // this view has no brush
+    }
+    const ranges: Ranges = {};
+    if (isObject(box)) {
+      for (const [field, value] of Object.entries(box)) {
+        if (Array.isArray(value) && value.length) {
+          ranges[field] = value;
+        }
+      }
+    }
+    if (meta.brush === 'filter') {
+      const kept = Object.keys(ranges).length ? inside(this.spec!, ranges) : null;
+      void view.signal('keep', kept && !kept.length ? [-1] : kept || []).runAsync();
+      this.node.dataset.kept = kept ? String(kept.length) : '';
+      this.events.keep(kept);
+      return;
+    }
+    const numeric = Object.entries(ranges).filter(
+      ([, v]) => v.length === 2 && typeof v[0] === 'number' && v[0] !== v[1]
+    );
+    if (numeric.length) {
+      this.ranges = Object.fromEntries(numeric);
+      void this.draw();
+    }
+  }
+
+  dispose(): void {
+    this.result?.finalize();
+  }
+}

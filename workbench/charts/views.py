@@ -1,0 +1,290 @@
+"""Every results view behind one call: ``view(journal, kind, selection, ...)`` gathers the
+selection's table, picks the axes by ``default_axes``' rule and draws; ``why_not`` says, per
+view, in one line why it cannot draw (None when it can). The server's ``chart.json``, the
+widgets and ``lithify chart --kind`` all come here."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidValue
+from .axes import Axes, axes_of
+from .base import cannot, check_theme, is_log, is_number, spec, varied
+from .contour import contour, contour_why_not
+from .data import Results, Selection, gather
+from .history import history, history_why_not
+from .importance import EVALUATORS, importance, importance_why_not
+from .metric import AGGREGATIONS, metric_vs_param
+from .parallel import parallel, parallel_why_not
+from .pareto import pareto, pareto_why_not
+from .slices import slice_why_not, slices
+from .steps import MAX_FORKS, step_frame, steps, steps_why_not
+
+if TYPE_CHECKING:
+    from ..journal import Journal
+
+KINDS = ("metric", "history", "importance", "slice", "contour", "parallel", "steps", "pareto")
+BRUSHES = {"parallel": "filter", "importance": None, "contour": None, "slice": None}
+STEP_CHECK = 200  # forks whose events `why_not` reads to tell whether any reported steps
+
+
+@dataclass(frozen=True)
+class Drawn:
+    """A drawn view: the altair chart, and what a client needs to know about it."""
+
+    chart: Any
+    kind: str
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def spec(self) -> dict[str, Any]:
+        """The Vega-Lite spec, data inline, with ``usermeta.lithify``: the view, the selection,
+        the axes, whether x is logarithmic, how a brush acts (zoom or filter)."""
+        return spec(self.chart, kind=self.kind, **self.meta)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a view is drawn with: the axes by the rule, and the second metric."""
+
+    axes: Axes
+    y2: str | None
+
+
+def _choose(
+    journal: Journal,
+    res: Results,
+    x: str | None,
+    y: str | None,
+    color: str | None,
+    y2: str | None,
+) -> Choice:
+    if y is None and res.objectives:
+        y = res.objectives[0]
+    axes = axes_of(journal, res.params, res.metrics, res.table, x=x, y=y, color=color)
+    if y2 is None:
+        others = [o for o in res.objectives[1:]] or [m for m in res.metrics if m != axes.y]
+        y2 = others[0] if others else None
+    return Choice(axes, y2)
+
+
+def why_not(
+    journal: Journal,
+    selection: Selection | None = None,
+    *,
+    y: str | None = None,
+    y2: str | None = None,
+    res: Results | None = None,
+) -> dict[str, str | None]:
+    """For each view, why it cannot draw this selection in one line, or None when it can
+    (cheap checks: no chart is drawn)."""
+    res = res if res is not None else gather(journal, selection or Selection())
+    c = _choose(journal, res, None, y, None, y2)
+    t, params, y = res.table, res.params, c.axes.y
+    if y is None or y not in t.columns:
+        why = f"no {y} observed yet in this selection" if y else "no metric observed yet here"
+        return dict.fromkeys(KINDS, why)
+    metric = None
+    if c.axes.x is None:
+        metric = "no parameter to put on the x axis"
+    else:
+        import polars as pl
+
+        n = t.filter(pl.col(y).is_not_null() & pl.col(c.axes.x).is_not_null()).height
+        if n == 0:
+            metric = f"no fork has both {c.axes.x} and {y}"
+    if t.height > MAX_FORKS:
+        steps_reason = steps_why_not(t.head(0), y, t.height)
+    else:
+        sample = t["branch"].to_list()[:STEP_CHECK]
+        steps_reason = steps_why_not(step_frame(journal, sample, y), y, len(sample))
+    return {
+        "metric": metric,
+        "history": history_why_not(t, y),
+        "importance": importance_why_not(t, y, params),
+        "slice": slice_why_not(t, y, params),
+        "contour": contour_why_not(t, y, params),
+        "parallel": parallel_why_not(t, y, params),
+        "steps": steps_reason,
+        "pareto": pareto_why_not(t, [m for m in (y, c.y2) if m is not None]),
+    }
+
+
+def view(
+    journal: Journal,
+    kind: str = "metric",
+    selection: Selection | None = None,
+    *,
+    x: str | None = None,
+    y: str | None = None,
+    y2: str | None = None,
+    color: str | None = None,
+    facet: str | None = None,
+    params: list[str] | None = None,
+    agg: str = "mean",
+    log_x: bool | None = None,
+    direction: str | None = None,
+    direction2: str | None = None,
+    evaluator: str = "fanova",
+    theme: str = "light",
+    res: Results | None = None,
+) -> Drawn:
+    """Draw one view (``KINDS``) of a selection (default: every branch). Axes not given follow
+    ``default_axes``' rule (a study's objective first); ``log_x=None``: a log x axis when the
+    parameter is positive and spans a factor of 20. CannotDraw says why a view cannot draw."""
+    if kind not in KINDS:
+        raise InvalidValue(f"the view is one of {', '.join(KINDS)}, not {kind!r}")
+    if agg not in AGGREGATIONS:
+        raise InvalidValue(f"agg is one of {', '.join(AGGREGATIONS)}, not {agg!r}")
+    if evaluator not in EVALUATORS:
+        raise InvalidValue(f"the evaluator is one of {', '.join(EVALUATORS)}, not {evaluator!r}")
+    check_theme(theme)
+    from altair.utils.schemapi import debug_mode
+
+    selection = selection or Selection()
+    res = res if res is not None else gather(journal, selection)
+    opts = Options(
+        x, y, y2, color, facet, params, agg, log_x, direction, direction2, evaluator, theme
+    )
+    with debug_mode(False):  # no check of each piece as it is built: the tests check views
+        return _draw(journal, kind, selection, res, opts)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What ``view`` was asked to draw with (None: the rule decides)."""
+
+    x: str | None
+    y: str | None
+    y2: str | None
+    color: str | None
+    facet: str | None
+    params: list[str] | None
+    agg: str
+    log_x: bool | None
+    direction: str | None
+    direction2: str | None
+    evaluator: str
+    theme: str
+
+
+def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Options) -> Drawn:
+    x, y2, params, direction, theme = o.x, o.y2, o.params, o.direction, o.theme
+    c = _choose(journal, res, x, o.y, o.color, y2)
+    y = c.axes.y
+    if y is None:
+        raise cannot(kind, f"no metric observed yet in {selection.describe()}")
+    for name, given in (("metric", y), ("second metric", y2)):
+        if given is not None and given not in res.table.columns:
+            raise InvalidValue(
+                f"there is no {name} {given!r} in {selection.describe()}; the metrics are "
+                f"{', '.join(res.metrics) or 'none yet'}"
+            )
+    t = res.table
+    chosen = [p for p in (params or res.params) if p in t.columns] if params else res.params
+    meta: dict[str, Any] = {
+        "selection": selection.describe(),
+        "y": y,
+        "brush": BRUSHES.get(kind, "zoom"),
+        "forks": int(t.height),
+    }
+    if kind == "metric":
+        chart, more = _metric(res, c, selection, o.agg, o.log_x, theme, o.facet)
+        meta.update(more)
+    elif kind == "history":
+        chart = history(
+            t,
+            y,
+            direction=res.direction(y, direction),
+            order_label=res.order_label,
+            params=varied(t, res.params, seeds=True),
+            theme=theme,
+        )
+    elif kind == "importance":
+        objective = res.objectives.index(y) if y in res.objectives else 0
+        study = res.study(journal) if y in res.objectives else None
+        chart = importance(
+            t, y, chosen, study=study, objective=objective, evaluator=o.evaluator, theme=theme
+        )
+    elif kind == "slice":
+        chart = slices(t, y, chosen, order_label=res.order_label, theme=theme)
+    elif kind == "contour":
+        pair = params if params and len(params) == 2 else None
+        chart = contour(
+            t, y, res.params, pair=pair, direction=res.direction(y, direction), theme=theme
+        )
+    elif kind == "parallel":
+        chart = parallel(t, y, params=chosen, theme=theme)
+    elif kind == "steps":
+        ids = t["branch"].to_list()
+        if len(ids) > MAX_FORKS:
+            raise cannot("steps", steps_why_not(t.head(0), y, len(ids)) or "")
+        curves = step_frame(journal, ids, y)
+        chart = steps(
+            curves,
+            y,
+            table=t,
+            params=varied(t, res.params, seeds=True),
+            order_label=res.order_label,
+            theme=theme,
+        )
+    else:
+        pair = [m for m in (y, c.y2) if m is not None]
+        dirs = [res.direction(pair[0], direction)]
+        if len(pair) > 1:
+            dirs.append(res.direction(pair[1], o.direction2))
+        chart = pareto(
+            t,
+            pair,
+            dirs,
+            params=varied(t, res.params, seeds=True),
+            order_label=res.order_label,
+            theme=theme,
+        )
+        meta["y2"] = c.y2
+    return Drawn(chart, kind, meta)
+
+
+def _metric(
+    res: Results,
+    c: Choice,
+    selection: Selection,
+    agg: str,
+    log_x: bool | None,
+    theme: str,
+    facet: str | None = None,
+) -> tuple[Any, dict[str, Any]]:
+    """The metric view of a selection: the rule's x, colour and a log x when it applies."""
+    import polars as pl
+
+    x, y, color = c.axes.x, c.axes.y, c.axes.color
+    assert y is not None
+    if x is None:
+        raise cannot("metric", f"no parameter to put on the x axis in {selection.describe()}")
+    t = res.table
+    if x not in t.columns:
+        raise cannot(
+            "metric",
+            f"no parameter {x!r} here; the parameters are {', '.join(res.params) or 'none'}",
+        )
+    if selection.sweeps:  # several sweeps overlaid: one colour each
+        t = t.with_columns(pl.format("sweep {}", pl.col("sweep")).alias("sweep"))
+        color = "sweep"
+    if color is not None and color not in t.columns:
+        color = None  # the agent's colour is not in this selection: one line
+    t = t.filter(pl.col(x).is_not_null() & pl.col(y).is_not_null())
+    if t.is_empty():
+        raise cannot("metric", f"no fork in {selection.describe()} has both {x} and {y}")
+    auto = log_x is None
+    log = is_log(t, x) if auto else bool(log_x)
+    if log and not (is_number(t, x) and t[x].min() > 0):  # type: ignore[operator]
+        log = False  # a log axis only for positive numbers
+    if facet is not None and facet not in t.columns:
+        raise InvalidValue(f"there is no parameter {facet!r} to facet by")
+    chart = metric_vs_param(
+        t, x=x, y=y, color=color, facet=facet, log_x=log, agg=agg, theme=theme, params=res.params
+    )
+    return chart, {"x": x, "color": color, "log_x": log, "log_x_auto": auto}
+
+
+__all__ = ["KINDS", "Drawn", "view", "why_not"]

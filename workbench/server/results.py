@@ -1,0 +1,175 @@
+"""The results routes: the axes and the views a selection can draw, the matrix, a view as a
+Vega-Lite spec (``chart.json``, drawn in the browser) or rendered here (``chart.svg``,
+``chart.png``), and the filter expression over branches. A selection is ``sweep=N``,
+``sweeps=A,B`` (overlaid), ``branches=1,2,3`` or nothing (every branch), narrowed by
+``where=EXPR``; every view is ``charts.view``'s, every axis ``default_axes``' rule."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+from typing import Any
+
+from tornado import web
+
+from .. import charts, filters
+from ..errors import InvalidValue
+from ..storage import is_url
+from . import shapes
+from .base import Base, Download, _int
+
+
+def _ints(value: str | None, name: str) -> tuple[int, ...] | None:
+    if value is None or not value.strip():
+        return None
+    return tuple(_int(v.strip(), name) for v in value.split(",") if v.strip())
+
+
+class Results(Base):
+    """A results route: the selection and the view options from the query."""
+
+    def selection(self) -> charts.Selection:
+        sweep = self.arg("sweep")
+        return charts.Selection(
+            sweep=_int(sweep, "sweep") if sweep else None,
+            sweeps=_ints(self.arg("sweeps"), "sweeps"),
+            branches=_ints(self.arg("branches"), "branches"),
+            where=(self.arg("where") or "").strip() or None,
+        )
+
+    def view_options(self) -> dict[str, Any]:
+        """``charts.view``'s keyword arguments from the query (absent: the rule decides)."""
+        log = self.arg("log_x")
+        params = self.arg("params")
+        return {
+            "x": self.arg("x") or None,
+            "y": self.arg("y") or None,
+            "y2": self.arg("y2") or None,
+            "color": self.arg("color"),  # "" is no colour, absent the rule's
+            "params": [p for p in params.split(",") if p] if params else None,
+            "agg": self.arg("agg") or "mean",
+            "log_x": None if log in (None, "", "auto") else log in ("1", "true"),
+            "direction": self.arg("direction") or None,
+            "direction2": self.arg("direction2") or None,
+            "evaluator": self.arg("evaluator") or "fanova",
+            "theme": self.arg("theme") or "light",
+        }
+
+
+class Axes(Results):
+    """GET ?journal=J[&sweep=N|sweeps=A,B|branches=..][&where=EXPR][&y=M&y2=M]: the
+    parameters and metrics the selection has, the default axes (``charts.default_axes``' rule),
+    and for each view why it cannot draw (null: it can)."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        def run() -> shapes.AxesReply:
+            j = self.journal()
+            res = charts.gather(j, self.selection(), table=self.hub.table(j))
+            y = self.arg("y") or None
+            axes = charts.axes.axes_of(
+                j, res.params, res.metrics, res.table, y=y or next(iter(res.objectives), None)
+            )
+            return {
+                **axes.to_json(),  # type: ignore[typeddict-item]
+                "sweeps": [s.id for s in j.sweeps()],
+                "views": charts.why_not(j, y=y, y2=self.arg("y2") or None, res=res),
+                "objectives": list(res.objectives),
+                "order": res.order_label,
+                "forks": res.table.height,
+            }
+
+        await self.reply(run)
+
+
+class Matrix(Results):
+    """GET ?journal=J[&sweep=N|branches=..][&where=EXPR][&wide=1][&format=json|csv|parquet]:
+    the results matrix as JSON rows (the default) or as a file download, the same file
+    `lithify matrix -o` writes."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        def run() -> shapes.MatrixReply | Download:
+            fmt = self.arg("format") or "json"
+            if fmt not in ("json", "csv", "parquet"):
+                raise InvalidValue(f"format is json, csv or parquet, not {fmt!r}")
+            j = self.journal()
+            sel = self.selection()
+            ids = sel.branches
+            if sel.where:
+                table = charts.gather(j, sel, table=self.hub.table(j)).table
+                ids = tuple(table["branch"].to_list())
+            if sel.sweeps:
+                wanted = set(sel.sweeps)
+                ids = tuple(b for s in j.sweeps() if s.id in wanted for b in s.branches)
+            wide = self.arg("wide") in ("1", "true")
+            df = j.matrix(sweep=sel.sweep, branches=ids, wide=wide)
+            if fmt == "json":
+                return {"columns": df.columns, "rows": [list(r) for r in df.iter_rows()]}
+            buf = io.BytesIO()
+            if fmt == "csv":
+                df.write_csv(buf)
+                mime = "text/csv; charset=utf-8"
+            else:
+                df.write_parquet(buf)
+                mime = "application/vnd.apache.parquet"
+            stem = Path(j.path).stem if not is_url(j.path) else "journal"
+            tag = f"-sweep{sel.sweep}" if sel.sweep is not None else ""
+            return Download(buf.getvalue(), mime, f"{stem}-matrix{tag}.{fmt}")
+
+        await self.reply(run)
+
+
+class Chart(Results):
+    """GET chart.json|chart.svg|chart.png ?journal=J&kind=metric|history|importance|slice|
+    contour|parallel|steps|pareto [selection] [&x=..&y=..&y2=..&color=..&params=A,B&agg=..
+    &log_x=1|0&direction=..&theme=light|dark]: the view as a Vega-Lite spec with its data
+    inline (drawn in the browser), or rendered here as SVG or PNG, the same parameters."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        kind = self.request.path.rsplit(".", 1)[-1]
+
+        def run() -> shapes.ChartSpec | Download:
+            drawn = charts.view(
+                self.journal(),
+                self.arg("kind") or "metric",
+                self.selection(),
+                **self.view_options(),
+            )
+            spec = drawn.spec()
+            if kind == "json":
+                return spec
+            import vl_convert as vlc
+
+            if kind == "png":
+                return Download(vlc.vegalite_to_png(spec, scale=2), "image/png")
+            return Download(vlc.vegalite_to_svg(spec).encode(), "image/svg+xml")
+
+        await self.reply(run)
+
+
+class Filter(Results):
+    """GET ?journal=J&q=EXPR[&sweep=N|branches=..]: the branches a filter expression selects
+    (``workbench.filters``: ``budget >= 1000 and recall > 0.5``, ``status == failed``), and how
+    many there were; a bad expression is one 400 that says where and what was expected."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        def run() -> shapes.FilterReply:
+            j = self.journal()
+            sel = self.selection()
+            parsed = filters.parse(self.arg("q") or "")
+            table = charts.gather(j, sel, table=self.hub.table(j)).table
+            picked = parsed.apply(table)["branch"].to_list()
+            return {
+                "query": str(parsed),
+                "branches": picked,
+                "count": len(picked),
+                "total": table.height,
+            }
+
+        await self.reply(run)
+
+
+__all__ = ["Axes", "Chart", "Filter", "Matrix"]
