@@ -314,7 +314,7 @@ def branch_table(
         ),
         pl.Series("status", [runs.get(i) for i in ids], dtype=pl.Utf8),
     )
-    obs = journal.storage.observations_frame()
+    obs = all_observations(journal)
     if sweep is not None or branches is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     table, metrics = _metric_table(obs, summary, frame.columns)
