@@ -138,7 +138,7 @@ def build_observations(url: str, branches: int, per_branch: int) -> None:
     straight into the journal's table (hashes computed here, as the journal would)."""
     import psycopg
 
-    from workbench.storage.pgschema import parse_url
+    from workbench.storage.postgres import parse_url
 
     with Journal.open(url) as j:
         j.root().apply({"start": 1})

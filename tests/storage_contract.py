@@ -1,8 +1,10 @@
-"""The contract every journal backend keeps, as tests (eventsourcing's way: one abstract class,
-one subclass per backend). A backend subclasses ``StorageContract`` and says how to open a
-store; ``IntentStoreContract`` does the same for where effects are announced.
+"""The contract every journal backend keeps, as tests, one class per role of the seam
+(``workbench.storage.base``): eventsourcing's way, one abstract test class per recorder tier.
 
-Nothing here knows SQL: the tests talk to the ``Storage`` and ``IntentStore`` protocols only.
+A test file runs them on a backend by giving a ``backend`` fixture (a ``Backend``: how to open
+a store) and subclassing each role's contract; ``tests/test_storage_contract.py`` (SQLite) and
+``tests/test_postgres.py`` do. ``IntentStoreContract`` does the same for where effects are
+announced. Nothing here knows SQL: the tests talk to the protocols only.
 """
 
 from __future__ import annotations
@@ -14,9 +16,16 @@ from typing import Any
 
 import pytest
 
-from workbench.errors import BranchConflict, Conflict, InvalidValue, ReadOnly, WorkbenchError
+from workbench.errors import (
+    BranchConflict,
+    Conflict,
+    InvalidValue,
+    NotFound,
+    ReadOnly,
+    WorkbenchError,
+)
 from workbench.events import ZERO_HASH, event_hash, snapshot_digest
-from workbench.storage import IntentStore, Storage
+from workbench.storage import IntentStore, Storage, read_observations
 
 MAIN = [(0, 1, None)]  # main's resolved history: one segment, all of it
 
@@ -36,14 +45,28 @@ class Chain:
         return (*row, *extra)
 
 
-class StorageContract:
-    """Subclass with ``open_store(path, readonly=False)``; ``persistent`` says whether a
-    store opened again at the same path sees what the first one wrote."""
+class Backend:
+    """How the contract opens stores of one backend; ``persistent`` says whether a store opened
+    again at the same path sees what the first one wrote."""
 
     persistent = True
 
-    def open_store(self, path: Path, readonly: bool = False) -> Storage:
+    def open(self, path: Path, readonly: bool = False) -> Storage:
         raise NotImplementedError
+
+
+class RoleContract:
+    """What every role's contract shares: the ``backend`` fixture of the file that runs it, a
+    fresh ``store``, and appending a few events."""
+
+    backend: Backend
+
+    @pytest.fixture(autouse=True)
+    def _use_backend(self, backend: Backend) -> None:
+        self.backend = backend
+
+    def open_store(self, path: Path, readonly: bool = False) -> Storage:
+        return self.backend.open(path, readonly)
 
     @pytest.fixture
     def store(self, tmp_path: Path) -> Iterator[Storage]:
@@ -58,16 +81,73 @@ class StorageContract:
             seqs.append(chain.seq)
         return seqs
 
-    # -- a new store ----------------------------------------------------------------------
+    def needs_persistence(self, why: str) -> None:
+        if not self.backend.persistent:
+            pytest.skip(why)
 
-    def test_a_new_store_has_an_empty_main_branch(self, store: Storage) -> None:
-        main = store.branch_row(0)
-        assert main is not None and main.name == "main" and main.parent is None
-        assert store.branch_by_name("main") == main
-        assert store.head(0) is None and store.heads() == {}
-        assert store.events(MAIN, 1, 100) == []
 
-    # -- events ---------------------------------------------------------------------------
+class StoreCoreContract(RoleContract):
+    """``StoreCore``: transactions, reopening, read-only opens, closing."""
+
+    def test_an_atomic_block_that_raises_writes_nothing(self, store: Storage) -> None:
+        chain = Chain()
+        with pytest.raises(RuntimeError):
+            with store.atomic():
+                self.append(store, chain, 2)
+                assert store.in_transaction
+                raise RuntimeError("abandon")
+        assert store.head(0) is None and not store.in_transaction
+        chain = Chain()
+        with store.atomic():
+            self.append(store, chain, 1)
+            with pytest.raises(RuntimeError):
+                with store.atomic():  # a savepoint: only its own writes go
+                    self.append(store, chain, 1)
+                    raise RuntimeError("inner")
+        assert store.head(0).seq == 1  # type: ignore[union-attr]
+
+    def test_what_was_committed_is_there_after_reopening(self, tmp_path: Path) -> None:
+        self.needs_persistence("this backend keeps nothing after close")
+        path = tmp_path / "again.db"
+        s = self.open_store(path)
+        chain = Chain()
+        self.append(s, chain, 3)
+        s.close()
+        s = self.open_store(path)
+        try:
+            assert s.head(0).seq == 3  # type: ignore[union-attr]
+            assert bytes(s.head(0).hash) == chain.hashes[3]  # type: ignore[union-attr]
+        finally:
+            s.close()
+
+    def test_a_read_only_store_refuses_writes_before_anything_happens(self, tmp_path: Path) -> None:
+        self.needs_persistence("a read-only view needs something stored")
+        path = tmp_path / "ro.db"
+        s = self.open_store(path)
+        self.append(s, Chain(), 1)
+        s.close()
+        ro = self.open_store(path, readonly=True)
+        try:
+            assert ro.readonly
+            with pytest.raises(ReadOnly):
+                ro.writable()
+            with pytest.raises(ReadOnly):
+                ro.append(Chain(0, 1, bytes(ro.head(0).hash)).row("{}"), "plain")  # type: ignore[union-attr]
+            assert ro.head(0).seq == 1  # type: ignore[union-attr]
+        finally:
+            ro.close()
+
+    def test_a_closed_store_is_a_clear_error(self, tmp_path: Path) -> None:
+        s = self.open_store(tmp_path / "closed.db")
+        s.close()
+        s.close()  # idempotent
+        with pytest.raises(WorkbenchError, match="closed"):
+            s.append(Chain().row("{}"), "plain")
+
+
+class EventLogContract(RoleContract):
+    """``EventLog``: appends that follow the stored head, all or nothing; reads by history, by
+    position and by hash."""
 
     def test_appended_events_read_back_in_order_with_every_field(self, store: Storage) -> None:
         chain = Chain()
@@ -116,23 +196,6 @@ class StorageContract:
         assert store.head(0).seq == 4  # type: ignore[union-attr]
         assert [e.seq for e in store.events(MAIN, 1, 10)] == [1, 2, 3, 4]
 
-    def test_an_atomic_block_that_raises_writes_nothing(self, store: Storage) -> None:
-        chain = Chain()
-        with pytest.raises(RuntimeError):
-            with store.atomic():
-                self.append(store, chain, 2)
-                assert store.in_transaction
-                raise RuntimeError("abandon")
-        assert store.head(0) is None and not store.in_transaction
-        chain = Chain()
-        with store.atomic():
-            self.append(store, chain, 1)
-            with pytest.raises(RuntimeError):
-                with store.atomic():  # a savepoint: only its own writes go
-                    self.append(store, chain, 1)
-                    raise RuntimeError("inner")
-        assert store.head(0).seq == 1  # type: ignore[union-attr]
-
     def test_shapes_store_their_columns(self, store: Storage) -> None:
         chain = Chain()
         store.append(chain.row('{"x":1}', "delta", (1_600_000_000_000, "id-1")), "dated_identified")
@@ -146,12 +209,128 @@ class StorageContract:
         assert store.effect_keys(MAIN, 3) == {key: (0, 2)}
         assert store.effect_payload(0, 2) == '{"key":"tool:a","result":1}'
         assert store.committed_keys(0, [key, b"z" * 32]) == {key}
-        obs = store.observations()
-        assert [(o.branch, o.seq, o.metric, o.value) for o in obs] == [(0, 3, "recall", 0.5)]
-        assert store.observations(since=obs[0].position) == []
+        observed = store.event_at(0, 3)
+        assert observed is not None and observed.kind == "observe"
         prov = store.provenance(0, 2)
         assert prov is not None and prov.fx_ms == 1.5 and prov.attempts == 1
         assert store.provenance(0, 1).occurred_at == 1_600_000_000_000  # type: ignore[union-attr]
+
+    def test_tail_and_hash_prefix_lookups(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 5)
+        everything = store.tail(0, None)
+        assert [e.seq for e in everything] == [1, 2, 3, 4, 5]
+        assert store.top_position() == everything[-1].position
+        assert [e.seq for e in store.tail(everything[1].position, 2)] == [3, 4]
+        h = chain.hashes[4]
+        lo = h[:4]
+        hi = (int.from_bytes(lo, "big") + 1).to_bytes(5, "big")[-4:] if lo != b"\xff" * 4 else None
+        hits = store.by_hash_prefix(lo, hi)
+        assert [(bytes(x.hash), x.branch, x.seq) for x in hits] == [(h, 0, 4)]
+        assert len(store.by_hash_prefix(bytes(4), None, limit=3)) == 3  # [lo, end), limited
+
+    def test_threads_appending_to_their_own_branches_lose_nothing(self, store: Storage) -> None:
+        self.append(store, Chain(), 1)
+        ids = store.insert_branches([(None, 0, 1, "{}", None) for _ in range(4)])
+        errors: list[BaseException] = []
+
+        def write(branch: int) -> None:
+            chain = Chain(branch, 1, ZERO_HASH)
+            try:
+                for i in range(50):
+                    store.append(chain.row(f'{{"b":{branch},"i":{i}}}'), "plain")
+            except BaseException as e:  # noqa: BLE001 (reported by the assertion below)
+                errors.append(e)
+
+        threads = [threading.Thread(target=write, args=(b,)) for b in ids]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert errors == []
+        assert {b: store.head(b).seq for b in ids} == {b: 51 for b in ids}  # type: ignore[union-attr]
+
+
+class BranchCatalogContract(RoleContract):
+    """``BranchCatalog``: branches and sweeps as rows, labels and subscriber positions."""
+
+    def test_a_new_store_has_an_empty_main_branch(self, store: Storage) -> None:
+        main = store.branch_row(0)
+        assert main is not None and main.name == "main" and main.parent is None
+        assert store.branch_by_name("main") == main
+        assert store.head(0) is None and store.heads() == {}
+        assert store.events(MAIN, 1, 100) == []
+
+    def test_forks_are_rows_and_names_are_unique(self, store: Storage) -> None:
+        self.append(store, Chain(), 3)
+        a, b = store.insert_branches([("a", 0, 2, '{"p":1}', None), (None, 0, 3, "{}", None)])
+        row = store.branch_row(a)
+        assert row is not None and (row.name, row.parent, row.fork_seq, row.params) == (
+            "a",
+            0,
+            2,
+            '{"p":1}',
+        )
+        assert store.fork_seq(b) == 3 and store.branch_by_name("a") == row
+        assert {r.id for r in store.branch_rows(parent=0)} == {a, b}
+        with pytest.raises(Conflict):
+            store.insert_branches([("fresh", 0, 1, "{}", None), ("a", 0, 1, "{}", None)])
+        assert store.branch_by_name("fresh") is None  # all or nothing
+        fork = Chain(a, 2, ZERO_HASH)
+        store.append(fork.row('{"on":"a"}'), "plain")
+        history = [(0, 1, 2), (a, 3, None)]
+        assert [(e.branch, e.seq) for e in store.events(history, 1, 10)] == [
+            (0, 1),
+            (0, 2),
+            (a, 3),
+        ]
+
+    def test_a_fork_of_a_branch_that_does_not_exist_is_refused(self, store: Storage) -> None:
+        self.append(store, Chain(), 1)
+        with pytest.raises(NotFound, match="no branch 99 to fork from"):
+            store.insert_branches([("kept", 0, 1, "{}", None), ("orphan", 99, 0, "{}", None)])
+        assert [r.name for r in store.branch_rows()] == ["main"]  # all or nothing
+        (fork,) = store.insert_branches([("kept", 0, 1, "{}", None)])
+        assert store.branch_row(fork).parent == 0  # type: ignore[union-attr]
+
+    def test_sweeps_tags_and_subscriptions(self, store: Storage) -> None:
+        self.append(store, Chain(), 2)
+        sweep = store.insert_sweep(0, 2, '{"grid":{}}')
+        (fork,) = store.insert_branches([(None, 0, 2, "{}", sweep)])
+        assert store.branch_row(fork).sweep == sweep  # type: ignore[union-attr]
+        assert [(s.id, s.base, s.at, s.how) for s in store.sweep_rows()] == [(sweep, 0, 2, None)]
+        store.set_sweep_how(sweep, '{"runner":"process"}')
+        assert store.sweep_rows()[0].how == '{"runner":"process"}'  # spec unchanged, how recorded
+        assert store.sweep_rows()[0].spec == '{"grid":{}}'
+        store.put_tag("best", 0, 2)
+        store.put_tag("best", 0, 1)  # a tag moves
+        assert store.tag("best") == (0, 1) and store.tag("nothing") is None
+        assert store.tags() == [("best", 0, 1)]
+        assert store.subscription("reader") == 0
+        store.ack("reader", 7)
+        assert store.subscription("reader") == 7
+
+
+class SnapshotStoreContract(RoleContract):
+    """``SnapshotStore``: states sealed to an event, found by history and seq."""
+
+    def test_snapshots(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 4)
+        state = '{"total":10}'
+        digest = snapshot_digest(chain.hashes[3], state)
+        store.put_snapshot(0, 3, state, digest, built='{"v":1}')
+        snap = store.nearest_snapshot(MAIN, 4)
+        assert snap is not None and (snap.seq, snap.state, bytes(snap.digest)) == (3, state, digest)
+        assert bytes(snap.event_hash or b"") == chain.hashes[3] and snap.built == '{"v":1}'
+        assert store.nearest_snapshot(MAIN, 2) is None
+        assert store.snapshot_at(0, 3) == snap
+        assert [(r.branch, r.seq) for r in store.snapshots()] == [(0, 3)]
+        assert store.all_snapshot_marks() == [(0, 3, '{"v":1}')]
+
+
+class EffectIndexContract(RoleContract):
+    """``EffectIndex``: effects found by key through the fork chain, on any open."""
 
     def test_effects_are_found_by_key_through_the_fork_chain(self, store: Storage) -> None:
         chain = Chain()
@@ -188,126 +367,8 @@ class StorageContract:
         assert store.committed_keys(fork, [a, b, c]) == {b}
         assert store.committed_keys(0, [a, b, c, b"z" * 32]) == {a, b, c}
 
-    def test_tail_and_hash_prefix_lookups(self, store: Storage) -> None:
-        chain = Chain()
-        self.append(store, chain, 5)
-        everything = store.tail(0, None)
-        assert [e.seq for e in everything] == [1, 2, 3, 4, 5]
-        assert store.top_position() == everything[-1].position
-        assert [e.seq for e in store.tail(everything[1].position, 2)] == [3, 4]
-        h = chain.hashes[4]
-        lo = h[:4]
-        hi = (int.from_bytes(lo, "big") + 1).to_bytes(5, "big")[-4:] if lo != b"\xff" * 4 else None
-        hits = store.by_hash_prefix(lo, hi)
-        assert [(bytes(x.hash), x.branch, x.seq) for x in hits] == [(h, 0, 4)]
-        assert len(store.by_hash_prefix(bytes(4), None, limit=3)) == 3  # [lo, end), limited
-
-    def test_full_text_search_finds_payloads(self, store: Storage) -> None:
-        chain = Chain()
-        for text in ("a timeout in the pool", "all good", "another timeout"):
-            store.append(chain.row(f'{{"note":"{text}"}}'), "plain")
-        assert {h.seq for h in store.search("timeout")} == {1, 3}
-        assert [h.seq for h in store.search('"all good"', MAIN)] == [2]
-
-    # -- branches, forks and the catalog --------------------------------------------------
-
-    def test_forks_are_rows_and_names_are_unique(self, store: Storage) -> None:
-        self.append(store, Chain(), 3)
-        a, b = store.insert_branches([("a", 0, 2, '{"p":1}', None), (None, 0, 3, "{}", None)])
-        row = store.branch_row(a)
-        assert row is not None and (row.name, row.parent, row.fork_seq, row.params) == (
-            "a",
-            0,
-            2,
-            '{"p":1}',
-        )
-        assert store.fork_seq(b) == 3 and store.branch_by_name("a") == row
-        assert {r.id for r in store.branch_rows(parent=0)} == {a, b}
-        with pytest.raises(Conflict):
-            store.insert_branches([("fresh", 0, 1, "{}", None), ("a", 0, 1, "{}", None)])
-        assert store.branch_by_name("fresh") is None  # all or nothing
-        fork = Chain(a, 2, ZERO_HASH)
-        store.append(fork.row('{"on":"a"}'), "plain")
-        history = [(0, 1, 2), (a, 3, None)]
-        assert [(e.branch, e.seq) for e in store.events(history, 1, 10)] == [
-            (0, 1),
-            (0, 2),
-            (a, 3),
-        ]
-
-    def test_sweeps_runs_tags_and_subscriptions(self, store: Storage) -> None:
-        self.append(store, Chain(), 2)
-        sweep = store.insert_sweep(0, 2, '{"grid":{}}')
-        (fork,) = store.insert_branches([(None, 0, 2, "{}", sweep)])
-        assert [(s.id, s.base, s.at, s.how) for s in store.sweep_rows()] == [(sweep, 0, 2, None)]
-        store.set_sweep_how(sweep, '{"runner":"process"}')
-        assert store.sweep_rows()[0].how == '{"runner":"process"}'  # spec unchanged, how recorded
-        assert store.sweep_rows()[0].spec == '{"grid":{}}'
-        store.put_run(fork, sweep, "running", started=5)
-        store.put_run(fork, sweep, "finished", finished=9, wall_ms=4.0)
-        (run,) = store.runs(sweep)
-        assert (run.status, run.started, run.finished, run.wall_ms) == ("finished", 5, 9, 4.0)
-        with pytest.raises(InvalidValue):
-            store.put_run(fork, sweep, "running", colour="red")
-        store.put_tag("best", 0, 2)
-        store.put_tag("best", 0, 1)  # a tag moves
-        assert store.tag("best") == (0, 1) and store.tag("nothing") is None
-        assert store.subscription("reader") == 0
-        store.ack("reader", 7)
-        assert store.subscription("reader") == 7
-
-    def test_snapshots(self, store: Storage) -> None:
-        chain = Chain()
-        self.append(store, chain, 4)
-        state = '{"total":10}'
-        digest = snapshot_digest(chain.hashes[3], state)
-        store.put_snapshot(0, 3, state, digest, built='{"v":1}')
-        snap = store.nearest_snapshot(MAIN, 4)
-        assert snap is not None and (snap.seq, snap.state, bytes(snap.digest)) == (3, state, digest)
-        assert bytes(snap.event_hash or b"") == chain.hashes[3] and snap.built == '{"v":1}'
-        assert store.nearest_snapshot(MAIN, 2) is None
-        assert store.snapshot_at(0, 3) == snap
-        assert [(r.branch, r.seq) for r in store.snapshots()] == [(0, 3)]
-        assert store.all_snapshot_marks() == [(0, 3, '{"v":1}')]
-
-    # -- the file -------------------------------------------------------------------------
-
-    def test_what_was_committed_is_there_after_reopening(self, tmp_path: Path) -> None:
-        if not self.persistent:
-            pytest.skip("this backend keeps nothing after close")
-        path = tmp_path / "again.db"
-        s = self.open_store(path)
-        chain = Chain()
-        self.append(s, chain, 3)
-        s.close()
-        s = self.open_store(path)
-        try:
-            assert s.head(0).seq == 3  # type: ignore[union-attr]
-            assert bytes(s.head(0).hash) == chain.hashes[3]  # type: ignore[union-attr]
-        finally:
-            s.close()
-
-    def test_a_read_only_store_refuses_writes_before_anything_happens(self, tmp_path: Path) -> None:
-        if not self.persistent:
-            pytest.skip("a read-only view needs something stored")
-        path = tmp_path / "ro.db"
-        s = self.open_store(path)
-        self.append(s, Chain(), 1)
-        s.close()
-        ro = self.open_store(path, readonly=True)
-        try:
-            assert ro.readonly
-            with pytest.raises(ReadOnly):
-                ro.writable()
-            with pytest.raises(ReadOnly):
-                ro.append(Chain(0, 1, bytes(ro.head(0).hash)).row("{}"), "plain")  # type: ignore[union-attr]
-            assert ro.head(0).seq == 1  # type: ignore[union-attr]
-        finally:
-            ro.close()
-
     def test_a_read_only_store_finds_effects_by_key(self, tmp_path: Path) -> None:
-        if not self.persistent:
-            pytest.skip("a read-only view needs something stored")
+        self.needs_persistence("a read-only view needs something stored")
         path = tmp_path / "ro-effects.db"
         s = self.open_store(path)
         chain = Chain()
@@ -325,33 +386,67 @@ class StorageContract:
         finally:
             ro.close()
 
-    def test_a_closed_store_is_a_clear_error(self, tmp_path: Path) -> None:
-        s = self.open_store(tmp_path / "closed.db")
-        s.close()
-        s.close()  # idempotent
-        with pytest.raises(WorkbenchError, match="closed"):
-            s.append(Chain().row("{}"), "plain")
 
-    def test_threads_appending_to_their_own_branches_lose_nothing(self, store: Storage) -> None:
-        self.append(store, Chain(), 1)
-        ids = store.insert_branches([(None, 0, 1, "{}", None) for _ in range(4)])
-        errors: list[BaseException] = []
+class RunLogContract(RoleContract):
+    """``RunLog``: one run record per fork, created then updated."""
 
-        def write(branch: int) -> None:
-            chain = Chain(branch, 1, ZERO_HASH)
-            try:
-                for i in range(50):
-                    store.append(chain.row(f'{{"b":{branch},"i":{i}}}'), "plain")
-            except BaseException as e:  # noqa: BLE001 (reported by the assertion below)
-                errors.append(e)
+    def test_a_run_record_is_created_then_updated(self, store: Storage) -> None:
+        self.append(store, Chain(), 2)
+        sweep = store.insert_sweep(0, 2, '{"grid":{}}')
+        fork, other = store.insert_branches([(None, 0, 2, "{}", sweep), (None, 0, 2, "{}", sweep)])
+        store.put_run(fork, sweep, "running", started=5, runner="process")
+        store.put_run(fork, sweep, "finished", finished=9, wall_ms=4.0)
+        store.put_run(other, sweep, "pending")
+        run, pending = store.runs(sweep)
+        assert (run.branch, run.status, run.started, run.finished, run.wall_ms) == (
+            fork,
+            "finished",
+            5,
+            9,
+            4.0,
+        )
+        assert run.runner == "process"  # a field an update leaves out is kept
+        assert (pending.branch, pending.status, pending.started) == (other, "pending", None)
+        assert store.runs() == store.runs(sweep) and store.runs(sweep + 1) == []
 
-        threads = [threading.Thread(target=write, args=(b,)) for b in ids]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert errors == []
-        assert {b: store.head(b).seq for b in ids} == {b: 51 for b in ids}  # type: ignore[union-attr]
+    def test_a_run_field_no_backend_stores_is_refused(self, store: Storage) -> None:
+        sweep = store.insert_sweep(0, 0, "{}")
+        (fork,) = store.insert_branches([(None, 0, 0, "{}", sweep)])
+        with pytest.raises(InvalidValue, match="colour"):
+            store.put_run(fork, sweep, "running", colour="red")
+        assert store.runs() == []
+
+
+class FullTextSearchContract(RoleContract):
+    """``FullTextSearch`` (optional): payloads found by words and phrases."""
+
+    def test_full_text_search_finds_payloads(self, store: Any) -> None:
+        chain = Chain()
+        for text in ("a timeout in the pool", "all good", "another timeout"):
+            store.append(chain.row(f'{{"note":"{text}"}}'), "plain")
+        assert {h.seq for h in store.search("timeout")} == {1, 3}
+        assert [h.seq for h in store.search('"all good"', MAIN)] == [2]
+
+
+class ObservationReaderContract(RoleContract):
+    """``ObservationReader`` (optional): measurements by position, and as a frame."""
+
+    def test_observations_are_read_by_global_position(self, store: Any) -> None:
+        chain = Chain()
+        store.append(chain.row('{"x":1}'), "plain")
+        for metric, value in (("recall", 0.5), ("cost", 2.0)):
+            payload = f'{{"name":"{metric}","value":{value}}}'
+            store.append(chain.row(payload, "observe", (metric, value)), "observe")
+        obs = store.observations()
+        assert [(o.branch, o.seq, o.metric, o.value) for o in obs] == [
+            (0, 2, "recall", 0.5),
+            (0, 3, "cost", 2.0),
+        ]
+        assert store.observations(since=obs[0].position) == obs[1:]
+        frame = store.observations_frame()
+        assert frame.columns == ["position", "branch", "seq", "metric", "value", "ts"]
+        assert frame["metric"].to_list() == ["recall", "cost"]
+        assert read_observations(store) == obs  # the seam's reader takes the backend's path
 
 
 class IntentStoreContract:

@@ -19,6 +19,7 @@ from workbench import (
     WorkbenchError,
 )
 from workbench.events import ZERO_HASH, canonical, event_hash
+from workbench.storage.sqlite.schema import ADDED_COLUMNS
 
 
 def fill(branch, n, start=1):
@@ -563,6 +564,33 @@ def test_journal_from_before_the_lazy_effect_index_is_upgraded_in_place(db_path)
         assert [root.effect(f"tool:{i}", lambda: "re-run!") for i in range(5)] == [0, 1, 2, 3, 4]
         assert root.unknown_outcomes() == []
         assert j.verify().ok
+
+
+def test_a_journal_from_before_the_added_columns_upgrades_and_forks_only_from_branches(db_path):
+    # A file as the first schema wrote it (none of the columns added since), with a fork: it
+    # upgrades in place under the enforced foreign key, forks and writes as a new one does, and
+    # a fork of a branch that does not exist is refused (SQLite enforced no foreign key before).
+    with Journal.open(db_path, Ctx) as j:
+        j.root().apply({"x": 1})
+        j.root().fork_at(1, name="a").apply({"x": 2})
+    con = sqlite3.connect(db_path)
+    con.execute("DROP INDEX events_event_id")  # the index of an added column goes with it
+    for table, cols in ADDED_COLUMNS.items():
+        for col in cols:
+            con.execute(f"ALTER TABLE {table} DROP COLUMN {col}")
+    con.commit()
+    con.close()
+    with Journal.open(db_path, Ctx) as j:
+        assert j.storage.conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        a = j.branch("a")
+        a.effect("tool:a", lambda: 1)
+        b = a.fork_at(3, name="b", params={"k": 1})
+        b.observe("recall", 0.5)
+        j.sweep(b, 4, [{"k": 2}], how={"runner": "process"})
+        with pytest.raises(NotFound, match="no branch 99"):
+            j.storage.insert_branches([("orphan", 99, 0, "{}", None)])
+        assert [br.name for br in j.branches()][:3] == ["main", "a", "b"]
+        assert len(j.branches()) == 4 and j.verify().ok
 
 
 def test_effect_committed_while_ours_raised_is_found(db_path):

@@ -1,6 +1,6 @@
 """The PostgreSQL backend against a real server (Debian's binaries, started per test session):
-the Storage contract unchanged, cross-backend hash identity, concurrency across processes,
-durability under a killed client and an immediate server stop."""
+the storage contract unchanged, role by role; cross-backend hash identity, concurrency across
+processes, durability under a killed client and an immediate server stop."""
 
 from __future__ import annotations
 
@@ -16,7 +16,18 @@ from pathlib import Path
 import pytest
 from conftest import Ctx, wait_for
 from pg_server import PgServer
-from storage_contract import IntentStoreContract, StorageContract
+from storage_contract import (
+    Backend,
+    BranchCatalogContract,
+    EffectIndexContract,
+    EventLogContract,
+    FullTextSearchContract,
+    IntentStoreContract,
+    ObservationReaderContract,
+    RunLogContract,
+    SnapshotStoreContract,
+    StoreCoreContract,
+)
 
 from workbench import BranchConflict, Journal
 from workbench.errors import InvalidValue, NotFound, StorageError
@@ -29,18 +40,51 @@ def journal_url(pg: PgServer, db: str, path: Path) -> str:
     return pg.url(db, journal=name)
 
 
-class TestPostgres(StorageContract):
-    @pytest.fixture(autouse=True)
-    def _server(self, pg: PgServer, pg_db: str) -> None:
-        self.pg, self.db = pg, pg_db
+class PgBackend(Backend):
+    """A journal per test path on the test server, at one durability level."""
 
-    def open_store(self, path: Path, readonly: bool = False) -> Storage:
-        return open_storage(journal_url(self.pg, self.db, path), "process", readonly=readonly)
+    def __init__(self, pg: PgServer, db: str, durability: str) -> None:
+        self.pg, self.db, self.durability = pg, db, durability
+
+    def open(self, path: Path, readonly: bool = False) -> Storage:
+        return open_storage(journal_url(self.pg, self.db, path), self.durability, readonly=readonly)
 
 
-class TestPostgresFsync(TestPostgres):
-    def open_store(self, path: Path, readonly: bool = False) -> Storage:
-        return open_storage(journal_url(self.pg, self.db, path), "fsync", readonly=readonly)
+@pytest.fixture(params=["process", "fsync"])
+def backend(request: pytest.FixtureRequest, pg: PgServer, pg_db: str) -> Backend:
+    return PgBackend(pg, pg_db, request.param)
+
+
+class TestStoreCore(StoreCoreContract):
+    pass
+
+
+class TestEventLog(EventLogContract):
+    pass
+
+
+class TestBranchCatalog(BranchCatalogContract):
+    pass
+
+
+class TestSnapshotStore(SnapshotStoreContract):
+    pass
+
+
+class TestEffectIndex(EffectIndexContract):
+    pass
+
+
+class TestRunLog(RunLogContract):
+    pass
+
+
+class TestFullTextSearch(FullTextSearchContract):
+    pass
+
+
+class TestObservationReader(ObservationReaderContract):
+    pass
 
 
 class TestPgIntents(IntentStoreContract):
@@ -337,7 +381,7 @@ def copy_effects(url: str, branch: int, n: int) -> None:
     import psycopg
 
     from workbench.events import canonical, event_hash, key_hash
-    from workbench.storage.pgschema import parse_url
+    from workbench.storage.postgres import parse_url
 
     with Journal.open(url) as j:
         b = j.branch(branch)
@@ -371,7 +415,7 @@ def generic_plans(url: str, statements: list[tuple[str, tuple]]) -> list[str]:
     executions), as EXPLAIN prints it."""
     import psycopg
 
-    from workbench.storage.pgschema import parse_url
+    from workbench.storage.postgres import parse_url
 
     conninfo, schema = parse_url(url)
     plans = []

@@ -23,6 +23,7 @@ from .errors import BranchConflict, EffectInFlight, StorageError, WorkbenchError
 
 if TYPE_CHECKING:
     from .journal import Journal
+    from .storage import Storage
 
 T = TypeVar("T")
 _CHARS = CharEstimator()  # the default estimator (stateless)
@@ -76,7 +77,7 @@ class Effects:
             self._fx_indexed = db.catch_up_effect_index()
             fx.clear()
         try:
-            j._compact_intents(due=True)
+            compact_intents(db, due=True)
         except WorkbenchError:
             pass  # tried again once the store grows further; a compaction loses nothing
         if stored is None:
@@ -376,3 +377,39 @@ class Effects:
             yield
         finally:
             self._receipt, self._receipt_ms = previous
+
+
+def unknown_outcomes(db: Storage, branch_id: int) -> list[str]:
+    """Effect keys started on a branch whose result was never committed (a read: it writes
+    nothing, so it answers while another process holds a write transaction)."""
+    announced = db.intents.pending(branch_id)
+    if not announced:
+        return []
+    done = db.committed_keys(branch_id, [kh for _, kh in announced])
+    return [key for (_, kh), key in announced.items() if kh not in done]
+
+
+def compact_intents(db: Storage, force: bool = False, due: bool = False) -> None:
+    """Drop resolved announcements from the intent store: when it has grown large (a journal
+    closing), when the store says it is ``due`` (before an effect: a long-lived process keeps
+    it small as it goes), or always (``force``, vacuum)."""
+    if db.readonly:
+        return
+    if due:
+        if not db.intents.due():
+            return
+    elif db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
+        return
+    try:
+        db.catch_up_effect_index()  # so the check below reads the index, not the events
+    except WorkbenchError:
+        pass  # it reads the events the index lacks instead
+
+    def still_open(announced: dict[tuple[int, bytes], str]) -> dict[tuple[int, bytes], str]:
+        by_branch: dict[int, list[bytes]] = {}
+        for b, kh in announced:
+            by_branch.setdefault(b, []).append(kh)
+        done = {(b, kh) for b, khs in by_branch.items() for kh in db.committed_keys(b, khs)}
+        return {k: v for k, v in announced.items() if k not in done}
+
+    db.intents.compact(still_open)

@@ -380,7 +380,7 @@ def _to_polars(node: Node, schema: dict[str, Any]) -> pl.Expr:
         if node.op == "!=":
             return col.is_not_null()
         raise InvalidValue(f"filter: {node.op} null means nothing; use == null or != null")
-    return {
+    compared: pl.Expr = {
         "==": col == value,
         "!=": col != value,
         "<": col < value,
@@ -388,6 +388,7 @@ def _to_polars(node: Node, schema: dict[str, Any]) -> pl.Expr:
         ">": col > value,
         ">=": col >= value,
     }[node.op]
+    return compared
 
 
 def select(

@@ -10,16 +10,17 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import refs
+from . import forking, refs
 from .branch import Branch
 from .buffer import LazyBuffer
 from .diff import diff as diff_states
+from .effects import compact_intents, unknown_outcomes
 from .errors import InvalidValue, NotFound, WorkbenchError
+from .forking import SweepInfo
 from .history import History, built_from
 from .matrix import build_matrix
 from .opening import (
@@ -36,6 +37,7 @@ from .provenance import provenance as trace_provenance
 from .storage import (
     BranchRow,
     EventRow,
+    FullTextSearch,
     RunRow,
     SearchHit,
     Storage,
@@ -44,7 +46,7 @@ from .storage import (
     open_storage,
 )
 from .subscriptions import Subscription
-from .verify import VerifyReport, verify
+from .verify import VerifyReport, expected_heads, verify
 
 if TYPE_CHECKING:
     import polars as pl
@@ -59,22 +61,6 @@ __all__ = [
     "record_of",
     "state_name_of",
 ]
-
-ANCHOR_HEX = 32  # hex characters of an expected hash, at least: 128 bits nobody can grind
-
-
-@dataclass(frozen=True, slots=True)
-class SweepInfo:
-    """A recorded sweep: forks of ``base`` at ``at``, one per parameter set."""
-
-    id: int
-    base: int
-    at: int
-    spec: dict[str, Any]
-    created: int
-    branches: list[int]
-    how: dict[str, Any] = field(default_factory=dict)  # how it was last run (runner, ...)
-
 
 record_of = ev.record_of
 
@@ -281,7 +267,7 @@ class Journal:
             try:
                 self.flush()
                 if not self.readonly:
-                    self._compact_intents()
+                    compact_intents(self._storage)
             finally:
                 self._closed = True
                 self._buffer.close()
@@ -442,26 +428,7 @@ class Journal:
         sweep: int | None = None,
     ) -> list[Branch]:
         """Fork ``base`` at ``at`` once per (name, params): one row each, nothing copied."""
-        self.flush(base.id)  # the fork point may be buffered; before any transaction
-        base._check_seq(at, "fork at")
-        rows: list[tuple[str | None, int, int, str, int | None]] = []
-        for name, params in specs:
-            if name is not None and ev.check_text(name, "a branch name").isdigit():
-                raise InvalidValue(f"a branch name is a non-empty, non-numeric str, not {name!r}")
-            given = {} if params is None else params
-            if not isinstance(given, Mapping):
-                raise InvalidValue(
-                    f"params must be a dict of JSON-safe values, not {type(given).__name__}"
-                )
-            rows.append((name, base.id, at, ev.canonical(dict(given), "params"), sweep))
-        ids = self.storage.insert_branches(rows)
-        at_hash = base._hash_at(at)
-        out = []
-        for bid, (name, parent, fork_seq, params_text, sw) in zip(ids, rows, strict=True):
-            row = BranchRow(bid, name, parent, fork_seq, params_text, 0, sw)
-            self.history.remember(row)
-            out.append(Branch(self, row, head=(fork_seq, at_hash)))
-        return out
+        return forking.fork(self, base, at, specs, sweep)
 
     def sweep(
         self,
@@ -474,24 +441,7 @@ class Journal:
         """Fork ``base`` at ``at`` once per parameter set (rows only) and record the sweep; with
         ``how`` (runner, workers, target...), also how it runs and a pending run per fork, in
         the same transaction (a coordinator killed right after planning resumes the same way)."""
-        b = base if isinstance(base, Branch) else self.branch(base)
-        plist = [dict(p) for p in params]
-        if not plist:
-            raise InvalidValue("a sweep needs at least one parameter set")
-        b._check_seq(at, "sweep at")
-        text = ev.canonical({"params": plist, **(dict(spec) if spec else {})}, "sweep")
-        how_text = ev.canonical(dict(how), "how") if how is not None else None
-        self.flush(
-            b.id
-        )  # not inside the transaction: a rollback would take acknowledged events with it
-        with self.storage.atomic():
-            sweep_id = self.storage.insert_sweep(b.id, at, text)
-            forks = self.fork(b, at, [(None, p) for p in plist], sweep=sweep_id)
-            if how is not None and how_text is not None:
-                self.storage.set_sweep_how(sweep_id, how_text)
-                for f in forks:
-                    self.storage.put_run(f.id, sweep_id, "pending", runner=how.get("runner"))
-            return forks
+        return forking.sweep(self, base, at, params, spec, how)
 
     def open_sweep(
         self,
@@ -502,15 +452,7 @@ class Journal:
     ) -> int:
         """Record an adaptive sweep before its first fork (its trials are forked one at a time
         with ``sweep_fork``); returns its id."""
-        b = base if isinstance(base, Branch) else self.branch(base)
-        b._check_seq(at, "sweep at")
-        text = ev.canonical({"params": [], **dict(spec)}, "sweep")
-        how_text = ev.canonical(dict(how), "how")
-        self.flush(b.id)
-        with self.storage.atomic():
-            sweep_id = self.storage.insert_sweep(b.id, at, text)
-            self.storage.set_sweep_how(sweep_id, how_text)
-            return sweep_id
+        return forking.open_sweep(self, base, at, spec, how)
 
     def sweep_fork(
         self,
@@ -522,12 +464,7 @@ class Journal:
     ) -> Branch:
         """Add one fork of ``base`` at ``at`` to a recorded sweep, with its pending run, in one
         transaction (an adaptive sweep's next trial)."""
-        b = base if isinstance(base, Branch) else self.branch(base)
-        self.flush(b.id)
-        with self.storage.atomic():
-            (fork,) = self.fork(b, at, [(None, params)], sweep=sweep)
-            self.storage.put_run(fork.id, sweep, "pending", runner=runner)
-            return fork
+        return forking.sweep_fork(self, sweep, base, at, params, runner)
 
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """The run records of a sweep's forks (or of every sweep): status, times, error."""
@@ -560,61 +497,14 @@ class Journal:
 
     def sweeps(self) -> list[SweepInfo]:
         """Every recorded sweep with the ids of its forks."""
-        self._settle()
-        by_sweep: dict[int, list[int]] = {}
-        for r in self.storage.branch_rows():
-            if r.sweep is not None:
-                by_sweep.setdefault(r.sweep, []).append(r.id)
-        return [
-            SweepInfo(
-                s.id,
-                s.base,
-                s.at,
-                ev.loads(s.spec),
-                s.created,
-                by_sweep.get(s.id, []),
-                ev.loads(s.how) if s.how else {},
-            )
-            for s in self.storage.sweep_rows()
-        ]
+        return forking.sweeps(self)
 
     def unknown_outcomes(self, branch_id: int) -> list[str]:
         """Effect keys started on a branch whose result was never committed.
 
         A read: it writes nothing (buffered events stay buffered: effects are never buffered),
         so it answers at once while another process holds a write transaction."""
-        db = self.storage
-        announced = db.intents.pending(branch_id)
-        if not announced:
-            return []
-        done = db.committed_keys(branch_id, [kh for _, kh in announced])
-        return [key for (_, kh), key in announced.items() if kh not in done]
-
-    def _compact_intents(self, force: bool = False, due: bool = False) -> None:
-        """Drop resolved announcements from the intent store: when it has grown large (at
-        close), when the store says it is ``due`` (before an effect: a long-lived process keeps
-        it small as it goes), or always (``force``, vacuum)."""
-        db = self.storage
-        if db.readonly:
-            return
-        if due:
-            if not db.intents.due():
-                return
-        elif db.intents.size() < (1 if force else db.intents.COMPACT_BYTES):
-            return
-        try:
-            db.catch_up_effect_index()  # so the check below reads the index, not the events
-        except WorkbenchError:
-            pass  # it reads the events the index lacks instead
-
-        def still_open(announced: dict[tuple[int, bytes], str]) -> dict[tuple[int, bytes], str]:
-            by_branch: dict[int, list[bytes]] = {}
-            for b, kh in announced:
-                by_branch.setdefault(b, []).append(kh)
-            done = {(b, kh) for b, khs in by_branch.items() for kh in db.committed_keys(b, khs)}
-            return {k: v for k, v in announced.items() if k not in done}
-
-        db.intents.compact(still_open)
+        return unknown_outcomes(self.storage, branch_id)
 
     # -- reading --------------------------------------------------------------------------
 
@@ -686,7 +576,8 @@ class Journal:
         self.storage.writable()
 
         before = self.storage.size_bytes()
-        self._compact_intents(force=True)  # first: it writes (the new log, the effect index)
+        # first: it writes (the new intent log, the effect index)
+        compact_intents(self.storage, force=True)
         self.storage.vacuum()
         return before, self.storage.size_bytes()
 
@@ -729,7 +620,13 @@ class Journal:
             raise InvalidValue(f"limit is a positive int, not {limit!r}")
         self._settle()
         segments = None if branch is None else self.history.segments(self._resolve(branch))
-        hits: list[SearchHit] = self.storage.search(text, segments, limit)
+        storage = self.storage
+        if not isinstance(storage, FullTextSearch):
+            raise WorkbenchError(
+                f"{self.path}: this journal's backend has no full-text search; find events with "
+                "journal.tail() or journal.record() instead"
+            )
+        hits: list[SearchHit] = storage.search(text, segments, limit)
         return [self.record((h.branch, h.seq)) for h in hits]
 
     def matrix(self, **options: Any) -> pl.DataFrame:
@@ -749,20 +646,4 @@ class Journal:
         journal cannot prove about itself.
         """
         self._settle()
-        return verify(self.storage, self.history, self._anchors(expect))
-
-    def _anchors(self, expect: Mapping[int | str, str] | None) -> list[tuple[int, str]]:
-        if expect is None:
-            return []
-        if not isinstance(expect, Mapping):
-            raise InvalidValue("expect maps branches (id or name) to expected head hashes")
-        out = []
-        for ref, h in expect.items():
-            p = h.lower() if isinstance(h, str) else ""
-            if not (ANCHOR_HEX <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
-                raise InvalidValue(
-                    f"expected hash {h!r} for branch {ref!r} is not {ANCHOR_HEX} to 64 hex "
-                    "characters (a shorter prefix could be matched by a forged history)"
-                )
-            out.append((self._resolve(ref), p))
-        return out
+        return verify(self.storage, self.history, expected_heads(expect, self._resolve))

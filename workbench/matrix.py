@@ -19,7 +19,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import InvalidValue, NotFound
-from .storage import BranchRow, Observation, observation_schema
+from .storage import (
+    BranchRow,
+    Observation,
+    observation_schema,
+    observations_frame,
+    read_observations,
+)
 
 if TYPE_CHECKING:
     import polars as pl
@@ -125,18 +131,18 @@ def all_observations(journal: Journal) -> pl.DataFrame:
 
     db = journal.storage
     if db.in_transaction:  # rows of an open transaction may still roll back: never keep them
-        frame: pl.DataFrame = db.observations_frame()
+        frame: pl.DataFrame = observations_frame(db)
         return frame
     seen = _READ.get(db)
     if seen is None:
-        seen = _ReadSoFar(db.observations_frame())
+        seen = _ReadSoFar(observations_frame(db))
         try:
             _READ[db] = seen
         except TypeError:  # a storage that cannot be weakly referenced is read whole each time
             return seen.frame
         return seen.frame
     with seen.lock:
-        rows = db.observations(seen.position)
+        rows = read_observations(db, seen.position)
         if rows:
             seen.frame = pl.concat([seen.frame, _observations(rows)], how="vertical")
             seen.position = rows[-1].position
@@ -308,7 +314,7 @@ def branch_table(
         ),
         pl.Series("status", [runs.get(i) for i in ids], dtype=pl.Utf8),
     )
-    obs = journal.storage.observations_frame()
+    obs = all_observations(journal)
     if sweep is not None or branches is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     table, metrics = _metric_table(obs, summary, frame.columns)
@@ -489,7 +495,7 @@ class LiveMatrix:
         """Fold in new observations; returns how many rows arrived."""
 
         db = self.journal.storage
-        rows = db.observations(self.cursor)
+        rows = read_observations(db, self.cursor)
         if not rows:
             return 0
         self.cursor = rows[-1].position

@@ -8,13 +8,13 @@ elsewhere is checked: it must still be in its branch's history.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
 
 from . import events as ev
-from .errors import StorageError
+from .errors import InvalidValue, StorageError
 from .history import History
 from .storage import Storage
 from .storage.base import BranchRow, Head, SnapshotRecord, VerifyEvent
@@ -45,6 +45,30 @@ class VerifyReport:
             "anchored": [{"branch": b, "seq": s, "hash": h} for b, s, h in self.anchored],
             "problems": [{"branch": b, "seq": s, "what": w} for b, s, w in self.problems],
         }
+
+
+ANCHOR_HEX = 32  # hex characters of an expected hash, at least: 128 bits nobody can grind
+
+
+def expected_heads(
+    expect: Mapping[int | str, str] | None, resolve: Callable[[int | str], int]
+) -> list[tuple[int, str]]:
+    """The anchors of ``Journal.verify(expect=...)``: (branch id, lowercase hex prefix) pairs,
+    each checked (at least ANCHOR_HEX hex characters) before anything is read."""
+    if expect is None:
+        return []
+    if not isinstance(expect, Mapping):
+        raise InvalidValue("expect maps branches (id or name) to expected head hashes")
+    out = []
+    for ref, h in expect.items():
+        p = h.lower() if isinstance(h, str) else ""
+        if not (ANCHOR_HEX <= len(p) <= 64) or any(c not in "0123456789abcdef" for c in p):
+            raise InvalidValue(
+                f"expected hash {h!r} for branch {ref!r} is not {ANCHOR_HEX} to 64 hex "
+                "characters (a shorter prefix could be matched by a forged history)"
+            )
+        out.append((resolve(ref), p))
+    return out
 
 
 def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> VerifyReport:

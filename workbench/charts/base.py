@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from ..errors import CannotDraw, InvalidValue
 from ..matrix import SEED_LIKE
@@ -26,26 +26,41 @@ PICK, BRUSH, KEEP = "pick", "brush", "keep"
 NUMBER = ".4~g"  # how values read in tooltips
 
 
+def layered(*charts: Any) -> alt.LayerChart:
+    """``alt.layer`` of charts without facets, typed as what it then is: a LayerChart."""
+    import altair as alt
+
+    out = alt.layer(*charts)
+    if not isinstance(out, alt.LayerChart):  # altair layers faceted charts into a FacetChart
+        raise TypeError(f"layered() takes charts without facets; got {type(out).__name__}")
+    return out
+
+
 def check_theme(theme: str) -> None:
     if theme not in THEMES:
         raise InvalidValue(f"theme is one of {', '.join(THEMES)}, not {theme!r}")
 
 
-def themed(chart: Any, theme: str) -> Any:
+C = TypeVar("C")  # an altair chart of any kind: themed gives back the same kind
+
+
+def themed(chart: C, theme: str) -> C:
     """A chart as drawn for JupyterLab's theme: "light" as it is, "dark" on a dark background
     with light ink."""
     check_theme(theme)
     if theme != "dark":
         return chart
     ink, grid = "#e0e0e0", "#444444"
-    return (
-        chart.configure(background="#1e1e1e")
+    configured: Any = chart  # altair's methods carry no annotations
+    return cast(
+        C,
+        configured.configure(background="#1e1e1e")
         .configure_axis(
             labelColor=ink, titleColor=ink, gridColor=grid, domainColor=ink, tickColor=ink
         )
         .configure_legend(labelColor=ink, titleColor=ink)
         .configure_title(color=ink)
-        .configure_text(color=ink)
+        .configure_text(color=ink),
     )
 
 

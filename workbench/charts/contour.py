@@ -9,7 +9,19 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue
-from .base import NUMBER, bounds, cannot, is_log, is_number, pick, themed, tooltips, values, varied
+from .base import (
+    NUMBER,
+    bounds,
+    cannot,
+    is_log,
+    is_number,
+    layered,
+    pick,
+    themed,
+    tooltips,
+    values,
+    varied,
+)
 from .data import ORDER
 
 if TYPE_CHECKING:
@@ -172,7 +184,7 @@ def contour(
             .mark_point(color="white", opacity=0.8, size=18)
             .encode(x=px, y=py, tooltip=tooltips(points, ["branch", a, b, y]))
         )
-    chart = alt.layer(*layers).properties(
+    chart = layered(*layers).properties(
         width=width, height=height, title=title or f"{y} over {a} and {b}"
     )
     return themed(chart, theme)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import NUMBER, brush, cannot, pick, picked_size, themed, tooltips, values
+from .base import NUMBER, brush, cannot, layered, pick, picked_size, themed, tooltips, values
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -74,7 +74,7 @@ def history(
         ],
     )
     goal = "highest" if direction == "maximize" else "lowest"
-    chart = alt.layer(points, line).properties(
+    chart = layered(points, line).properties(
         width=width,
         height=height,
         title=title or f"{y} by {order_label}, and the {goal} so far",

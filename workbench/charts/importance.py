@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue
-from .base import bounds, cannot, is_log, is_number, themed, values, varied
+from .base import bounds, cannot, is_log, is_number, layered, themed, values, varied
 
 if TYPE_CHECKING:
     import altair as alt
@@ -151,7 +151,7 @@ def importance(
     bars = base.mark_bar(color="#4c78a8")
     labels = base.mark_text(align="left", dx=4).encode(text=alt.Text("importance:Q", format=".2f"))
     name = {"fanova": "fANOVA", "mdi": "mean decrease impurity"}[evaluator]
-    chart = alt.layer(bars, labels).properties(
+    chart = layered(bars, labels).properties(
         width=width,
         height=max(60, 28 * data.height),
         title=title or f"what decides {y} ({name} over {n} forks)",

@@ -10,7 +10,18 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue
 from ..matrix import aggregate, last_per_branch, param_columns
-from .base import NUMBER, bounds, brush, check_theme, pick, picked_size, themed, tooltips, values
+from .base import (
+    NUMBER,
+    bounds,
+    brush,
+    check_theme,
+    layered,
+    pick,
+    picked_size,
+    themed,
+    tooltips,
+    values,
+)
 
 if TYPE_CHECKING:
     import altair as alt
@@ -134,7 +145,7 @@ def metric_vs_param(
             .add_params(pick(), zoom)
         )
         layers.append(faint)
-    chart = alt.layer(*layers).properties(width=width, height=height)
+    chart: alt.LayerChart | alt.FacetChart = layered(*layers).properties(width=width, height=height)
     if facet is not None:
         chart = chart.facet(column=alt.Column(f"{facet}:N", title=facet))
     label = {"mean": "", "max": " (max)", "last": " (last)"}[agg]

@@ -6,6 +6,7 @@ keeps the branches inside it (``keep``) and filters its table to them."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ..matrix import last_per_branch, param_columns
@@ -17,6 +18,7 @@ from .base import (
     cannot,
     is_log,
     is_number,
+    layered,
     pick,
     themed,
     tooltips,
@@ -49,7 +51,7 @@ def _nice(span: float) -> float:
     """A round step (1, 2, 2.5 or 5 times a power of ten) at least ``span``."""
     if span <= 0:
         return 1.0
-    power = 10 ** math.floor(math.log10(span))
+    power = 10.0 ** math.floor(math.log10(span))
     for m in (1, 2, 2.5, 5, 10):
         if span <= m * power:
             return m * power
@@ -103,7 +105,9 @@ def _axis(
         src = pl.col(name).cast(pl.Float64)
         t = src.log10() if log else src
         pos = ((t - a) / (b - a)) if b > a else pl.lit(0.5)
-        place = (lambda v: (f(v) - a) / (b - a)) if b > a else (lambda v: 0.5)
+        place: Callable[[float], float] = (
+            (lambda v: (f(v) - a) / (b - a)) if b > a else (lambda v: 0.5)
+        )
         distinct = sorted(col.unique().to_list())
         marks = distinct if param and len(distinct) <= MAX_LABELS else _ticks(lo, hi, log)
         return pos, [(place(float(v)), _label(v)) for v in marks]
@@ -228,7 +232,7 @@ def parallel(
         .encode(x=x, y=pos_y, text="label:N")
     )
     marks = alt.Chart(values(ticks)).mark_tick(color="#888888", size=8).encode(x=x, y=pos_y)
-    chart = alt.layer(rules, drawn, dots, marks, text).properties(
+    chart = layered(rules, drawn, dots, marks, text).properties(
         width=width,
         height=height,
         title=title or f"{y} across {', '.join(axes[:-1])}",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import brush, cannot, pick, picked_size, themed, tooltips, values
+from .base import brush, cannot, layered, pick, picked_size, themed, tooltips, values
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ def pareto(
         .mark_line(color="#e45756")
         .encode(x=x, y=y, order=f"{a}:Q")
     )
-    chart = alt.layer(edge, points).properties(
+    chart = layered(edge, points).properties(
         width=width,
         height=height,
         title=title or f"{b} against {a}: {len(best)} forks on the Pareto front",

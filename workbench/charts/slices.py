@@ -87,7 +87,7 @@ def slices(
     with warnings.catch_warnings():
         # one "pick" shared by every panel is what we want; altair says it merged them
         warnings.filterwarnings("ignore", message="Automatically deduplicated")
-        chart = alt.hconcat(*panels).resolve_scale(y="shared", color="shared")
+        chart: alt.HConcatChart = alt.hconcat(*panels).resolve_scale(y="shared", color="shared")
     chart = chart.properties(title=title or f"{y} against each parameter")
     return themed(chart, theme)
 

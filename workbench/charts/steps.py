@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .base import brush, cannot, pick, themed, tooltips, values
+from .base import brush, cannot, layered, pick, themed, tooltips, values
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def steps(
         .encode(tooltip=tooltips(data, ["branch", "step", y, *extra, STATE], titles))
         .add_params(pick(), brush(["x"]))
     )
-    chart = alt.layer(lines, dots).properties(
+    chart = layered(lines, dots).properties(
         width=width,
         height=height,
         title=title or f"{y} by step, one line per fork ({forks})",

@@ -1,74 +1,100 @@
 """The storage seam: the only package that knows SQL or imports a database driver.
 
-``Storage`` (``base.py``) is what a journal backend must do, with rows by name; ``open_storage``
-opens one. The SQLite backend is ``SQLiteStorage`` (``sqlite.py``, built on ``connection.py``
-and ``catalog.py``, its schema in ``schema.py``, its faults translated in ``faults.py``);
-effect intents live in an ``IntentStore`` (``intents.py``: a sidecar log, or a table inside an
-encrypted file). The PostgreSQL backend is ``postgres.PostgresStorage`` (its schema and faults in
-``pgschema.py``), imported only when a URL is opened.
+``base.py`` says what a journal backend must do, one protocol per role (``Storage`` combines
+the required ones), with rows by name; ``open_storage`` opens one. Two backends of one shape
+implement it: ``sqlite/`` (``SQLiteStorage``, the embedded default) and ``postgres/``
+(``PostgresStorage``, imported only when a URL is opened). Each is a package of the same
+modules (storage, connection, writes, catalog, search, schema, faults, intents); neither
+imports the other, and what both need lives in ``common.py`` (format constants, columns,
+refusals, locations) and ``announcements.py`` (who is running which effect).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from .base import (
     EVENT_SHAPES,
-    FULL_EVENT_COLS,
+    BranchCatalog,
     BranchRow,
     EffectHit,
+    EffectIndex,
+    EventLog,
     EventRow,
     FullEvent,
+    FullTextSearch,
     HashHit,
     Head,
     IdentifiedEvent,
     IntentStore,
     Observation,
+    ObservationReader,
     Provenance,
+    RunLog,
     RunRow,
     SearchHit,
     Segment,
     SnapshotRecord,
     SnapshotRow,
+    SnapshotStore,
     StateEvent,
     Storage,
+    StoreCore,
     StoredEvent,
     SweepRow,
     VerifyEvent,
     observation_schema,
+    observations_frame,
+    read_observations,
 )
-from .connection import is_journal_file, now_ms
-from .faults import is_driver_error, translate
-from .intents import IntentLog, TableIntents
-from .pgschema import is_url, redacted
-from .schema import PAGE_SIZE, TRIGGERLESS_BATCH, WAL_AUTOCHECKPOINT_BYTES
-from .sqlite import SQLiteStorage
+from .common import FULL_EVENT_COLS, TRIGGERLESS_BATCH, is_url, now_ms, redacted
+from .sqlite import (
+    PAGE_SIZE,
+    WAL_AUTOCHECKPOINT_BYTES,
+    IntentLog,
+    SQLiteStorage,
+    TableIntents,
+    is_driver_error,
+    is_journal_file,
+    translate,
+)
+
+if TYPE_CHECKING:
+    from .postgres import PostgresStorage  # psycopg is an optional extra
 
 __all__ = [
     "EVENT_SHAPES",
     "PAGE_SIZE",
     "TRIGGERLESS_BATCH",
     "WAL_AUTOCHECKPOINT_BYTES",
+    "BranchCatalog",
     "BranchRow",
     "FULL_EVENT_COLS",
     "EffectHit",
+    "EffectIndex",
+    "EventLog",
     "EventRow",
     "FullEvent",
+    "FullTextSearch",
     "HashHit",
     "Head",
     "IdentifiedEvent",
     "IntentLog",
     "IntentStore",
     "Observation",
+    "ObservationReader",
     "Provenance",
+    "RunLog",
     "RunRow",
     "SQLiteStorage",
     "SearchHit",
     "Segment",
     "SnapshotRecord",
     "SnapshotRow",
+    "SnapshotStore",
     "StateEvent",
     "Storage",
+    "StoreCore",
     "StoredEvent",
     "SweepRow",
     "TableIntents",
@@ -78,7 +104,9 @@ __all__ = [
     "is_url",
     "now_ms",
     "observation_schema",
+    "observations_frame",
     "open_storage",
+    "read_observations",
     "redacted",
     "translate",
 ]
@@ -97,7 +125,7 @@ def open_storage(
 ) -> Storage:
     """Open (or create) the journal backend at ``path``: a file, ":memory:", or a PostgreSQL
     URL (``postgresql://user@host:port/db?journal=NAME``)."""
-    backend: type[Any] = SQLiteStorage
+    backend: type[SQLiteStorage] | type[PostgresStorage] = SQLiteStorage
     if is_url(path):
         from .postgres import PostgresStorage
 

@@ -1,11 +1,14 @@
-"""The storage seam: what a journal backend must do (``Storage``), the intent store beside it
+"""The storage seam: what a journal backend must do, role by role (``StoreCore``, ``EventLog``,
+``BranchCatalog``, ``SnapshotStore``, ``EffectIndex``, ``RunLog``; ``Storage`` is all six, and
+``FullTextSearch`` and ``ObservationReader`` are optional), the intent store beside it
 (``IntentStore``), and the rows they return, by name.
 
 Everything above this package (journal, branch, history, sweeps, matrix, CLI, server) reaches a
 backend only through these protocols. A backend translates its driver's faults into
 ``StorageError`` subclasses and holds the invariants it can: a unique ``(branch, seq)``, appends
-only after the stored head, events never updated or deleted. The contract tests in
-``tests/test_storage_contract.py`` say the same in code; a new backend subclasses them.
+only after the stored head, events never updated or deleted. The contract tests
+(``tests/storage_contract.py``, one class per role) say the same in code; a new backend runs
+them as ``tests/test_storage_contract.py`` and ``tests/test_postgres.py`` do.
 """
 
 from __future__ import annotations
@@ -13,9 +16,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from ..errors import BranchConflict, Conflict, InvalidValue
+import orjson
 
 # (branch, first_seq, last_seq or None): one piece of a resolved history, seqs inclusive.
 Segment = tuple[int, int, int | None]
@@ -44,58 +47,6 @@ EVENT_SHAPES: dict[str, tuple[str, ...]] = {
 
 # The fields of a fork's run record besides its branch, sweep and status.
 RUN_FIELDS = ("runner", "notebook", "error", "started", "finished", "wall_ms")
-
-
-def check_run_fields(fields: Iterable[str]) -> None:
-    """Refuse a run-record field no backend stores (before anything is written)."""
-    unknown = set(fields) - set(RUN_FIELDS)
-    if unknown:
-        raise InvalidValue(
-            f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}"
-        )
-
-
-def in_segments(segments: Sequence[Segment], branch: int, seq: int, upto: int) -> bool:
-    """Whether (branch, seq) is an event of the resolved history ``segments`` up to seq
-    ``upto`` (the parent's events after a fork point are not)."""
-    if seq > upto:
-        return False
-    for b, first, last in segments:
-        if b == branch:
-            return first <= seq and (last is None or seq <= last)
-    return False
-
-
-def branch_moved(branch: int, expected: int, actual: int | None) -> BranchConflict:
-    """The error of an append that does not follow the branch's stored head (every backend)."""
-    return BranchConflict(
-        f"branch {branch} moved: this handle expected head {expected} but the journal's "
-        f"head is {actual} (another writer appended, or events this handle counted on "
-        f"were never written); take a fresh handle with journal.branch({branch}) and "
-        f"decide again",
-        branch=branch,
-        expected=expected,
-        actual=actual,
-    )
-
-
-def event_id_taken(branch: int) -> Conflict:
-    """The error of an append whose caller id another writer took first (every backend)."""
-    return Conflict(
-        "that event id was taken by another writer a moment ago; apply again: the same "
-        "delta returns the existing seq, another one is refused",
-        branch=branch,
-    )
-
-
-def name_taken(rows: Sequence[tuple[str | None, int, int, str, int | None]]) -> Conflict:
-    """The error of ``insert_branches`` when a name is in use (every backend)."""
-    taken = [name for name, *_ in rows if name is not None]
-    return Conflict(
-        f"a branch named {taken[0]!r} already exists; choose another name or open it "
-        f"with journal.branch({taken[0]!r})",
-        name=taken[0],
-    )
 
 
 class StoredEvent(NamedTuple):
@@ -209,12 +160,6 @@ class FullEvent(NamedTuple):
     render_ms: float | None
 
 
-FULL_EVENT_COLS = (
-    "branch, seq, kind, hash, parent_hash, ts, payload, key_hash, metric, value, occurred_at, "
-    "fx_ms, attempts, event_id, render_ms"
-)
-
-
 class EffectHit(NamedTuple):
     """A stored effect found by its key."""
 
@@ -279,9 +224,7 @@ class IntentStore(Protocol):
     """Where effects are announced before they run (durably), so a crash leaves their keys as
     unknown outcomes and a second live announcer of the same effect is refused."""
 
-    mark: tuple[int, int] | None
-    start_mark: tuple[int, int] | None
-    COMPACT_BYTES: int
+    COMPACT_BYTES: int  # the size past which a journal compacts the store when it closes
 
     def announce(self, branch: int, key_hash: bytes, key: str) -> tuple[int, str, str | None]:
         """(attempt number, this announcement's id, id of a live earlier announcement or None)."""
@@ -310,8 +253,9 @@ class IntentStore(Protocol):
 
     def compact(
         self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
-    ) -> Any:
-        """Keep only what ``still_open(announced)`` returns."""
+    ) -> bool:
+        """Keep only what ``still_open(announced)`` returns; False when it could not now (opened
+        read-only, or another process holds what it would rewrite)."""
         ...
 
     def size(self) -> int:
@@ -323,9 +267,15 @@ class IntentStore(Protocol):
         ...
 
 
-class Storage(Protocol):
-    """What a journal backend must do. Rows come back as the named tuples above; faults arrive
-    as ``StorageError`` subclasses; every method is safe to call from several threads."""
+# -- the roles of a backend ---------------------------------------------------------------------
+# Six required roles make a ``Storage``; two more are optional (a backend may leave them out,
+# and ``read_observations``/``observations_frame`` and ``Journal.search`` cope). Each role has
+# its own part of the contract suite (tests/storage_contract.py).
+
+
+class StoreCore(Protocol):
+    """The store as a whole: where it is and how it was opened, one write transaction, locks
+    across processes, metadata and upkeep. Every method is safe to call from several threads."""
 
     path: str  # what messages show (a URL without its password)
     location: str  # what another process opens: the path, or the full URL
@@ -333,10 +283,8 @@ class Storage(Protocol):
     encrypted: bool
     durability: str
     meta: dict[str, str]
-    intents: IntentStore
     lock: threading.RLock
 
-    # -- the file ---------------------------------------------------------------------------
     def close(self) -> None:
         """Close the connection (idempotent)."""
         ...
@@ -368,7 +316,7 @@ class Storage(Protocol):
         ...
 
     def vacuum(self) -> None:
-        """Rebuild the file compactly."""
+        """Rebuild the store compactly."""
         ...
 
     def quick_check(self) -> list[str]:
@@ -379,7 +327,11 @@ class Storage(Protocol):
         """Bytes the journal takes (a file and its WAL; a server's tables and indexes)."""
         ...
 
-    # -- events -----------------------------------------------------------------------------
+
+class EventLog(Protocol):
+    """Events and heads: appends that follow the branch's stored head, all or nothing, and
+    reads by resolved history, by global position and by hash."""
+
     def append(self, row: EventRow, shape: str) -> None:
         """Insert one event; BranchConflict unless it follows the branch's stored head."""
         ...
@@ -415,10 +367,6 @@ class Storage(Protocol):
 
     def heads(self) -> dict[int, Head]:
         """Every branch's own last event."""
-        ...
-
-    def fork_seq(self, branch: int) -> int | None:
-        """Where a branch forked."""
         ...
 
     def event_at(self, branch: int, seq: int) -> StoredEvent | None:
@@ -467,13 +415,114 @@ class Storage(Protocol):
         """Events whose hash lies in [lo, hi), earliest first."""
         ...
 
-    def search(
-        self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50
-    ) -> list[SearchHit]:
-        """Events whose payload matches a full-text query (in a resolved history, if given)."""
+    def provenance(self, branch: int, seq: int) -> Provenance | None:
+        """Who wrote an event, and how."""
         ...
 
-    # -- effects ----------------------------------------------------------------------------
+
+class BranchCatalog(Protocol):
+    """Branches and sweeps as rows, and the labels and subscriber positions beside them."""
+
+    def branch_row(self, branch_id: int) -> BranchRow | None:
+        """One branch."""
+        ...
+
+    def branch_by_name(self, name: str) -> BranchRow | None:
+        """One branch, by name."""
+        ...
+
+    def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
+        """Branches (the forks of ``parent``, or with ids after ``since_id``)."""
+        ...
+
+    def fork_seq(self, branch: int) -> int | None:
+        """Where a branch forked."""
+        ...
+
+    def insert_branches(
+        self, rows: Sequence[tuple[str | None, int, int, str, int | None]]
+    ) -> list[int]:
+        """Insert forks (name, parent, fork_seq, params, sweep), all or nothing; their ids.
+        Conflict for a name in use, NotFound for a parent that is not a branch."""
+        ...
+
+    def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
+        """Record a sweep (created now, or at unix-ms ``created``: a copied one); its id."""
+        ...
+
+    def sweep_rows(self) -> list[SweepRow]:
+        """Every sweep."""
+        ...
+
+    def set_sweep_how(self, sweep: int, how: str) -> None:
+        """Record how a sweep was run (runner, template or function, workers, timeout; JSON)."""
+        ...
+
+    def put_tag(self, label: str, branch: int, seq: int) -> None:
+        """Point a label at an event."""
+        ...
+
+    def tag(self, label: str) -> tuple[int, int] | None:
+        """(branch, seq) a label points at."""
+        ...
+
+    def tags(self) -> list[tuple[str, int, int]]:
+        """Every label: (label, branch, seq), by label."""
+        ...
+
+    def subscription(self, name: str) -> int:
+        """A subscriber's acknowledged position."""
+        ...
+
+    def ack(self, name: str, position: int) -> None:
+        """Move a subscriber's acknowledged position."""
+        ...
+
+
+class SnapshotStore(Protocol):
+    """Snapshots: a state sealed to the event it was built at, found by history and seq."""
+
+    def put_snapshot(
+        self,
+        branch: int,
+        seq: int,
+        state: str,
+        digest: bytes,
+        built: str | None = None,
+        replace: bool = False,
+    ) -> None:
+        """Store a snapshot."""
+        ...
+
+    def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> SnapshotRow | None:
+        """The latest snapshot at or before a seq in a resolved history."""
+        ...
+
+    def snapshot_marks(
+        self, segments: Sequence[Segment], hi: int
+    ) -> Iterator[tuple[int, int, str | None]]:
+        """(branch, seq, built) of the snapshots at or before a seq of a history, newest first."""
+        ...
+
+    def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
+        """(branch, seq, built) of every snapshot."""
+        ...
+
+    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
+        """The snapshot stored at (branch, seq)."""
+        ...
+
+    def snapshots(self) -> list[SnapshotRecord]:
+        """Every snapshot."""
+        ...
+
+
+class EffectIndex(Protocol):
+    """Effects found by key through a fork chain (never re-run), and where they are announced
+    before they run (``intents``)."""
+
+    intents: IntentStore
+
     def effect_keys(
         self, segments: Sequence[Segment], upto: int, after_position: int = 0
     ) -> dict[bytes, tuple[int, int]]:
@@ -511,42 +560,36 @@ class Storage(Protocol):
         """Which of these effect keys a branch committed itself (a read: writes nothing)."""
         ...
 
-    # -- snapshots --------------------------------------------------------------------------
-    def put_snapshot(
-        self,
-        branch: int,
-        seq: int,
-        state: str,
-        digest: bytes,
-        built: str | None = None,
-        replace: bool = False,
-    ) -> None:
-        """Store a snapshot."""
+
+class RunLog(Protocol):
+    """How each fork of a sweep ran: one record per fork, created and then updated."""
+
+    def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
+        """Create or update a fork's run record (``fields``: any of RUN_FIELDS)."""
         ...
 
-    def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> SnapshotRow | None:
-        """The latest snapshot at or before a seq in a resolved history."""
+    def runs(self, sweep: int | None = None) -> list[RunRow]:
+        """Fork run records (of one sweep), by branch."""
         ...
 
-    def snapshot_marks(
-        self, segments: Sequence[Segment], hi: int
-    ) -> Iterator[tuple[int, int, str | None]]:
-        """(branch, seq, built) of the snapshots at or before a seq of a history, newest first."""
+
+@runtime_checkable
+class FullTextSearch(Protocol):
+    """Optional: full-text search of event payloads (without it, ``Journal.search`` says the
+    backend cannot search)."""
+
+    def search(
+        self, query: str, segments: Sequence[Segment] | None = None, limit: int = 50
+    ) -> list[SearchHit]:
+        """Events whose payload matches a full-text query (in a resolved history, if given)."""
         ...
 
-    def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
-        """(branch, seq, built) of every snapshot."""
-        ...
 
-    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
-        """The snapshot stored at (branch, seq)."""
-        ...
+@runtime_checkable
+class ObservationReader(Protocol):
+    """Optional: observations read by their own query (without it, they are read from the
+    tail of events: ``read_observations``)."""
 
-    def snapshots(self) -> list[SnapshotRecord]:
-        """Every snapshot."""
-        ...
-
-    # -- observations -----------------------------------------------------------------------
     def observations(self, since: int = 0) -> list[Observation]:
         """Observations after a global position."""
         ...
@@ -555,65 +598,32 @@ class Storage(Protocol):
         """Every observation as a polars frame."""
         ...
 
-    # -- the catalog ------------------------------------------------------------------------
-    def branch_row(self, branch_id: int) -> BranchRow | None:
-        """One branch."""
-        ...
 
-    def branch_by_name(self, name: str) -> BranchRow | None:
-        """One branch, by name."""
-        ...
+class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, RunLog, Protocol):
+    """What a journal backend must do: every required role. Rows come back as the named tuples
+    above; faults arrive as ``StorageError`` subclasses."""
 
-    def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
-        """Branches (the forks of ``parent``, or with ids after ``since_id``)."""
-        ...
 
-    def insert_branches(
-        self, rows: Sequence[tuple[str | None, int, int, str, int | None]]
-    ) -> list[int]:
-        """Insert forks (name, parent, fork_seq, params, sweep); their ids."""
-        ...
+def read_observations(storage: Storage, since: int = 0) -> list[Observation]:
+    """Observations after a global position, in order: the backend's own query where it has
+    one (``ObservationReader``), else read from the tail of events."""
+    if isinstance(storage, ObservationReader):
+        return storage.observations(since)
+    out: list[Observation] = []
+    for e in storage.tail(since, None):
+        if e.kind == "observe":
+            doc = orjson.loads(e.payload)
+            out.append(
+                Observation(e.position, e.branch, e.seq, doc["name"], float(doc["value"]), e.ts)
+            )
+    return out
 
-    def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
-        """Record a sweep (created now, or at unix-ms ``created``: a copied one); its id."""
-        ...
 
-    def sweep_rows(self) -> list[SweepRow]:
-        """Every sweep."""
-        ...
+def observations_frame(storage: Storage) -> Any:
+    """Every observation as a polars frame (``observation_schema``), by the backend's own path
+    where it has one."""
+    if isinstance(storage, ObservationReader):
+        return storage.observations_frame()
+    import polars as pl
 
-    def set_sweep_how(self, sweep: int, how: str) -> None:
-        """Record how a sweep was run (runner, template or function, workers, timeout; JSON)."""
-        ...
-
-    def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
-        """Create or update a fork's run record."""
-        ...
-
-    def runs(self, sweep: int | None = None) -> list[RunRow]:
-        """Fork run records (of one sweep)."""
-        ...
-
-    def put_tag(self, label: str, branch: int, seq: int) -> None:
-        """Point a label at an event."""
-        ...
-
-    def tag(self, label: str) -> tuple[int, int] | None:
-        """(branch, seq) a label points at."""
-        ...
-
-    def tags(self) -> list[tuple[str, int, int]]:
-        """Every label: (label, branch, seq), by label."""
-        ...
-
-    def subscription(self, name: str) -> int:
-        """A subscriber's acknowledged position."""
-        ...
-
-    def ack(self, name: str, position: int) -> None:
-        """Move a subscriber's acknowledged position."""
-        ...
-
-    def provenance(self, branch: int, seq: int) -> Provenance | None:
-        """Who wrote an event, and how."""
-        ...
+    return pl.DataFrame(read_observations(storage), schema=observation_schema(), orient="row")

@@ -5,8 +5,9 @@ whose result it is, linked by the effect's key), and records written with
 
 from __future__ import annotations
 
+import threading
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ... import units
 from ...errors import InvalidValue
@@ -15,7 +16,21 @@ from .exceptions import MemoryUnitNotFoundError
 from .models import ProvenanceHop, ProvenanceRecord, Session, json_safe
 
 if TYPE_CHECKING:
-    from .client import StateForge
+    from ...journal import Journal
+
+
+class StateForge(Protocol):
+    """What provenance reads and writes through: the client's journal, its sessions, a
+    branch's writer and the lock that keeps one snapshot at a time (the client satisfies it;
+    naming it here keeps this module from importing the client that imports it)."""
+
+    journal: Journal
+    _lock: threading.RLock
+
+    def sessions_sync(self) -> list[Session]: ...
+
+    def writer(self, branch_id: int) -> Any: ...
+
 
 __all__ = ["find_unit", "get_provenance", "provenance", "write_provenance"]
 

@@ -1,10 +1,7 @@
 """Opening a journal file: one connection, every pragma, the schema, and transactions.
 
-A journal file is only ever opened through SQLite: closing any other descriptor of it would
-drop every POSIX lock this process holds on it, the live connection's included, and another
-process could then delete the WAL under it. SQLite shares lock state between the connections
-one library opens on one file in one process; two libraries (sqlite3 and SQLCipher's copy) do
-not, so a file is held through one of them at a time (a registry by inode).
+A journal file is only ever opened through SQLite, and by one driver at a time in a process
+(``files``: which files this process holds, and what can be read of one without a connection).
 
 A read leaves nothing beside a journal whose WAL holds nothing: SQLite would create a ``-wal``
 and a ``-shm`` for a read-only connection and could not remove them (only a writer's last close
@@ -25,9 +22,8 @@ import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
-from urllib.parse import quote
 
-from ..errors import (
+from ...errors import (
     Busy,
     Conflict,
     Corrupt,
@@ -38,14 +34,11 @@ from ..errors import (
     StorageError,
     WorkbenchError,
 )
+from ..base import Segment
+from ..common import APPLICATION, BRANCH_COLS, SCHEMA_VERSION, SNAPSHOT_COLS, now_ms
+from . import files
 from . import schema as sch
-from .base import Segment
 from .faults import Guard, translate
-
-
-def now_ms() -> int:
-    """Wall-clock unix time in milliseconds (event and branch timestamps)."""
-    return time.time_ns() // 1_000_000
 
 
 def _driver(key: Any) -> Any:
@@ -69,113 +62,6 @@ def _key_literal(key: str | bytes) -> str:
     if not isinstance(key, str) or not key:
         raise InvalidValue("a key is a non-empty passphrase (str) or 32 raw bytes")
     return "'" + key.replace("'", "''") + "'"
-
-
-# -- which journal files this process holds ---------------------------------------------------
-# SQLite shares lock state between the connections one library opens on one file in one
-# process, and keeps their descriptors open while a lock is held; two libraries (sqlite3 and
-# SQLCipher's copy) do not share it. So a file is opened by one driver at a time here, and
-# never with a plain descriptor.
-
-_OPEN_FILES: dict[tuple[int, int], list[Any]] = {}  # (st_dev, st_ino) -> [driver name, count]
-_OPEN_LOCK = threading.RLock()
-
-
-def _file_id(path: str) -> tuple[int, int] | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_dev, st.st_ino
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
-
-
-def _is_empty(path: str) -> bool:
-    """A 0-byte file with no WAL content (what truncation to zero looks like)."""
-    return _size(path) == 0 and _size(path + "-wal") == 0
-
-
-def _stamp(path: str) -> tuple[int, int, int, int] | None:
-    """What changes whenever a file's bytes do: (inode, size, mtime, ctime)."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    return st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
-
-
-def _read_uri(path: str) -> tuple[str, bool]:
-    """(URI, immutable) of a read-only connection that creates no file beside the journal when
-    its WAL holds nothing (see the module docstring), else an ordinary read-only one."""
-    if _size(path + "-wal") == 0:
-        return _ro_uri(path, immutable=True), True
-    return _ro_uri(path), False
-
-
-def _ro_uri(path: str, immutable: bool = False) -> str:
-    return f"file:{quote(os.path.abspath(path))}?mode=ro" + ("&immutable=1" if immutable else "")
-
-
-def is_journal_file(path: str) -> bool:
-    """True if ``path`` is a (plain) lithify journal; reads it only through SQLite, read-only."""
-    if not os.path.isfile(path):
-        return False
-    with _OPEN_LOCK:
-        fid = _file_id(path)
-        if fid is not None and fid in _OPEN_FILES:
-            return True  # this process has it open as a journal
-        if _is_empty(path):
-            return False
-        try:
-            con = sqlite3.connect(_read_uri(path)[0], uri=True, timeout=5, check_same_thread=False)
-        except sqlite3.Error:
-            return False
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
-        except sqlite3.Error:
-            return False
-        finally:
-            con.close()
-        return row is not None and row[0] == sch.APPLICATION
-
-
-def truncation(path: str) -> str | None:
-    """How much of a (plain) journal file is missing, if it is shorter than its header records
-    and has no WAL content that would hold the rest; else None. Reads the 100-byte header with
-    a plain descriptor, so only while this process holds no connection to the file."""
-    with _OPEN_LOCK:
-        fid = _file_id(path)
-        if fid is None or fid in _OPEN_FILES:
-            return None
-        try:
-            with open(path, "rb") as f:
-                header = f.read(100)
-        except OSError:
-            return None
-    if len(header) < 100 or not header.startswith(b"SQLite format 3\x00"):
-        return None
-    page = int.from_bytes(header[16:18], "big")
-    page = 65536 if page == 1 else page
-    recorded = int.from_bytes(header[28:32], "big")
-    if header[24:28] != header[92:96]:
-        return None  # the header's page count is stale (written by an old SQLite): unknown
-    return _missing(path, page, recorded)
-
-
-def _missing(path: str, page: int, recorded: int) -> str | None:
-    size = _size(path)
-    if _size(path + "-wal") > 0 or page <= 0 or recorded * page <= size:
-        return None  # pages past the file's end may be in the WAL
-    return (
-        f"the file is truncated: it holds {size // page:,} of the {recorded:,} pages its header "
-        f"records ({size:,} of {recorded * page:,} bytes)"
-    )
 
 
 class Connection:
@@ -230,9 +116,10 @@ class Connection:
             if key is not None:
                 raise InvalidValue("in-memory journals are not encrypted; open a file to use key=")
             self.conn = self._connect(path)
+            self._pragmas()
             self.ensure_schema(state_name, initial, digest, built)
             return
-        fid = _file_id(path)
+        fid = files.file_id(path)
         if fid is None:
             if readonly or create is False:
                 raise NotFound(
@@ -240,8 +127,8 @@ class Connection:
                     path=path,
                 )
             self._create(key, state_name, initial, digest, built)
-            fid = _file_id(path)
-        elif _is_empty(path) and create is not True:
+            fid = files.file_id(path)
+        elif files.is_empty(path) and create is not True:
             raise NotAJournal(
                 f"{path} is empty (0 bytes): truncated? Restore it from a copy; to start a new "
                 f"journal in this file, pass create=True (the CLI's `lithify run` does)",
@@ -256,7 +143,7 @@ class Connection:
         except BaseException as e:
             self._close_conn()
             self._release()
-            cut = truncation(path) if isinstance(e, Corrupt) and key is None else None
+            cut = files.truncation(path) if isinstance(e, Corrupt) and key is None else None
             if cut is not None:
                 raise Corrupt(
                     f"{path}: {cut}; restore it from a copy", path=path, damage=cut
@@ -264,33 +151,14 @@ class Connection:
             raise
 
     def _claim(self, fid: tuple[int, int], key: str | bytes | None) -> bool:
-        """Register this open of the file (by inode) for its driver; refuse a file this process
-        holds through the other driver. Returns whether no one here held it before."""
-        with _OPEN_LOCK:
-            held = _OPEN_FILES.get(fid)
-            if held is not None and held[0] != self.driver.__name__:
-                raise NotAJournal(
-                    f"{self.path} is open in this process as "
-                    + (
-                        "a plain journal: open it without key="
-                        if key is not None
-                        else "an encrypted journal: open it with its key="
-                    ),
-                    path=self.path,
-                )
-            entry = _OPEN_FILES.setdefault(fid, [self.driver.__name__, 0])
-            entry[1] += 1
-            self._fid = fid
-            return held is None
+        """Register this open of the file for its driver (see ``files.claim``)."""
+        first = files.claim(fid, self.driver.__name__, self.path, key is not None)
+        self._fid = fid
+        return first
 
     def _release(self) -> None:
         if self._fid is not None:
-            with _OPEN_LOCK:
-                entry = _OPEN_FILES.get(self._fid)
-                if entry is not None:
-                    entry[1] -= 1
-                    if entry[1] <= 0:
-                        del _OPEN_FILES[self._fid]
+            files.release(self._fid)
             self._fid = None
 
     def _connect(self, target: str, uri: bool = False) -> Any:
@@ -311,15 +179,15 @@ class Connection:
         if not self.readonly:
             self.conn = self._connect(path)
         else:
-            stamp = _stamp(path)
-            uri, self.immutable = _read_uri(path)
+            stamp = files.stamp(path)
+            uri, self.immutable = files.read_uri(path)
             self._watch = stamp if self.immutable else None
             self.conn = self._connect(uri, uri=True)
         try:
             self._probe(key, first_here)
         except WorkbenchError as e:
             self._close_conn()
-            if self.readonly and isinstance(e, ReadOnly) and _size(path + "-wal") > 0:
+            if self.readonly and isinstance(e, ReadOnly) and files.size_of(path + "-wal") > 0:
                 raise ReadOnly(
                     f"{path} has changes in {path}-wal that SQLite can only read with its -shm "
                     "index, which this read-only folder cannot hold: copy the journal with "
@@ -339,12 +207,12 @@ class Connection:
         """Before a query on a watched read-only open: replace an immutable connection once a
         WAL appears or the file changed (it would not see the change), by the kind of
         connection the file needs now."""
-        stamp = _stamp(self.path)
-        if _size(self.path + "-wal") == 0 and stamp == self._watch:
+        stamp = files.stamp(self.path)
+        if files.size_of(self.path + "-wal") == 0 and stamp == self._watch:
             return
         key = self._key
         old = self.conn
-        uri, immutable = _read_uri(self.path)
+        uri, immutable = files.read_uri(self.path)
         self.conn = self._connect(uri, uri=True)
         try:
             self._probe(key, False)
@@ -363,7 +231,7 @@ class Connection:
     def unchanged(self) -> None:
         """After a query on a watched read-only open: Busy if the file changed meanwhile (a
         writer folded its WAL into it while the query read it), so no torn result is used."""
-        if _stamp(self.path) != self._watch:
+        if files.stamp(self.path) != self._watch:
             self._watch = (0, 0, 0, 0)  # the next query reconnects
             raise Busy(
                 f"{self.path} changed while it was being read (another process wrote to it); "
@@ -400,7 +268,8 @@ class Connection:
         # The same driver (SQLCipher) without a key reads a plain file; no other driver holds
         # this file in this process (checked by the caller).
         try:
-            con = self.driver.connect(_read_uri(self.path)[0], uri=True, timeout=self.timeout_s)
+            uri = files.read_uri(self.path)[0]
+            con = self.driver.connect(uri, uri=True, timeout=self.timeout_s)
         except Exception:  # noqa: BLE001 (cannot tell: report the key as wrong)
             return False
         try:
@@ -415,6 +284,9 @@ class Connection:
         """Every pragma of a journal connection, in one place."""
         c = self.conn
         c.execute(f"PRAGMA busy_timeout = {int(self.timeout_s * 1000)}")
+        # The schema's one foreign key (a fork's parent is a branch) holds here as on the
+        # server: SQLite enforces none unless asked, on every connection.
+        c.execute("PRAGMA foreign_keys = ON")
         if self.readonly:
             return
         if self.path != ":memory:":
@@ -440,7 +312,7 @@ class Connection:
         """Create a new journal atomically: built complete under a temporary name, then linked
         into place, so no other process ever sees a half-made (or 0-byte) journal at ``path``."""
         path = self.path
-        if _size(path + "-wal") > 0:
+        if files.size_of(path + "-wal") > 0:
             raise Conflict(
                 f"{path}-wal exists but {path} does not: the leftover of a deleted journal. "
                 f"Restore {path}, or remove {path}-wal and {path}-shm to start a new one",
@@ -508,7 +380,7 @@ class Connection:
                 recorded = int(self.conn.execute("PRAGMA page_count").fetchone()[0])
         except WorkbenchError:
             return None
-        return _missing(self.path, page, recorded)
+        return files.missing_pages(self.path, page, recorded)
 
     @property
     def in_transaction(self) -> bool:
@@ -698,20 +570,20 @@ class Connection:
                 for statement in sch.statements(sch.SCHEMA):
                     c.execute(statement)
                 meta = {
-                    "application": sch.APPLICATION,
-                    "schema_version": str(sch.SCHEMA_VERSION),
+                    "application": APPLICATION,
+                    "schema_version": str(SCHEMA_VERSION),
                     "state_name": state_name,
                     "created": str(now_ms()),
                 }
                 c.executemany("INSERT INTO meta VALUES (?, ?)", meta.items())
                 c.execute(
-                    f"INSERT INTO branches ({sch.BRANCH_COLS}) VALUES (0, 'main', NULL, 0, "
+                    f"INSERT INTO branches ({BRANCH_COLS}) VALUES (0, 'main', NULL, 0, "
                     f"'{{}}', ?, NULL)",
                     (now_ms(),),
                 )
                 if initial_state is not None:
                     c.execute(
-                        f"INSERT INTO snapshots ({sch.SNAPSHOT_COLS}) VALUES (0, 0, ?, ?, ?)",
+                        f"INSERT INTO snapshots ({SNAPSHOT_COLS}) VALUES (0, 0, ?, ?, ?)",
                         (initial_state, digest, built),
                     )
             self._check_meta()
@@ -719,13 +591,13 @@ class Connection:
 
     def _check_meta(self) -> None:
         meta = dict(self.conn.execute("SELECT key, value FROM meta").fetchall())
-        if meta.get("application") != sch.APPLICATION:
+        if meta.get("application") != APPLICATION:
             raise NotAJournal(f"{self.path} is not a lithify journal", path=self.path)
         version = int(meta.get("schema_version", "0"))
-        if version > sch.SCHEMA_VERSION:
+        if version > SCHEMA_VERSION:
             raise NotAJournal(
                 f"{self.path} was written by a newer lithify-workbench (schema {version}; this "
-                f"one reads up to {sch.SCHEMA_VERSION}); upgrade lithify-workbench to open it",
+                f"one reads up to {SCHEMA_VERSION}); upgrade lithify-workbench to open it",
                 path=self.path,
                 version=version,
             )

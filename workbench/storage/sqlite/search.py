@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from ..errors import InvalidValue, WorkbenchError
-from .base import SearchHit, Segment
+from ...errors import InvalidValue, WorkbenchError
+from ..base import SearchHit, Segment
 from .faults import is_driver_error
 
 FTS_META = "fts_position"

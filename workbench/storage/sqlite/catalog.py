@@ -9,9 +9,15 @@ from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from .base import BranchRow, Provenance, RunRow, SweepRow, check_run_fields, name_taken
-from .connection import now_ms
-from .schema import BRANCH_COLS
+from ..base import BranchRow, Provenance, RunRow, SweepRow
+from ..common import (
+    BRANCH_COLS,
+    RUN_COLS,
+    check_run_fields,
+    name_taken,
+    now_ms,
+    parent_missing,
+)
 
 
 class Catalog:
@@ -70,7 +76,10 @@ class Catalog:
                             (name, parent, fork_seq, params, created, sweep),
                         )
                         ids.append(int(cur.lastrowid))
-            except self.driver.IntegrityError:
+            except self.driver.IntegrityError as e:
+                if "FOREIGN KEY" in str(e):
+                    parents = {parent for _, parent, *_ in rows}
+                    raise parent_missing(p for p in parents if self.branch_row(p) is None) from None
                 raise name_taken(rows) from None
         return ids
 
@@ -97,10 +106,7 @@ class Catalog:
 
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """Fork run records, of one sweep or of all, by branch."""
-        sql = (
-            "SELECT branch, sweep, status, runner, notebook, error, started, finished, wall_ms "
-            "FROM fork_runs"
-        )
+        sql = f"SELECT {RUN_COLS} FROM fork_runs"
         with self._guard:
             if sweep is None:
                 rows = self.conn.execute(sql + " ORDER BY branch").fetchall()

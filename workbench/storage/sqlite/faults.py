@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from ..errors import (
+from ...errors import (
     Busy,
     Corrupt,
     DiskFull,

@@ -1,9 +1,10 @@
-"""The sidecar intent log: effects announced before they run, one write() each.
+"""Where the SQLite backend announces effects before they run: the sidecar intent log
+(``IntentLog``, one write() each) or, for an encrypted file, a table inside it (``TableIntents``).
 
 An effect's intent must be durable before its function is called (so that after kill -9,
 ``unknown_outcomes()`` can name the call that may have happened). Writing it as a line in
 ``<db>-intents`` costs one write() instead of a second SQLite commit per effect. Encrypted
-journals keep intents in the database instead (``storage.TableIntents``).
+journals keep intents in the database instead (``TableIntents``).
 
 Lines (each one write() with O_APPEND, so lines of several processes never interleave):
 
@@ -13,7 +14,7 @@ Lines (each one write() with O_APPEND, so lines of several processes never inter
                                 (still an unknown outcome, no longer running)
 
 A committed effect needs no line: the database shows it. ``ID`` is ``TOKEN:N``, the Nth
-announcement of the process ``TOKEN`` (pid, process start time, boot), which tells whether the
+announcement of the process ``TOKEN`` (``announcements``), which tells whether the
 announcing process still lives: a second process announcing the same effect while the first
 runs it is refused (``EffectInFlight``) instead of running it twice, and an announcement of a
 dead process is an unknown outcome, not a block. Old logs (lines without an id) still read.
@@ -23,103 +24,23 @@ from __future__ import annotations
 
 import errno
 import fcntl
-import itertools
 import json
 import os
 import threading
 from collections.abc import Callable
 from typing import Any
 
-from ..errors import WorkbenchError, os_error
-from .connection import now_ms
+from ...errors import WorkbenchError, os_error
+from ..announcements import (
+    announcement_live,
+    end_announcement,
+    new_announcement,
+    process_token,
+)
+from ..common import now_ms
+from .connection import Connection
 
 _ascii_json: Callable[[str], str] = json.encoder.encode_basestring_ascii
-
-# The announcement of each effect this process is running now, by (intent log path, branch,
-# key hash): another announcement of the same effect from this process (another thread, another
-# handle, another Journal on the same file) finds it here, in flight. Dict operations are atomic
-# under the GIL, so no lock is needed.
-_RUNNING: dict[tuple[str | None, int, bytes], str] = {}
-_COUNTER = itertools.count(1)
-_TOKEN: str | None = None
-
-
-def _proc_start(pid: int) -> str:
-    """The process's start time in clock ticks since boot (Linux), "" where unknown, "dead"
-    for a zombie (it ran to its end; only its parent has not reaped it)."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            stat = f.read().decode("ascii", "replace")
-        fields = stat[stat.rindex(")") + 2 :].split()
-        return "dead" if fields[0] in ("Z", "X") else fields[19]
-    except (OSError, ValueError, IndexError):
-        return ""
-
-
-def _boot_id() -> str:
-    try:
-        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
-            return f.read().strip()[:8]
-    except OSError:
-        return ""
-
-
-def process_token() -> str:
-    """This process, as ``PID.START.BOOT``: a pid reused later, or after a reboot, differs."""
-    global _TOKEN
-    if _TOKEN is None:
-        pid = os.getpid()
-        _TOKEN = f"{pid}.{_proc_start(pid)}.{_boot_id()}"
-    return _TOKEN
-
-
-def _forked() -> None:
-    global _TOKEN
-    _TOKEN = None  # a forked child is another process
-    _RUNNING.clear()  # and runs none of its parent's effects
-
-
-os.register_at_fork(after_in_child=_forked)
-
-
-def new_announcement(running: tuple[str | None, int, bytes]) -> tuple[str, str | None]:
-    """(a new announcement id ``TOKEN:N``, the id of this process's announcement of the same
-    effect that is running now, if any: then the new one is not registered)."""
-    ann = f"{_TOKEN or process_token()}:{next(_COUNTER)}"
-    here = _RUNNING.setdefault(running, ann)
-    return ann, (here if here != ann else None)
-
-
-def end_announcement(running: tuple[str | None, int, bytes], ann: str) -> None:
-    """The announced effect is no longer running in this process."""
-    if _RUNNING.get(running) == ann:
-        del _RUNNING[running]
-
-
-def announcement_live(ann: str) -> bool:
-    """Whether the process that made an announcement (``TOKEN:N``) is alive: this process's
-    own announcements are found through ``_RUNNING`` instead."""
-    token = ann.rpartition(":")[0]
-    return bool(token) and token != process_token() and token_alive(token)
-
-
-def token_alive(token: str) -> bool:
-    """Whether the process a token names is still running."""
-    pid_text, _, rest = token.partition(".")
-    start, _, boot = rest.partition(".")
-    try:
-        pid = int(pid_text)
-    except ValueError:
-        return False
-    if boot and boot != _boot_id():
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # exists, owned by someone else
-    return not start or _proc_start(pid) in ("", start)
 
 
 class IntentLog:
@@ -213,9 +134,7 @@ class IntentLog:
         still be running, in this process or another live one, else None). The caller ends
         this announcement with ``finished``, ``withdraw`` or ``settle``."""
         running = (self._key, branch, key_hash)
-        ann = f"{_TOKEN or process_token()}:{next(_COUNTER)}"
-        here = _RUNNING.setdefault(running, ann)
-        holder = here if here != ann else None
+        ann, holder = new_announcement(running)
         try:
             with self._lock:
                 start = self._append(f"+ {branch} {key_hash.hex()} {ann} {_ascii_json(key)}\n")
@@ -256,7 +175,7 @@ class IntentLog:
             ann = parts[3] if len(parts) >= 4 and not parts[3].startswith('"') else None
             if parts[0] == "+":
                 self._attempts[k] = self._attempts.get(k, 0) + 1
-                if ann is not None and not ann.startswith(me + ":"):  # ours are in _RUNNING
+                if ann is not None and not ann.startswith(me + ":"):  # ours are registered
                     self._unended.setdefault(k, set()).add(ann)
             elif ann is None:
                 self._unended.pop(k, None)  # an old line: it ended every announcement
@@ -282,9 +201,7 @@ class IntentLog:
 
     def finished(self, branch: int, key_hash: bytes, ann: str) -> None:
         """The announced effect committed (the database shows it; no line needed)."""
-        running = (self._key, branch, key_hash)
-        if _RUNNING.get(running) == ann:
-            del _RUNNING[running]
+        end_announcement((self._key, branch, key_hash), ann)
 
     def withdraw(self, branch: int, key_hash: bytes, ann: str) -> None:
         """Record that an announced effect committed nothing and has no outcome (its function
@@ -506,11 +423,7 @@ class TableIntents:
 
     COMPACT_BYTES = 1 << 20
 
-    # Other writers' announcements are not visible without a query: never "quiet".
-    mark = None
-    start_mark = None
-
-    def __init__(self, storage: Any) -> None:
+    def __init__(self, storage: Connection) -> None:
         self.storage = storage
         self._since = 0  # announcements since this process last compacted
 
@@ -587,9 +500,10 @@ class TableIntents:
 
     def compact(
         self, still_open: Callable[[dict[tuple[int, bytes], str]], dict[tuple[int, bytes], str]]
-    ) -> None:
+    ) -> bool:
+        """Delete the rows of announcements ``still_open`` does not keep (False: read-only)."""
         if self.storage.readonly:
-            return
+            return False
         self._since = 0
         keep = still_open(self.pending())
         with self.storage._guard:
@@ -598,6 +512,7 @@ class TableIntents:
                     self.storage.conn.execute(
                         "DELETE FROM intents WHERE branch = ? AND key_hash = ?", (b, h)
                     )
+        return True
 
     def size(self) -> int:
         with self.storage._guard:

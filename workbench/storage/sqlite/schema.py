@@ -11,19 +11,17 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
-SCHEMA_VERSION = 1
-APPLICATION = "lithify-journal"
+from ..common import APPEND_REFUSED
 
 # Every append must follow its branch's stored head: the predecessor is stored (or the branch
-# forked there), and with the unique (branch, seq) key that leaves no room for a gap.
-FOLLOW_HEAD = """CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
+# forked there), and with the unique (branch, seq) key that leaves no room for a gap. Batches of
+# common.TRIGGERLESS_BATCH or more check their first event's predecessor once, and drop the
+# trigger inside their own write transaction (nobody else can write meanwhile, nobody else sees
+# it missing, a rollback restores it) to spare it on every row.
+FOLLOW_HEAD = f"""CREATE TRIGGER IF NOT EXISTS events_follow_head BEFORE INSERT ON events
 WHEN NEW.seq - 1 IS NOT (SELECT seq FROM events WHERE branch = NEW.branch AND seq = NEW.seq - 1)
  AND NEW.seq - 1 IS NOT (SELECT fork_seq FROM branches WHERE id = NEW.branch)
-BEGIN SELECT RAISE(ABORT, 'lithify: an append must follow the branch head'); END"""
-# Batches at least this long check their first event's predecessor once, and drop the trigger
-# inside their own write transaction (nobody else can write meanwhile, nobody else sees it
-# missing, a rollback restores it) to spare it on every row: it doubles a batched row's cost.
-TRIGGERLESS_BATCH = 256
+BEGIN SELECT RAISE(ABORT, '{APPEND_REFUSED}'); END"""
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -206,6 +204,3 @@ _TYPES = {"INTEGER": int, "REAL": float, "TEXT": str, "BLOB": bytes}
 WAL_AUTOCHECKPOINT_BYTES = 32 << 20  # of WAL between automatic checkpoints
 PAGE_SIZE = 2048  # bytes, for new journals
 SYNCHRONOUS = {"process": "NORMAL", "lazy": "NORMAL", "fsync": "FULL"}
-APPEND_REFUSED = "lithify: an append must follow the branch head"  # the events_follow_head trigger
-BRANCH_COLS = "id, name, parent, fork_seq, params, created, sweep"
-SNAPSHOT_COLS = "branch, seq, state, digest, built"

@@ -16,31 +16,38 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from .base import (
-    FULL_EVENT_COLS,
+from ..base import (
+    BranchCatalog,
     EffectHit,
+    EffectIndex,
+    EventLog,
     FullEvent,
+    FullTextSearch,
     HashHit,
     Head,
     IdentifiedEvent,
+    IntentStore,
     Observation,
+    ObservationReader,
+    RunLog,
     Segment,
     SnapshotRecord,
     SnapshotRow,
+    SnapshotStore,
     StateEvent,
+    StoreCore,
     StoredEvent,
     VerifyEvent,
-    in_segments,
     observation_schema,
 )
+from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_COLS, SNAPSHOT_WITH_HASH, in_segments
 from .catalog import Catalog
-from .connection import Connection, _ro_uri
+from .connection import Connection
+from .files import ro_uri
 from .intents import IntentLog, TableIntents
-from .schema import SNAPSHOT_COLS
 from .search import Search
 from .writes import EventWrites
 
-_EVENT_COLS = "position, branch, seq, kind, hash, parent_hash, ts, payload"
 _OBSERVATIONS = (
     "SELECT position, branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL "
     "ORDER BY position"
@@ -75,7 +82,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         )
         # An encrypted journal keeps its intents inside the encrypted file: effect keys are
         # payload, and a plaintext sidecar would leak them.
-        self.intents: Any = (
+        self.intents: IntentStore = (
             TableIntents(self) if key is not None else IntentLog(path, durability, readonly)
         )
 
@@ -109,7 +116,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """The event a branch wrote at seq itself (not inherited)."""
         with self._guard:
             row = self.conn.execute(
-                f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
+                f"SELECT {EVENT_COLS} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()
         return None if row is None else StoredEvent(*row)
 
@@ -118,7 +125,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         return [
             StoredEvent(*r)
             for r in self._in_history(
-                f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
+                f"SELECT {EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
                 f"ORDER BY seq",
                 segments,
                 lo,
@@ -285,9 +292,10 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def effect_payload(self, branch: int, seq: int) -> str:
         """The payload of the effect stored at (branch, seq)."""
         with self._guard:
-            return self.conn.execute(
+            payload: str = self.conn.execute(
                 "SELECT payload FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()[0]
+        return payload
 
     def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> EffectHit | None:
         """The newest effect with this key on ``branch`` after ``seq`` (what another writer
@@ -386,9 +394,9 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                     "SELECT value FROM meta WHERE key = ?", (meta_key,)
                 ).fetchone()
                 done = int(row[0]) if row else 0
-                top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[
-                    0
-                ]
+                top = int(
+                    self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
+                )
                 if top > done:
                     self.conn.execute(f"INSERT OR IGNORE INTO {table} {select}", (done, top))
                     self.conn.execute(
@@ -399,7 +407,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events with position > cursor, in position (commit) order."""
         with self._guard:
-            sql = f"SELECT {_EVENT_COLS} FROM events WHERE position > ? ORDER BY position"
+            sql = f"SELECT {EVENT_COLS} FROM events WHERE position > ? ORDER BY position"
             if limit is not None:
                 sql += f" LIMIT {int(limit)}"
             rows = self.conn.execute(sql, (cursor,)).fetchall()
@@ -469,7 +477,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 self.conn.execute("CREATE TABLE lithify_scratch.obs AS " + _OBSERVATIONS)
             finally:
                 self.conn.execute("DETACH DATABASE lithify_scratch")
-            con = adbc.connect(_ro_uri(scratch), autocommit=True)
+            con = adbc.connect(ro_uri(scratch), autocommit=True)
             try:
                 cur = con.cursor()
                 cur.execute("SELECT * FROM obs")
@@ -565,10 +573,8 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 if b < first:
                     continue
                 row = self.conn.execute(
-                    "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s "
-                    "LEFT JOIN events e "
-                    "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq "
-                    "BETWEEN ? AND ? ORDER BY s.seq DESC LIMIT 1",
+                    SNAPSHOT_WITH_HASH + "WHERE s.branch = ? AND s.seq BETWEEN ? AND ? "
+                    "ORDER BY s.seq DESC LIMIT 1",
                     (branch, first, b),
                 ).fetchone()
                 if row is not None:
@@ -600,17 +606,16 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
         """(branch, seq, built) of every snapshot, by branch and seq."""
         with self._guard:
-            return self.conn.execute(
+            marks: list[tuple[int, int, str | None]] = self.conn.execute(
                 "SELECT branch, seq, built FROM snapshots ORDER BY branch, seq"
             ).fetchall()
+        return marks
 
     def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
         """The snapshot stored at (branch, seq), with the hash of the event it seals to."""
         with self._guard:
             row = self.conn.execute(
-                "SELECT s.branch, s.seq, s.state, s.digest, e.hash, s.built FROM snapshots s "
-                "LEFT JOIN events e "
-                "ON e.branch = s.branch AND e.seq = s.seq WHERE s.branch = ? AND s.seq = ?",
+                SNAPSHOT_WITH_HASH + "WHERE s.branch = ? AND s.seq = ?",
                 (branch, seq),
             ).fetchone()
         return None if row is None else SnapshotRow(*row)
@@ -628,3 +633,17 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 "SELECT branch, seq, state, digest FROM snapshots ORDER BY branch, seq"
             ).fetchall()
         return [SnapshotRecord(*r) for r in rows]
+
+
+# mypy checks that the backend keeps every role of the seam, the optional ones included, and
+# that both its intent stores are IntentStores: a method renamed or retyped fails here, by role.
+_core: type[StoreCore] = SQLiteStorage
+_events: type[EventLog] = SQLiteStorage
+_catalog: type[BranchCatalog] = SQLiteStorage
+_snapshots: type[SnapshotStore] = SQLiteStorage
+_effects: type[EffectIndex] = SQLiteStorage
+_runs: type[RunLog] = SQLiteStorage
+_search: type[FullTextSearch] = SQLiteStorage
+_observations: type[ObservationReader] = SQLiteStorage
+_log: type[IntentStore] = IntentLog
+_table: type[IntentStore] = TableIntents

@@ -1,5 +1,4 @@
-"""The PostgreSQL backend's schema (one database schema per journal), its URL, and how
-psycopg's faults become ``StorageError`` subclasses.
+"""The PostgreSQL backend's schema (one database schema per journal) and its URL.
 
 Invariants the server holds, as in the SQLite file: a unique ``(branch, seq)``; a trigger that
 refuses an append whose predecessor is not stored and refuses UPDATE and DELETE on events. The
@@ -14,28 +13,13 @@ import re
 import zlib
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-from ..errors import (
-    Busy,
-    DiskFull,
-    InvalidValue,
-    NotAJournal,
-    NotFound,
-    ReadOnly,
-    StorageError,
-    WorkbenchError,
-)
-from .schema import APPEND_REFUSED  # the same refusal text as the SQLite trigger's
+from ...errors import InvalidValue
+from ..common import APPEND_REFUSED  # the same refusal text as the SQLite trigger's
 
-SCHEMES = ("postgresql://", "postgres://")
 DEFAULT_JOURNAL = "main"
 _NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # durability -> synchronous_commit: what a commit waits for before it returns (README).
 SYNCHRONOUS_COMMIT = {"process": "local", "fsync": "on", "lazy": "off"}
-
-
-def is_url(path: str) -> bool:
-    """Whether a journal location is a PostgreSQL URL rather than a file."""
-    return isinstance(path, str) and path.startswith(SCHEMES)
 
 
 def parse_url(url: str) -> tuple[str, str]:
@@ -52,25 +36,6 @@ def parse_url(url: str) -> tuple[str, str]:
         )
     rest = urlencode([(k, v) for k, v in query if k != "journal"])
     return urlunsplit((parts.scheme, parts.netloc, parts.path, rest, parts.fragment)), journal
-
-
-def redacted(url: str) -> str:
-    """The URL with any password (in the user part or a ``password=`` parameter) replaced by
-    ***, for messages and anything shown."""
-    parts = urlsplit(url)
-    netloc = parts.netloc
-    if parts.password is not None:
-        netloc = netloc.replace(f":{parts.password}@", ":***@", 1)
-    query = parts.query
-    if "password=" in query:
-        query = urlencode(
-            [
-                (k, "***" if k == "password" else v)
-                for k, v in parse_qsl(query, keep_blank_values=True)
-            ],
-            safe="*",
-        )
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
 
 
 def lock_key(journal: str) -> int:
@@ -168,57 +133,3 @@ def schema_sql(s: str) -> list[str]:
         f"""CREATE TRIGGER events_append_only BEFORE UPDATE OR DELETE ON "{s}".events
             FOR EACH ROW EXECUTE FUNCTION "{s}".events_append_only()""",
     ]
-
-
-def is_driver_error(err: BaseException) -> bool:
-    """True for an exception of psycopg."""
-    return type(err).__module__.startswith("psycopg")
-
-
-def translate(err: BaseException, where: str, doing: str = "") -> WorkbenchError:
-    """The WorkbenchError for a psycopg fault on the journal at ``where`` (a redacted URL)."""
-    if isinstance(err, WorkbenchError):
-        return err
-    while_ = f" while {doing}" if doing else ""
-    state = getattr(getattr(err, "diag", None), "sqlstate", None) or ""
-    said = f"(PostgreSQL says: {str(err).strip()})"
-    if state in ("55P03", "40P01", "57014"):  # lock not available, deadlock, lock timeout
-        return Busy(
-            f"{where} stayed locked by another writer past the timeout{while_} {said}; try "
-            "again, or open with a longer timeout (Journal.open(..., timeout=SECONDS))",
-            path=where,
-        )
-    if state in ("25006", "42501"):
-        return ReadOnly(
-            f"cannot write {where}{while_}: the session or the role is read-only {said}",
-            path=where,
-        )
-    if state.startswith("53"):
-        return DiskFull(
-            f"the PostgreSQL server of {where} is out of resources{while_} {said}; nothing of "
-            "this operation was written: free space (or connections) on the server and try again",
-            path=where,
-        )
-    if state == "3D000" or ('database "' in str(err) and "does not exist" in str(err)):
-        return NotFound(
-            f"{where}: the database does not exist {said}; create it (createdb NAME) first",
-            path=where,
-        )
-    if state.startswith("28") or state == "08001" or not state:
-        kind = type(err).__name__
-        if kind in ("OperationalError", "InterfaceError") or state:
-            return StorageError(
-                f"cannot reach the PostgreSQL server of {where}{while_} {said}; check that it "
-                "runs, the URL (user, host, port, database) and the credentials",
-                path=where,
-            )
-    return StorageError(f"{where}{while_}: {said}", path=where)
-
-
-def not_a_journal(where: str, tables: list[str]) -> NotAJournal:
-    """The schema exists but holds something else."""
-    return NotAJournal(
-        f"{where}: the schema exists but is not a lithify journal (it has tables "
-        f"{sorted(tables)[:5]} and no lithify metadata); choose another journal=NAME",
-        path=where,
-    )

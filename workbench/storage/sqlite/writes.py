@@ -16,10 +16,11 @@ from typing import Any
 
 import orjson
 
-from ..errors import BranchConflict, ReadOnly, StorageError, WorkbenchError
-from .base import EVENT_SHAPES, EventRow, Head, branch_moved, event_id_taken
+from ...errors import BranchConflict, ReadOnly, StorageError, WorkbenchError
+from ..base import EVENT_SHAPES, EventRow, Head
+from ..common import APPEND_REFUSED, SNAPSHOT_COLS, TRIGGERLESS_BATCH, branch_moved, event_id_taken
 from .faults import is_driver_error, translate
-from .schema import APPEND_REFUSED, FOLLOW_HEAD, SNAPSHOT_COLS, TRIGGERLESS_BATCH
+from .schema import FOLLOW_HEAD
 
 # Columns a shape (base.EVENT_SHAPES) leaves out are stored as NULL without being bound:
 # Python's sqlite3 binds None (and bytes) through its adapter lookup, which costs more than

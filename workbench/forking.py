@@ -1,0 +1,152 @@
+"""Forks and sweeps: a fork is one row (its parent, fork point and params), nothing copied; a
+sweep is forks recorded together (with how they run and a pending run record per fork) in one
+transaction. ``Journal.fork``, ``sweep``, ``open_sweep``, ``sweep_fork`` and ``sweeps`` call
+these; an argument is checked before anything is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from . import events as ev
+from .branch import Branch
+from .errors import InvalidValue
+from .storage import BranchRow
+
+if TYPE_CHECKING:
+    from .journal import Journal
+
+
+@dataclass(frozen=True, slots=True)
+class SweepInfo:
+    """A recorded sweep: forks of ``base`` at ``at``, one per parameter set."""
+
+    id: int
+    base: int
+    at: int
+    spec: dict[str, Any]
+    created: int
+    branches: list[int]
+    how: dict[str, Any] = field(default_factory=dict)  # how it was last run (runner, ...)
+
+
+def fork(
+    journal: Journal,
+    base: Branch,
+    at: int,
+    specs: Sequence[tuple[str | None, Mapping[str, Any] | None]],
+    sweep: int | None = None,
+) -> list[Branch]:
+    """Fork ``base`` at ``at`` once per (name, params): one row each, nothing copied."""
+    journal.flush(base.id)  # the fork point may be buffered; before any transaction
+    base._check_seq(at, "fork at")
+    rows: list[tuple[str | None, int, int, str, int | None]] = []
+    for name, params in specs:
+        if name is not None and ev.check_text(name, "a branch name").isdigit():
+            raise InvalidValue(f"a branch name is a non-empty, non-numeric str, not {name!r}")
+        given = {} if params is None else params
+        if not isinstance(given, Mapping):
+            raise InvalidValue(
+                f"params must be a dict of JSON-safe values, not {type(given).__name__}"
+            )
+        rows.append((name, base.id, at, ev.canonical(dict(given), "params"), sweep))
+    ids = journal.storage.insert_branches(rows)
+    at_hash = base._hash_at(at)
+    out = []
+    for bid, (name, parent, fork_seq, params_text, sw) in zip(ids, rows, strict=True):
+        row = BranchRow(bid, name, parent, fork_seq, params_text, 0, sw)
+        journal.history.remember(row)
+        out.append(Branch(journal, row, head=(fork_seq, at_hash)))
+    return out
+
+
+def sweep(
+    journal: Journal,
+    base: Branch | int | str,
+    at: int,
+    params: Iterable[Mapping[str, Any]],
+    spec: Mapping[str, Any] | None = None,
+    how: Mapping[str, Any] | None = None,
+) -> list[Branch]:
+    """Fork ``base`` at ``at`` once per parameter set (rows only) and record the sweep; with
+    ``how`` (runner, workers, target...), also how it runs and a pending run per fork, in
+    the same transaction (a coordinator killed right after planning resumes the same way)."""
+    b = base if isinstance(base, Branch) else journal.branch(base)
+    plist = [dict(p) for p in params]
+    if not plist:
+        raise InvalidValue("a sweep needs at least one parameter set")
+    b._check_seq(at, "sweep at")
+    text = ev.canonical({"params": plist, **(dict(spec) if spec else {})}, "sweep")
+    how_text = ev.canonical(dict(how), "how") if how is not None else None
+    journal.flush(
+        b.id
+    )  # not inside the transaction: a rollback would take acknowledged events with it
+    with journal.storage.atomic():
+        sweep_id = journal.storage.insert_sweep(b.id, at, text)
+        forks = fork(journal, b, at, [(None, p) for p in plist], sweep=sweep_id)
+        if how is not None and how_text is not None:
+            journal.storage.set_sweep_how(sweep_id, how_text)
+            for f in forks:
+                journal.storage.put_run(f.id, sweep_id, "pending", runner=how.get("runner"))
+        return forks
+
+
+def open_sweep(
+    journal: Journal,
+    base: Branch | int | str,
+    at: int,
+    spec: Mapping[str, Any],
+    how: Mapping[str, Any],
+) -> int:
+    """Record an adaptive sweep before its first fork (its trials are forked one at a time
+    with ``sweep_fork``); returns its id."""
+    b = base if isinstance(base, Branch) else journal.branch(base)
+    b._check_seq(at, "sweep at")
+    text = ev.canonical({"params": [], **dict(spec)}, "sweep")
+    how_text = ev.canonical(dict(how), "how")
+    journal.flush(b.id)
+    with journal.storage.atomic():
+        sweep_id = journal.storage.insert_sweep(b.id, at, text)
+        journal.storage.set_sweep_how(sweep_id, how_text)
+        return sweep_id
+
+
+def sweep_fork(
+    journal: Journal,
+    sweep: int,
+    base: Branch | int | str,
+    at: int,
+    params: Mapping[str, Any],
+    runner: str | None = None,
+) -> Branch:
+    """Add one fork of ``base`` at ``at`` to a recorded sweep, with its pending run, in one
+    transaction (an adaptive sweep's next trial)."""
+    b = base if isinstance(base, Branch) else journal.branch(base)
+    journal.flush(b.id)
+    with journal.storage.atomic():
+        (new,) = fork(journal, b, at, [(None, params)], sweep=sweep)
+        journal.storage.put_run(new.id, sweep, "pending", runner=runner)
+        return new
+
+
+def sweeps(journal: Journal) -> list[SweepInfo]:
+    """Every recorded sweep with the ids of its forks."""
+    journal._settle()
+    by_sweep: dict[int, list[int]] = {}
+    for r in journal.storage.branch_rows():
+        if r.sweep is not None:
+            by_sweep.setdefault(r.sweep, []).append(r.id)
+    return [
+        SweepInfo(
+            s.id,
+            s.base,
+            s.at,
+            ev.loads(s.spec),
+            s.created,
+            by_sweep.get(s.id, []),
+            ev.loads(s.how) if s.how else {},
+        )
+        for s in journal.storage.sweep_rows()
+    ]
