@@ -5,10 +5,14 @@ and its Python blocks run as written in an empty folder (as the docs' do: ``test
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from test_docs import run_pages
+
+from workbench import Journal
+from workbench.cli.lab import plan_lab
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -41,13 +45,22 @@ def test_the_two_commands_come_first_unchanged():
     assert (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1] == INSTALL_AND_TEST
 
 
-def test_then_open_it_in_jupyterlab_on_the_demo_folder():
+def test_then_open_it_in_jupyterlab_with_the_demo_journal_open(tmp_path, monkeypatch):
     text = README.read_text()
     after = text.split("```")[4]  # what follows the two blocks
     first_paragraph = after.strip().split("\n\n")[0]
     assert first_paragraph.startswith("Then open it in JupyterLab")
-    command = re.search(r"`([^`]*lithify lab[^`]*)`", first_paragraph)
+    command = re.search(r"`([^`]*lithify lab ([^`]*))`", first_paragraph)
     assert command and "lithify-demo-" in command[1]
+    # what the shell makes of its argument, in a folder where the demo has run twice
+    for stamp in ("20261201-1200", "20261201-1300"):
+        (tmp_path / f"lithify-demo-{stamp}").mkdir()
+        Journal.open(tmp_path / f"lithify-demo-{stamp}" / "demo.db").close()
+    arg = subprocess.run(
+        ["bash", "-c", f"printf %s {command[2]}"], cwd=tmp_path, capture_output=True, text=True
+    ).stdout
+    monkeypatch.chdir(tmp_path)
+    assert plan_lab(arg).journal == "lithify-demo-20261201-1300/demo.db"  # the newest, open
 
 
 def test_every_link_of_the_readme_leads_to_a_file_and_the_docs_are_linked():
