@@ -828,3 +828,59 @@ def test_every_apply_that_returned_survives_sigterm_in_a_busy_loop(db_path, afte
     assert p.returncode == -signal.SIGTERM, err
     with Journal.open(db_path, readonly=True) as j:
         assert j.root().head >= last and j.verify().ok  # every apply that returned is kept
+
+
+LOST_WAKEUP_WORKER = """
+import signal, sys, time
+from workbench import Journal
+
+sent = []
+real = signal.pthread_kill
+def lossy(thread, signum):  # the first wake-up lands before the main thread waits: lost
+    sent.append(signum)
+    if len(sent) > 1:
+        real(thread, signum)
+signal.pthread_kill = lossy
+
+j = Journal.open(sys.argv[1], durability="lazy")
+b = j.root()
+i = 0
+while True:
+    with j.storage.lock:  # inside the journal most of the time: SIGTERM lands in here
+        b.apply({"i": i})
+        i += 1
+        print(i, flush=True)
+        time.sleep(0.02)
+"""
+
+
+@pytest.mark.slow
+def test_sigterm_inside_the_journal_ends_the_process_even_if_a_wakeup_is_lost(db_path):
+    """SIGTERM while the main thread is inside the journal: a helper thread writes the
+    buffers and keeps the journal's lock, then wakes the main thread to end the process. A
+    wake-up that lands just before the main thread waits for that lock wakes nothing (seen
+    under load); the process must still end by SIGTERM with every returned apply kept."""
+    import signal
+    import subprocess
+    import sys
+
+    p = subprocess.Popen(
+        [sys.executable, "-c", LOST_WAKEUP_WORKER, str(db_path)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    last = 0
+    while last < 20:
+        last = int(p.stdout.readline())
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the process did not end within 60 s of SIGTERM")
+    last = max([last, *(int(x) for x in out.split())])
+    assert p.returncode == -signal.SIGTERM, err
+    with Journal.open(db_path, readonly=True) as j:
+        assert j.root().head >= last and j.verify().ok

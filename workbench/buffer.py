@@ -24,6 +24,7 @@ import os
 import signal
 import sys
 import threading
+import time
 import weakref
 from collections.abc import Callable
 from types import FrameType
@@ -96,11 +97,29 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
         buffers = [buf for buf in list(_OPEN) if buf.lazy and not buf.closed]
         if any(_held_here(buf) for buf in buffers):
             # The main thread was interrupted inside the journal (a write may be half done):
-            # a helper thread writes once it leaves, then sends the signal again to go on.
+            # a helper thread writes once it leaves, then sends the signal again to go on. It
+            # goes to the main thread itself: the only one that runs Python's handlers, and,
+            # while the helper holds the locks for good, one blocked taking them. A signal sent
+            # to the process could be taken by the helper instead, which does not wake a
+            # blocked main thread: it then waited forever (seen under load).
+            # While the process is ending, it is sent again until it ends: one that lands
+            # just before the main thread starts waiting for the locks this thread keeps
+            # wakes nothing (Python's handler only notes it), and the wait never ends.
+            main = threading.main_thread().ident
+
             def finish() -> None:
                 _write_holding(buffers, name, keep=ending)
                 _answered.add(signum)
-                os.kill(os.getpid(), signum)
+                if main is None:  # no main thread known: the process, as before
+                    os.kill(os.getpid(), signum)
+                    return
+                try:
+                    signal.pthread_kill(main, signum)
+                    while ending:
+                        time.sleep(0.05)
+                        signal.pthread_kill(main, signum)
+                except OSError:
+                    pass  # the main thread is gone: the process is ending anyway
 
             threading.Thread(target=finish, name=f"lithify-{name}", daemon=True).start()
             return
