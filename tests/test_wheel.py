@@ -5,6 +5,7 @@ point. Built the way pip builds it (isolated, with the declared setuptools)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -17,11 +18,31 @@ pytestmark = pytest.mark.slow  # builds a wheel in a fresh build environment
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _tree(tmp: Path) -> Path:
+    """The files of this tree that git would keep (tracked or new, not ignored), copied: a
+    wheel built in place also carries what an earlier build left in build/lib (setuptools never
+    empties it), such as the chunks of a lab bundle since rebuilt."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+    )
+    if listed.returncode != 0:  # not a git checkout: build it as it stands
+        return ROOT
+    for name in filter(None, listed.stdout.decode().split("\0")):
+        src, dst = ROOT / name, tmp / name
+        if src.is_symlink() or src.is_file():  # a link as a link (the bundled corpus is one)
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst, follow_symlinks=False)
+    return tmp
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
     out = tmp_path_factory.mktemp("wheel")
+    tree = _tree(tmp_path_factory.mktemp("tree"))
     r = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(tree)],
         capture_output=True,
         text=True,
         timeout=600,
