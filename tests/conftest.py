@@ -82,7 +82,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     # A test that needs the PostgreSQL server starts one: slow, like every test that starts a
     # server, so `-m "not slow"` stays pure SQLite. (tryfirst: before -m deselects by marker.)
     for item in items:
-        if "pg" in getattr(item, "fixturenames", ()):
+        callspec = getattr(item, "callspec", None)
+        params = callspec.params.values() if callspec is not None else ()
+        # a parameter "postgres" asks for the server through request.getfixturevalue("pg")
+        if "pg" in getattr(item, "fixturenames", ()) or any(
+            isinstance(v, str) and v.startswith("postgres") for v in params
+        ):
             item.add_marker(pytest.mark.slow)
 
 
