@@ -31,7 +31,7 @@ from .handle import execute
 from .launch import for_agent
 from .optimize import _is_lines, _objectives, _progress_default
 from .plan import Fork, _declared
-from .runners import _Context, make_runner
+from .runners import _Context
 from .trials import Reader, Study, spec_of
 
 if TYPE_CHECKING:
@@ -133,15 +133,7 @@ def evolve(
         "notebook": launch.notebook,
         "fn": launch.fn,
     }
-    started = make_runner(
-        journal.location,
-        launch.runner,
-        launch.notebook if launch.runner != "process" else None,
-        launch.fn,
-        start_timeout,
-        launch.workers,
-        scheduler,
-    )
+    started = launch.start_runner(start_timeout)
     try:
         sweep_id = journal.open_sweep(launch.base, launch.at, spec_doc, how)
         return _Population(journal, sweep_id, started, how, launch.workers).run(progress)

@@ -116,17 +116,13 @@ class Launch:
             how=self.how(),
         )
 
-    def start(self, start_timeout: float = 60.0, out_dir: str | None = None) -> SweepHandle:
-        """Start the runner (a kernel pool, a Dask client), then plan the forks and run them in
-        the background; returns at once. A runner that cannot start writes nothing."""
-        from .handle import start_planned
+    def start_runner(self, start_timeout: float = 60.0) -> Any:
+        """The runner this launch runs on (a kernel pool, a Dask client), started. The journal's
+        location is all it needs: started before anything is planned, an unreachable scheduler
+        or a missing package is refused before any fork row exists."""
         from .runners import make_runner
 
-        if self.base is None or self.at is None:
-            raise InvalidValue("where should the sweep fork? give at= (a seq or a ref)")
-        # The journal's location is all a runner needs; starting it first means an unreachable
-        # scheduler or a missing package is refused before any fork row exists.
-        runner = make_runner(
+        return make_runner(
             self.journal.location,
             self.runner,
             self.notebook if self.runner != "process" else None,
@@ -135,6 +131,15 @@ class Launch:
             self.workers,
             self.scheduler,
         )
+
+    def start(self, start_timeout: float = 60.0, out_dir: str | None = None) -> SweepHandle:
+        """Start the runner (a kernel pool, a Dask client), then plan the forks and run them in
+        the background; returns at once. A runner that cannot start writes nothing."""
+        from .handle import start_planned
+
+        if self.base is None or self.at is None:
+            raise InvalidValue("where should the sweep fork? give at= (a seq or a ref)")
+        runner = self.start_runner(start_timeout)
         try:
             planned = self.plan()
         except BaseException:

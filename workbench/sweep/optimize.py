@@ -425,15 +425,7 @@ def start_optimize(
         "notebook": launch.notebook,
         "fn": launch.fn,
     }
-    started = make_runner(
-        journal.location,
-        launch.runner,
-        launch.notebook if launch.runner != "process" else None,
-        launch.fn,
-        start_timeout,
-        launch.workers,
-        scheduler,
-    )
+    started = launch.start_runner(start_timeout)
     try:
         sweep_id = journal.open_sweep(launch.base, launch.at, spec_doc, how)
         spec = spec_of(journal, sweep_id)
