@@ -262,44 +262,10 @@ def tree_part(branches: int, events: int) -> dict[str, object]:
     t = time.perf_counter()
     build(db, branches, events)
     build_s = time.perf_counter() - t
-    port = free_port()
-    env = {
-        **os.environ,
-        "JUPYTER_CONFIG_DIR": str(tmp / "cfg"),
-        "JUPYTER_RUNTIME_DIR": str(tmp / "rt"),
-    }
-    lab = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "workbench",
-            "lab",
-            str(work),
-            "--port",
-            str(port),
-            "--no-browser",
-            "--ServerApp.ip=127.0.0.1",
-            "--IdentityProvider.token=",
-            "--expose-app-in-browser",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=env,
-    )
-    base = f"http://127.0.0.1:{port}"
+    lab, base = start_lab(work, tmp)
     try:
-        for _ in range(600):
-            try:
-                urllib.request.urlopen(base + "/lab", timeout=1)
-                break
-            except OSError:
-                time.sleep(0.1)
         api = f"{base}/lithify/api/branches?journal=big.db"
-        direct = []
-        for _ in range(3):
-            t = time.perf_counter()
-            urllib.request.urlopen(api, timeout=120).read()
-            direct.append((time.perf_counter() - t) * 1000)
+        direct = [timed_get(api) for _ in range(3)]
         with sync_playwright() as pw:
             browser = pw.chromium.launch(
                 executable_path=CHROMIUM,
