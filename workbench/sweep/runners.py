@@ -229,7 +229,64 @@ del _b, _o
 """
 
 
-class PapermillRunner:
+class _KernelPool:
+    """Kernels kept per worker for the template runners: ``workers`` of them started side by
+    side at construction (not one per first fork), handed out by ``_kernel`` and retired when
+    they die or the pool closes. Subclasses say how a kernel starts, whether an idle one can
+    still be used, and how one is retired."""
+
+    def _start_pool(self, prefix: str, start_timeout: float, workers: int) -> None:
+        self.start_timeout = start_timeout
+        self.workdir = Path(tempfile.mkdtemp(prefix=prefix))
+        self._idle: list[Any] = []
+        self._all: list[Any] = []
+        self._lock = threading.Lock()
+        self._warming = [
+            threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)
+        ]
+        for t in self._warming:
+            t.start()
+
+    def _new_kernel(self) -> Any:
+        raise NotImplementedError
+
+    def _usable(self, kernel: Any) -> bool:
+        """Whether an idle kernel can take the next fork (else it is retired)."""
+        return True
+
+    def _retire(self, kernel: Any) -> None:
+        raise NotImplementedError
+
+    def _prestart(self) -> None:
+        try:
+            kernel = self._new_kernel()
+        except Exception:  # noqa: BLE001 (the fork that needs a kernel will report the error)
+            return
+        with self._lock:
+            self._idle.append(kernel)
+
+    def _kernel(self) -> Any:
+        for t in self._warming:
+            t.join()
+        with self._lock:
+            while self._idle:
+                kernel = self._idle.pop()
+                if self._usable(kernel):
+                    return kernel
+                self._retire(kernel)
+        return self._new_kernel()
+
+    def close(self) -> None:
+        for t in self._warming:  # a kernel still starting is retired with the rest
+            t.join()
+        with self._lock:
+            for kernel in list(self._all):
+                self._retire(kernel)
+            self._idle = []
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+class PapermillRunner(_KernelPool):
     """Executes the template notebook with papermill, on a kernel kept per worker: before each
     fork the kernel's user namespace is reset (``%reset -f``), its working directory and
     environment put back as they were when it started; a kernel that died, timed out or was
@@ -243,24 +300,7 @@ class PapermillRunner:
 
         _import_kernel_machinery()
         self.notebook = notebook
-        self.start_timeout = start_timeout
-        self.workdir = Path(tempfile.mkdtemp(prefix="lithify-kernels-"))
-        self._idle: list[Any] = []
-        self._all: list[Any] = []
-        self._lock = threading.Lock()
-        self._warming = [
-            threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)
-        ]
-        for t in self._warming:
-            t.start()
-
-    def _prestart(self) -> None:
-        try:
-            km = self._new_kernel()
-        except Exception:  # noqa: BLE001 (the fork that needs a kernel will report the error)
-            return
-        with self._lock:
-            self._idle.append(km)
+        self._start_pool("lithify-kernels-", start_timeout, workers)
 
     def _new_kernel(self) -> Any:
         import asyncio
@@ -271,16 +311,8 @@ class PapermillRunner:
             self._all.append(km)
         return km
 
-    def _kernel(self) -> Any:
-        for t in self._warming:
-            t.join()
-        with self._lock:
-            while self._idle:
-                km = self._idle.pop()
-                if km.has_kernel and not km.stopped:
-                    return km
-                self._retire(km)
-        return self._new_kernel()
+    def _usable(self, kernel: Any) -> bool:
+        return bool(kernel.has_kernel and not kernel.stopped)
 
     def _reset(self, km: Any, ctx: _Context) -> None:
         """Put the kept kernel back as it started (see ``_RESET``); gives up at once if the
@@ -398,15 +430,6 @@ class PapermillRunner:
                 pass
         self._all = [k for k in self._all if k is not km]
 
-    def close(self) -> None:
-        for t in self._warming:
-            t.join()
-        with self._lock:
-            for km in list(self._all):
-                self._retire(km)
-            self._idle = []
-        shutil.rmtree(self.workdir, ignore_errors=True)
-
 
 def _alive(km: Any) -> bool:
     pid = getattr(km.provisioner, "pid", None) if km.provisioner else None
@@ -419,7 +442,7 @@ def _alive(km: Any) -> bool:
     return km.provisioner.process is None or km.provisioner.process.poll() is None
 
 
-class WarmRunner:
+class WarmRunner(_KernelPool):
     """Runs the template's cells in long-lived kernels (one per worker), resetting the
     namespace between forks, and saves each executed notebook."""
 
@@ -430,33 +453,7 @@ class WarmRunner:
 
         _import_kernel_machinery()  # before the threads below start kernels
         self.template = nbformat.read(notebook, as_version=4)
-        self.start_timeout = start_timeout
-        self.workdir = Path(tempfile.mkdtemp(prefix="lithify-warm-"))
-        self._idle: list[Any] = []
-        self._all: list[Any] = []
-        self._lock = threading.Lock()
-        # Start the pool's kernels side by side now rather than one per first fork.
-        self._warming = [
-            threading.Thread(target=self._prestart, daemon=True) for _ in range(workers)
-        ]
-        for t in self._warming:
-            t.start()
-
-    def _prestart(self) -> None:
-        try:
-            pair = self._new_kernel()
-        except Exception:  # noqa: BLE001 (the fork that needs a kernel will report the error)
-            return
-        with self._lock:
-            self._idle.append(pair)
-
-    def _kernel(self) -> Any:
-        for t in self._warming:
-            t.join()
-        with self._lock:
-            if self._idle:
-                return self._idle.pop()
-        return self._new_kernel()
+        self._start_pool("lithify-warm-", start_timeout, workers)
 
     def _new_kernel(self) -> Any:
         km = _kernel_manager(self.workdir)
@@ -569,12 +566,13 @@ class WarmRunner:
             nbformat.write(nb, str(ctx.notebook_out))
             with self._lock:
                 if broken:
-                    self._retire(km, kc)
+                    self._retire((km, kc))
                 else:
                     self._idle.append((km, kc))
         return str(ctx.notebook_out)
 
-    def _retire(self, km: Any, kc: Any) -> None:
+    def _retire(self, kernel: Any) -> None:
+        km, kc = kernel
         try:
             kc.stop_channels()
             km.shutdown_kernel(now=True)
@@ -582,13 +580,6 @@ class WarmRunner:
         except Exception:  # noqa: BLE001
             pass
         self._all = [(a, b) for a, b in self._all if a is not km]
-
-    def close(self) -> None:
-        with self._lock:
-            for km, kc in list(self._all):
-                self._retire(km, kc)
-            self._idle = []
-        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def make_runner(
