@@ -352,7 +352,10 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
         page.screenshot(path=str(ARTIFACTS / "ext-05-dark.png"))
         if os.environ.get("LITHIFY_UPDATE_DOCS"):
             page.screenshot(path=str(DOCS_IMG / "workbench-lab-dark.png"))
-        # a reload brings the results panels back
+        # a reload brings the results panels back: every one open before it, one of them in
+        # front (which one the layout restorer attaches first is up to it, so none is named)
+        panels_open = page.locator(".lithify-results").count()
+        assert panels_open >= 2
         page.goto(f"{base}/lab", timeout=60_000)
         page.wait_for_function(
             "() => window.jupyterapp && "
@@ -360,7 +363,12 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             timeout=90_000,
         )
         page.evaluate("window.jupyterapp.restored.then(() => true)")
-        page.locator(".lithify-results").first.wait_for(timeout=60_000)
+        page.wait_for_function(
+            "n => { const all = [...document.querySelectorAll('.lithify-results')];"
+            " return all.length >= n && all.some(r => r.checkVisibility()); }",
+            arg=panels_open,
+            timeout=60_000,
+        )
         palette = page.evaluate(
             "window.jupyterapp.commands.listCommands().filter(c => c.startsWith('lithify:'))"
         )

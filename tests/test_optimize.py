@@ -282,7 +282,10 @@ def test_pruned_forks_are_pruned_not_failed_with_their_step(base):
     )
     pruned = [t for t in study.trials if t.state == "pruned"]
     assert pruned, "the median pruner stopped nothing"
-    assert all(t.values is None and t.step is not None and t.step < 4 for t in pruned)
+    assert all(t.values is None for t in pruned), [t.values for t in pruned]
+    # a trial is stopped at a step it reported: any of the four, the last included (the
+    # median pruner compares it with the trials that finished that step before it)
+    assert all(t.step in (1, 2, 3, 4) for t in pruned), [t.step for t in pruned]
     runs = {f.branch: f for f in sweep.status(base, study.sweep)}
     for t in pruned:
         assert runs[t.branch].status == "pruned" and runs[t.branch].step == t.step
