@@ -16,7 +16,7 @@ from .base import RUN_FIELDS, Segment
 
 # What a journal's metadata says it is, and the newest layout this code reads (both backends).
 APPLICATION = "lithify-journal"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: a SQLite journal's large effect payloads may be stored compressed
 
 # The refusal of an append whose predecessor is not stored: the text of both backends' triggers,
 # which is how a refused append is told from other integrity errors.

@@ -163,13 +163,16 @@ class Connection:
 
     def _connect(self, target: str, uri: bool = False) -> Any:
         try:
-            return self.driver.connect(
+            con = self.driver.connect(
                 target,
                 isolation_level=None,
                 check_same_thread=False,
                 timeout=self.timeout_s,
                 uri=uri,
             )
+            # compressed payloads are read through it (schema.payload_sql)
+            con.create_function("sqlar_uncompress", 2, sch.sqlar_uncompress, deterministic=True)
+            return con
         except Exception as e:
             raise translate(e, self.path, "opening it") from None
 

@@ -17,6 +17,7 @@ from typing import Any
 from ...errors import InvalidValue, WorkbenchError
 from ..base import SearchHit, Segment
 from .faults import is_driver_error
+from .schema import payload_sql
 
 FTS_META = "fts_position"
 _WORD = re.compile(r"[\w]+", re.UNICODE)
@@ -44,7 +45,8 @@ class Search:
             if covered > 0:
                 try:
                     rows = self.conn.execute(
-                        "SELECT e.branch, e.seq, e.kind, e.payload, f.rank FROM events_fts f "
+                        f"SELECT e.branch, e.seq, e.kind, {payload_sql('e.')}, f.rank "
+                        "FROM events_fts f "
                         "JOIN events e ON e.position = f.rowid WHERE events_fts MATCH ? AND "
                         f"e.position <= ? AND ({where}) ORDER BY f.rank LIMIT ?",
                         [query, covered, *args, limit],
@@ -74,22 +76,19 @@ class Search:
         if self.readonly:
             return covered
         if not have:
-            import sqlite_utils
-
-            # sqlite-utils creates the index and fills it from every event (its own statements,
-            # outside any transaction of ours); what it covered is what its docsize table holds.
-            sqlite_utils.Database(self.conn, recursive_triggers=False).table("events").enable_fts(
-                ["payload"], fts_version="FTS5"
+            # The index (external content, as sqlite-utils' enable_fts makes it) is filled by the
+            # catch-up below from each payload's text: filled from the column as stored, it
+            # would index a compressed payload's bytes.
+            self.conn.execute(
+                "CREATE VIRTUAL TABLE events_fts USING FTS5 (payload, content=[events])"
             )
-            covered = self.conn.execute(
-                "SELECT coalesce(max(id), 0) FROM events_fts_docsize"
-            ).fetchone()[0]
+            covered = 0
         with self.atomic():
             top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()[0]
             if top > covered:
                 self.conn.execute(
-                    "INSERT INTO events_fts (rowid, payload) SELECT position, payload FROM events "
-                    "WHERE position > ? AND position <= ?",
+                    "INSERT INTO events_fts (rowid, payload) SELECT position, "
+                    f"{payload_sql()} FROM events WHERE position > ? AND position <= ?",
                     (covered, top),
                 )
             self.conn.execute(
@@ -104,9 +103,10 @@ class Search:
         words = [w.lower() for w in _WORD.findall(query) if w not in _OPERATORS]
         if not words:
             return []
-        match = " AND ".join("instr(lower(e.payload), ?) > 0" for _ in words)
+        text = payload_sql("e.")
+        match = " AND ".join(f"instr(lower({text}), ?) > 0" for _ in words)
         rows = self.conn.execute(
-            f"SELECT e.branch, e.seq, e.kind, e.payload, 0.0 FROM events e WHERE e.position > ? "
+            f"SELECT e.branch, e.seq, e.kind, {text}, 0.0 FROM events e WHERE e.position > ? "
             f"AND {match} AND ({where}) ORDER BY e.position LIMIT ?",
             [after, *words, *args, limit],
         ).fetchall()

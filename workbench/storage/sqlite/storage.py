@@ -45,6 +45,7 @@ from .catalog import Catalog
 from .connection import Connection
 from .files import ro_uri
 from .intents import IntentLog, TableIntents
+from .schema import payload_sql
 from .search import Search
 from .writes import EventWrites
 
@@ -52,6 +53,10 @@ _OBSERVATIONS = (
     "SELECT position, branch, seq, metric, value, ts FROM events WHERE metric IS NOT NULL "
     "ORDER BY position"
 )
+# Payloads as text, compressed ones decompressed (schema.payload_sql).
+_PAYLOAD = payload_sql()
+_EVENT_COLS = EVENT_COLS.replace("payload", f"{_PAYLOAD} AS payload")
+_FULL_EVENT_COLS = FULL_EVENT_COLS.replace("payload", f"{_PAYLOAD} AS payload")
 OBS_ROWS_DIRECT = 50_000  # observations read through sqlite3 before the Arrow path pays off
 
 
@@ -116,7 +121,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """The event a branch wrote at seq itself (not inherited)."""
         with self._guard:
             row = self.conn.execute(
-                f"SELECT {EVENT_COLS} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
+                f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()
         return None if row is None else StoredEvent(*row)
 
@@ -125,7 +130,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         return [
             StoredEvent(*r)
             for r in self._in_history(
-                f"SELECT {EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
+                f"SELECT {_EVENT_COLS} FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
                 f"ORDER BY seq",
                 segments,
                 lo,
@@ -137,7 +142,8 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """(seq, kind, payload, hash) of the deltas and compactions of a resolved history with
         lo <= seq <= hi, in seq order (plain tuples: every replay reads them)."""
         return self._in_history(
-            "SELECT seq, kind, payload, hash FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
+            f"SELECT seq, kind, {_PAYLOAD}, hash FROM events WHERE branch = ? "
+            "AND seq BETWEEN ? AND ? "
             "AND kind IN ('delta', 'compact') ORDER BY seq",
             segments,
             lo,
@@ -182,7 +188,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 b = hi if last is None else min(hi, last)
                 out.extend(
                     self.conn.execute(
-                        "SELECT seq, kind, payload, coalesce(occurred_at, ts) AS w FROM events "
+                        f"SELECT seq, kind, {_PAYLOAD}, coalesce(occurred_at, ts) AS w FROM events "
                         "WHERE branch = ? "
                         f"AND seq BETWEEN ? AND ? AND kind IN ('delta', 'compact') AND w <= ?{rec}",
                         (branch, first, b, valid)
@@ -197,7 +203,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """The event a caller id names."""
         with self._guard:
             row = self.conn.execute(
-                "SELECT branch, seq, kind, payload FROM events WHERE event_id = ?", (event_id,)
+                f"SELECT branch, seq, kind, {_PAYLOAD} FROM events WHERE event_id = ?", (event_id,)
             ).fetchone()
         return None if row is None else IdentifiedEvent(*row)
 
@@ -205,7 +211,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """Up to ``limit`` of a branch's own events after a seq, every column, in seq order."""
         with self._guard:
             rows = self.conn.execute(
-                f"SELECT {FULL_EVENT_COLS} FROM events WHERE branch = ? AND seq > ? ORDER BY seq "
+                f"SELECT {_FULL_EVENT_COLS} FROM events WHERE branch = ? AND seq > ? ORDER BY seq "
                 f"LIMIT {int(limit)}",
                 (branch, after_seq),
             ).fetchall()
@@ -216,7 +222,8 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         events in seq order, streamed (verify)."""
         with self._guard:
             cur = self.conn.execute(
-                "SELECT seq, kind, hash, parent_hash, payload, key_hash, metric, value FROM events "
+                f"SELECT seq, kind, hash, parent_hash, {_PAYLOAD}, key_hash, metric, value "
+                "FROM events "
                 "WHERE branch = ? ORDER BY seq",
                 (branch,),
             )
@@ -293,7 +300,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         """The payload of the effect stored at (branch, seq)."""
         with self._guard:
             payload: str = self.conn.execute(
-                "SELECT payload FROM events WHERE branch = ? AND seq = ?", (branch, seq)
+                f"SELECT {_PAYLOAD} FROM events WHERE branch = ? AND seq = ?", (branch, seq)
             ).fetchone()[0]
         return payload
 
@@ -302,7 +309,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         appended past a handle's head)."""
         with self._guard:
             row = self.conn.execute(
-                "SELECT branch, seq, payload FROM events WHERE branch = ? AND seq > ? "
+                f"SELECT branch, seq, {_PAYLOAD} FROM events WHERE branch = ? AND seq > ? "
                 "AND key_hash = ? ORDER BY seq DESC LIMIT 1",
                 (branch, seq, key_hash),
             ).fetchone()
@@ -328,7 +335,8 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         with self._guard:
             row = self.conn.execute(
                 "SELECT (SELECT max(seq) FROM events WHERE branch = ?), e.branch, max(e.seq), "
-                "e.payload FROM effect_index x CROSS JOIN events e ON e.position = x.position "
+                f"{payload_sql('e.')} FROM effect_index x CROSS JOIN events e "
+                "ON e.position = x.position "
                 f"WHERE x.key_hash = ? AND x.position <= ? AND ({where})",
                 [branch, key_hash, upto_position, *args],
             ).fetchone()
@@ -407,7 +415,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events with position > cursor, in position (commit) order."""
         with self._guard:
-            sql = f"SELECT {EVENT_COLS} FROM events WHERE position > ? ORDER BY position"
+            sql = f"SELECT {_EVENT_COLS} FROM events WHERE position > ? ORDER BY position"
             if limit is not None:
                 sql += f" LIMIT {int(limit)}"
             rows = self.conn.execute(sql, (cursor,)).fetchall()

@@ -1,0 +1,166 @@
+"""Large effect results are stored compressed (zlib, in the SQLite archive's format) and read
+back exactly as they were committed: by the journal, by a resumed agent, by search and verify,
+and by the sqlite3 shell through the ``event_payloads`` view."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+import sqlite3
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from workbench import Journal
+from workbench.errors import Corrupt
+from workbench.storage.sqlite.schema import COMPRESS_FROM, sqlar_uncompress
+
+# Source-like text, compressible the way the auditor's file reads are; non-ASCII too, so
+# characters and bytes differ.
+BIG = "".join(f"def f{i}(x):  # ünïcode {i % 7}\n    return x * {i}\n" for i in range(400))
+
+
+def _rows(path: Path) -> list[tuple[str, object, int | None]]:
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(
+            "SELECT kind, payload, payload_size FROM events ORDER BY position"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_a_large_result_is_stored_compressed_and_comes_back_as_it_was(db_path):
+    ran: list[int] = []
+
+    def read() -> str:
+        ran.append(1)
+        return BIG
+
+    with Journal.open(db_path) as j:
+        b = j.root()
+        assert b.effect("read:big", read) == BIG
+        assert b.effect("read:small", lambda: "short") == "short"
+        b.observe("n", 1.0)
+    (kind, stored, size), (_, small, small_size), *_ = _rows(db_path)
+    text = json.dumps({"key": "read:big"})[:10]
+    assert kind == "effect" and isinstance(stored, bytes) and size is not None
+    assert len(stored) * 3 < size  # compressed, and by a good deal
+    assert json.loads(sqlar_uncompress(stored, size))["result"] == BIG
+    assert size == len(sqlar_uncompress(stored, size).encode("utf-8"))  # bytes, not characters
+    assert isinstance(small, str) and small_size is None and small.startswith(text[:2])
+    # a resumed process reads it back without running fn again, and the chain still verifies
+    with Journal.open(db_path) as j:
+        b = j.root()
+        assert b.effect("read:big", read) == BIG and ran == [1]
+        assert j.record((0, 1)).payload["result"] == BIG
+        assert j.verify().ok
+        fork = b.fork_at(1)  # a fork inherits it as it inherits any effect
+        assert fork.effect("read:big", read) == BIG and ran == [1]
+
+
+def test_only_large_effect_payloads_are_compressed(db_path):
+    with Journal.open(db_path) as j:
+        b = j.root()
+        b.apply({"note": BIG})  # a delta stays plain JSON, however large
+        b.effect("edge", lambda: "x" * (COMPRESS_FROM - 200))  # under the threshold
+        rng = random.Random(1)
+        alphabet = [chr(c) for c in range(33, 127) if chr(c) not in '"\\']
+        b.effect("noise", lambda: "".join(rng.choice(alphabet) for _ in range(900)))
+    kinds = [(k, isinstance(p, bytes)) for k, p, _ in _rows(db_path)]
+    assert kinds[0] == ("delta", False)
+    assert kinds[1] == ("effect", False)
+    # text that zlib cannot shrink by a fifth is kept as it is
+    assert kinds[2] == ("effect", False)
+
+
+def test_search_finds_words_inside_compressed_payloads(db_path):
+    with Journal.open(db_path) as j:
+        b = j.root()
+        b.effect("read:a", lambda: BIG + " needleword appears once")
+        hits = j.search("needleword")  # builds the index, then queries it
+        assert [(h.branch, h.seq) for h in hits] == [(0, 1)]
+        b.effect("read:b", lambda: BIG + " anotherneedle here")
+        hits = j.search("anotherneedle")  # past the index: the scan reads the text too
+        assert [(h.branch, h.seq) for h in hits] == [(0, 2)]
+
+
+def test_a_damaged_compressed_payload_is_reported_not_misread(db_path):
+    with Journal.open(db_path) as j:
+        j.root().effect("read:big", lambda: BIG)
+    con = sqlite3.connect(db_path)
+    con.execute("DROP TRIGGER events_append_only_update")
+    stored = con.execute("SELECT payload FROM events WHERE seq = 1").fetchone()[0]
+    con.execute(
+        "UPDATE events SET payload = ? WHERE seq = 1",
+        (stored[:20] + bytes([stored[20] ^ 0xFF]) + stored[21:],),
+    )
+    con.commit()
+    con.close()
+    with Journal.open(db_path) as j:
+        with pytest.raises(Corrupt, match="compressed payload is damaged.*lithify verify"):
+            j.root().effect("read:big", lambda: "ran again")  # fn does not run either
+        report = j.verify()
+        assert not report.ok and report.problems[0][:2] == (0, 1)
+        assert report.problems[0][2] == "unreadable: a compressed payload does not decompress"
+
+
+def test_the_sqlite3_shell_reads_them_through_the_view(db_path):
+    shell = shutil.which("sqlite3")
+    if shell is None:
+        pytest.skip("no sqlite3 shell on this machine")
+    with Journal.open(db_path) as j:
+        j.root().effect("read:big", lambda: BIG)
+        j.root().effect("small", lambda: 1)
+    out = subprocess.run(
+        [shell, "-json", str(db_path), "SELECT seq, payload FROM event_payloads ORDER BY seq"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    rows = json.loads(out)
+    assert [r["seq"] for r in rows] == [1, 2]
+    assert json.loads(rows[0]["payload"])["result"] == BIG
+    assert json.loads(rows[1]["payload"])["result"] == 1
+    # and Python's sqlite3 with the function registered (what sqlite-utils' --functions does)
+    con = sqlite3.connect(db_path)
+    con.create_function("sqlar_uncompress", 2, sqlar_uncompress)
+    text = con.execute("SELECT payload FROM event_payloads WHERE seq = 1").fetchone()[0]
+    assert json.loads(text)["result"] == BIG
+
+
+def test_a_journal_from_before_compression_is_upgraded_and_then_refused_by_older_code(db_path):
+    with Journal.open(db_path) as j:
+        j.root().effect("read:old", lambda: "plain " * 20)  # under the threshold: plain JSON
+    # make it what an older lithify wrote: no payload_size column, no view, schema 1
+    con = sqlite3.connect(db_path)
+    con.execute("DROP VIEW event_payloads")
+    con.execute("ALTER TABLE events DROP COLUMN payload_size")
+    con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    con.commit()
+    con.close()
+    with Journal.open(db_path) as j:
+        b = j.root()
+        assert b.effect("read:old", lambda: "ran again") == "plain " * 20
+        b.effect("read:new", lambda: BIG)
+        assert b.effect("read:new", lambda: "ran again") == BIG
+    con = sqlite3.connect(db_path)
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    con.close()
+    assert version == "2"  # an older lithify now says: upgrade to open it
+
+
+def test_lazy_durability_compresses_on_its_batched_path(db_path):
+    with Journal.open(db_path, durability="lazy") as j:
+        b = j.root()
+        for i in range(5):
+            b.effect(f"read:{i}", lambda i=i: BIG + str(i))
+        j.flush()
+    stored = [(p, s) for k, p, s in _rows(db_path) if k == "effect"]
+    assert len(stored) == 5 and all(isinstance(p, bytes) and s for p, s in stored)
+    with Journal.open(db_path) as j:
+        assert [j.root().effect(f"read:{i}", lambda: "ran") for i in range(5)] == [
+            BIG + str(i) for i in range(5)
+        ]
