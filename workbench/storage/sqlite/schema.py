@@ -30,7 +30,7 @@ BEGIN SELECT RAISE(ABORT, '{APPEND_REFUSED}'); END"""
 # sqlite3 shell reads it with its built-in sqlar_uncompress(); lithify registers the same
 # function on its connections, and the ``event_payloads`` view gives every payload as text.
 COMPRESS_FROM = 512  # payload characters: shorter ones gain little and stay plain JSON
-COMPRESS_LEVEL = 1  # zlib's fastest: 5x smaller source text at ~10 ns a byte (level 6: 7x, 24 ns)
+COMPRESS_LEVEL = 1  # ISA-L's level 1: source text 5-8x smaller at ~240 MB/s (zlib's: ~40 MB/s)
 
 
 def payload_sql(prefix: str = "") -> str:

@@ -10,7 +10,6 @@ import itertools
 import operator
 import queue
 import threading
-import zlib
 from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
@@ -22,6 +21,11 @@ from ..base import EVENT_SHAPES, EventRow, Head
 from ..common import APPEND_REFUSED, SNAPSHOT_COLS, TRIGGERLESS_BATCH, branch_moved, event_id_taken
 from .faults import is_driver_error, translate
 from .schema import COMPRESS_FROM, COMPRESS_LEVEL, FOLLOW_HEAD
+
+try:  # ISA-L writes zlib's format 6x faster than zlib at the same level and ratio
+    from isal.isal_zlib import compress as deflate
+except ImportError:  # installed without its dependencies: the standard library's, slower
+    from zlib import compress as deflate
 
 # Columns a shape (base.EVENT_SHAPES) leaves out are stored as NULL without being bound:
 # Python's sqlite3 binds None (and bytes) through its adapter lookup, which costs more than
@@ -48,7 +52,7 @@ def packed(row: EventRow, shape: str) -> tuple[EventRow, str]:
     if shape[0] != "e" or len(text) < COMPRESS_FROM:
         return row, shape
     data = text.encode("utf-8")
-    small = zlib.compress(data, COMPRESS_LEVEL)
+    small = deflate(data, COMPRESS_LEVEL)
     if len(small) * 5 > len(data) * 4:
         return row, shape
     return (*row[:6], bytearray(small), *row[7:], len(data)), shape + "+z"
