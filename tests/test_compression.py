@@ -164,3 +164,12 @@ def test_lazy_durability_compresses_on_its_batched_path(db_path):
         assert [j.root().effect(f"read:{i}", lambda: "ran") for i in range(5)] == [
             BIG + str(i) for i in range(5)
         ]
+
+
+def test_a_read_only_open_reads_them_too(db_path):
+    with Journal.open(db_path) as j:
+        j.root().effect("read:big", lambda: BIG)
+    with Journal.open(db_path, readonly=True) as j:  # its own read-only connection
+        assert j.record((0, 1)).payload["result"] == BIG
+        assert j.root().effect("read:big", lambda: "ran again") == BIG
+        assert j.verify().ok
