@@ -11,6 +11,7 @@ parallel views (light and dark) are written to docs/img/."""
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -221,7 +222,10 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
             f"{{journal: 'grid.db', sweep: {study}}})"
         )
         drawn(page, "metric", f"sweep={study}")
-        studied = page.locator(".lithify-results", has_text=f"Sweep {study} of grid.db")
+        studied = page.locator(".lithify-results", has_text=f"Study {study} of grid.db")
+        studied.wait_for(timeout=60_000)  # named by its kind once the sweep's state is read
+        status = studied.locator(".lithify-status").text_content() or ""
+        assert re.match(r"\d+/10 forks finished", status), status  # of the study's 10 trials
         studied.locator(".lithify-view-tab[data-kind='history']:not([disabled])").wait_for(
             timeout=60_000
         )  # the server said which views can draw

@@ -524,6 +524,7 @@ async def test_optimize_from_the_api(jp_fetch, journal_file, monkeypatch):
     listed = (await get(jp_fetch, "sweeps", journal=journal_file))["sweeps"]
     mine = next(s for s in listed if s["id"] == sweep_id)
     assert mine["kind"] == "optimize" and set(mine["space"]) == {"x1", "x2", "kind"}
+    assert mine["planned"] == 3  # a study's trials (mid-study, more than it has forked yet)
     # the fork tree's header: the study at a glance
     glance = (await get(jp_fetch, "branches", journal=journal_file))["sweeps"]
     assert {**next(s for s in glance if s["id"] == sweep_id), "counts": None} == {

@@ -237,6 +237,7 @@ class Sweeps(Base):
                         "notebook_rel": self.hub.relative(f.notebook),
                     }
                     forks.append(cast(shapes.ForkJson, fork))
+                planned = s.spec.get("forks")
                 out.append(
                     {
                         "id": s.id,
@@ -246,6 +247,7 @@ class Sweeps(Base):
                         "grid": s.spec.get("grid"),
                         "space": s.spec.get("space"),
                         "objectives": s.spec.get("objectives"),
+                        "planned": max(len(forks), planned if isinstance(planned, int) else 0),
                         "running": handle is not None and not handle.done,
                         "forks": forks,
                     }

@@ -177,6 +177,7 @@ class SweepJson(TypedDict):
     grid: dict[str, list[Any]] | None
     space: dict[str, Any] | None  # an adaptive sweep's search space
     objectives: list[str] | None
+    planned: int  # the forks it is to have: a study's trials, not only those forked so far
     running: bool
     forks: list[ForkJson]
 

@@ -21,11 +21,13 @@ import type { Target } from './types';
 const POLL_MS = 1000;
 const ENDED = ['finished', 'failed', 'cancelled', 'pruned'];
 
-/** How a panel names its selection. */
-export function describe(t: Target): string {
+const SWEEP_NAMES: { [kind: string]: string } = { optimize: 'Study', evolve: 'Evolution' };
+
+/** How a panel names its selection; a sweep by its kind once known (a study, an evolution). */
+export function describe(t: Target, kind?: string): string {
   const what =
     t.sweep !== null && t.sweep !== undefined
-      ? `Sweep ${t.sweep}`
+      ? `${SWEEP_NAMES[kind ?? ''] ?? 'Sweep'} ${t.sweep}`
       : t.branches && t.branches.length
         ? `${t.branches.length} branch${t.branches.length === 1 ? '' : 'es'}`
         : 'Branches';
@@ -51,6 +53,8 @@ export class Results extends Widget {
   private filtered: Set<number> | null = null; // the table filter's branches
   private kept: Set<number> | null = null; // the parallel box's branches
   private lastChartKey = '';
+  private heading = el('h3', '');
+  private kind = ''; // the sweep's kind, once its state has been read
   private finishedOnce = false;
   private themes = new MutationObserver(() => void this.drawChart(true));
   private stopListening: () => void;
@@ -63,8 +67,6 @@ export class Results extends Widget {
     super();
     this.addClass('lithify-results');
     const journal = target.journal;
-    this.title.label = `${describe(target)} · ${journal}`;
-    this.title.caption = `${describe(target)} of ${journal}`;
     this.title.closable = true;
     this.controls = new ResultsControls(target, again => void this.redraw(again));
     this.chart = new ChartView({
@@ -86,7 +88,8 @@ export class Results extends Widget {
       this.showTable();
       return `${found.count} of ${found.total} branches`;
     });
-    this.node.append(el('h3', '', `${describe(target)} of ${journal}`));
+    this.node.append(this.heading);
+    this.name();
     if (target.sweep !== null && target.sweep !== undefined) {
       this.sweepStatus = new SweepStatus(app, journal, target.sweep, () => this.start());
       this.node.append(this.sweepStatus.node);
@@ -140,6 +143,14 @@ export class Results extends Widget {
     this.finishedOnce = false;
     void this.poll();
     this.timer = window.setInterval(() => void this.poll(), POLL_MS);
+  }
+
+  /** The tab's title, its tooltip and the panel's heading: what it shows, of which journal. */
+  private name(): void {
+    const what = describe(this.target, this.kind);
+    this.title.label = `${what} · ${this.target.journal}`;
+    this.title.caption = `${what} of ${this.target.journal}`;
+    this.heading.textContent = `${what} of ${this.target.journal}`;
   }
 
   /** Another journal at this name: nothing shown stays; start over from what it holds. */
@@ -292,6 +303,10 @@ export class Results extends Widget {
           window.clearInterval(this.timer);
           this.sweepStatus.say(`${this.journal} has no sweep ${t.sweep}.`);
           return;
+        }
+        if (mine.kind !== this.kind) {
+          this.kind = mine.kind;
+          this.name();
         }
         this.sweepStatus.show(mine);
         ended = !mine.running && mine.forks.every(f => ENDED.includes(f.status));

@@ -83,12 +83,13 @@ export class SweepStatus {
     const failed = count('failed');
     const cancelled = count('cancelled');
     const pruned = count('pruned');
-    this.status.textContent = `${done}/${forks.length} forks finished${failed ? ` · ${failed} failed` : ''}${
+    const planned = Math.max(mine.planned ?? 0, forks.length); // a study forks as it goes
+    this.status.textContent = `${done}/${planned} forks finished${failed ? ` · ${failed} failed` : ''}${
       pruned ? ` · ${pruned} pruned` : ''
     }${cancelled ? ` · ${cancelled} cancelled` : ''}${mine.running ? ' · running' : ''}`;
     this.status.dataset.finished = String(done);
     this.status.dataset.failed = String(failed);
-    this.fill.style.width = `${forks.length ? (100 * (done + failed + pruned)) / forks.length : 0}%`;
+    this.fill.style.width = `${planned ? (100 * (done + failed + pruned)) / planned : 0}%`;
     this.bar.classList.toggle('lithify-progress-failed', failed > 0);
     this.showFailures(forks);
     const can = applicable(mine);

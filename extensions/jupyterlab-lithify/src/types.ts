@@ -217,6 +217,7 @@ export interface SweepState {
   grid: { [name: string]: Json[] } | null;
   space: { [name: string]: Json } | null; // a study's search space
   objectives: string[] | null;
+  planned: number; // the forks it is to have: a study's trials, not only those forked so far
   running: boolean;
   forks: ForkState[];
 }
