@@ -131,16 +131,36 @@ def test_the_sqlite3_shell_reads_them_through_the_view(db_path):
     assert json.loads(text)["result"] == BIG
 
 
-def test_a_journal_from_before_compression_is_upgraded_and_then_refused_by_older_code(db_path):
-    with Journal.open(db_path) as j:
-        j.root().effect("read:old", lambda: "plain " * 20)  # under the threshold: plain JSON
-    # make it what an older lithify wrote: no payload_size column, no view, schema 1
+def _as_schema_1(db_path: Path) -> None:
+    """Make a journal what an older lithify wrote: no payload_size column, no view, schema 1."""
     con = sqlite3.connect(db_path)
     con.execute("DROP VIEW event_payloads")
     con.execute("ALTER TABLE events DROP COLUMN payload_size")
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.commit()
     con.close()
+
+
+def test_a_journal_from_before_compression_is_read_read_only_as_it_is(db_path):
+    with Journal.open(db_path) as j:
+        j.root().effect("read:old", lambda: "plain " * 20)  # under the threshold: plain JSON
+        j.root().observe("recall", 0.5)
+    _as_schema_1(db_path)
+    with Journal.open(db_path, readonly=True) as j:  # no upgrade needed to read it
+        assert j.root().effect("read:old", lambda: "ran again") == "plain " * 20
+        assert j.record((0, 1)).payload["result"] == "plain " * 20
+        assert [(h.branch, h.seq) for h in j.search("plain")] == [(0, 1)]
+        assert j.verify().ok and len(j.matrix()) == 1
+    con = sqlite3.connect(db_path)
+    version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
+    con.close()
+    assert version == "1"  # and it was left as it was
+
+
+def test_a_journal_from_before_compression_is_upgraded_and_then_refused_by_older_code(db_path):
+    with Journal.open(db_path) as j:
+        j.root().effect("read:old", lambda: "plain " * 20)  # under the threshold: plain JSON
+    _as_schema_1(db_path)
     with Journal.open(db_path) as j:
         b = j.root()
         assert b.effect("read:old", lambda: "ran again") == "plain " * 20

@@ -12,7 +12,15 @@ from typing import Any
 
 from ...errors import InvalidValue, NotFound, ReadOnly, WorkbenchError
 from ..base import Segment
-from ..common import APPLICATION, BRANCH_COLS, SCHEMA_VERSION, SNAPSHOT_COLS, now_ms, redacted
+from ..common import (
+    APPLICATION,
+    BRANCH_COLS,
+    POSTGRES_SCHEMA_VERSION,
+    SCHEMA_VERSION,
+    SNAPSHOT_COLS,
+    now_ms,
+    redacted,
+)
 from .faults import is_driver_error, not_a_journal, translate
 from .schema import SYNCHRONOUS_COMMIT, lock_key, parse_url, schema_sql
 
@@ -215,7 +223,7 @@ class PgConnection:
                 self.conn.execute(statement)
             meta = {
                 "application": APPLICATION,
-                "schema_version": str(SCHEMA_VERSION),
+                "schema_version": str(POSTGRES_SCHEMA_VERSION),
                 "state_name": state_name,
                 "created": str(now_ms()),
             }
