@@ -58,11 +58,18 @@ export class EventList {
     this.render();
   }
 
+  /** Draw the rows in view. A row already drawn as it is stays the same element: a poll or a
+   * page arriving between the press and the release of a click would otherwise replace the
+   * row under the pointer, and the browser would send no click at all. */
   render(): void {
     const top = this.node.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW) - 5);
     const last = Math.min(this.head, Math.ceil((top + (this.node.clientHeight || 300)) / ROW) + 5);
-    this.spacer.querySelectorAll('.lithify-event').forEach(n => n.remove());
+    const drawn = new Map<string, HTMLElement>();
+    this.spacer.querySelectorAll<HTMLElement>('.lithify-event').forEach(n => {
+      drawn.set(n.dataset.key || '', n);
+    });
+    const wanted = new Set<string>();
     for (let i = first; i < last; i++) {
       const p = Math.floor(i / PAGE);
       const rows = this.pages.get(p);
@@ -72,13 +79,23 @@ export class EventList {
       }
       const row = rows[i - p * PAGE];
       if (row) {
-        this.spacer.appendChild(this.line(row, i));
+        const key = `${i}:${row.branch}:${row.seq}:${row.hash}:${row.seq === this.selected}`;
+        wanted.add(key);
+        if (!drawn.has(key)) {
+          this.spacer.appendChild(this.line(row, i, key));
+        }
       }
     }
+    drawn.forEach((n, key) => {
+      if (!wanted.has(key)) {
+        n.remove();
+      }
+    });
   }
 
-  private line(row: EventRecord, i: number): HTMLElement {
+  private line(row: EventRecord, i: number, key: string): HTMLElement {
     const line = el('div', `lithify-event lithify-kind-${row.kind}`);
+    line.dataset.key = key;
     line.style.top = `${i * ROW}px`;
     line.dataset.seq = String(row.seq);
     line.dataset.branch = String(row.branch);
