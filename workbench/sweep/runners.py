@@ -29,6 +29,7 @@ import tempfile
 import threading
 import time
 import uuid
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -229,7 +230,7 @@ del _b, _o
 """
 
 
-class _KernelPool:
+class _KernelPool(ABC):
     """Kernels kept per worker for the template runners: ``workers`` of them started side by
     side at construction (not one per first fork), handed out by ``_kernel`` and retired when
     they die or the pool closes. Subclasses say how a kernel starts, whether an idle one can
@@ -247,15 +248,17 @@ class _KernelPool:
         for t in self._warming:
             t.start()
 
+    @abstractmethod
     def _new_kernel(self) -> Any:
-        raise NotImplementedError
+        """Start one kernel (on a warm-up thread)."""
 
     def _usable(self, kernel: Any) -> bool:
         """Whether an idle kernel can take the next fork (else it is retired)."""
         return True
 
+    @abstractmethod
     def _retire(self, kernel: Any) -> None:
-        raise NotImplementedError
+        """Shut one kernel down (it died, or the pool closes)."""
 
     def _prestart(self) -> None:
         try:
