@@ -807,15 +807,16 @@ while True:  # the signal lands anywhere: in user code, or inside the journal
 """
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("after", [700, 2000, 3333])
-def test_every_apply_that_returned_survives_sigterm_in_a_busy_loop(db_path, after):
+def _sigterm_after(worker: str, db_path: Path, after: int) -> None:
+    """Run ``worker`` (it prints how many applies returned, one count a line) on the journal,
+    SIGTERM it once ``after`` have returned; it must end by that signal within 60 s with every
+    apply that returned kept and the journal verified."""
     import signal
     import subprocess
     import sys
 
     p = subprocess.Popen(
-        [sys.executable, "-c", BUSY_WORKER, str(db_path)],
+        [sys.executable, "-c", worker, str(db_path)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -824,11 +825,22 @@ def test_every_apply_that_returned_survives_sigterm_in_a_busy_loop(db_path, afte
     while last < after:
         last = int(p.stdout.readline())
     p.send_signal(signal.SIGTERM)
-    out, err = p.communicate(timeout=60)
+    try:
+        out, err = p.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        pytest.fail("the process did not end within 60 s of SIGTERM")
     last = max([last, *(int(x) for x in out.split())])
     assert p.returncode == -signal.SIGTERM, err
     with Journal.open(db_path, readonly=True) as j:
         assert j.root().head >= last and j.verify().ok  # every apply that returned is kept
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("after", [700, 2000, 3333])
+def test_every_apply_that_returned_survives_sigterm_in_a_busy_loop(db_path, after):
+    _sigterm_after(BUSY_WORKER, db_path, after)
 
 
 LOST_WAKEUP_WORKER = """
@@ -861,27 +873,4 @@ def test_sigterm_inside_the_journal_ends_the_process_even_if_a_wakeup_is_lost(db
     buffers and keeps the journal's lock, then wakes the main thread to end the process. A
     wake-up that lands just before the main thread waits for that lock wakes nothing (seen
     under load); the process must still end by SIGTERM with every returned apply kept."""
-    import signal
-    import subprocess
-    import sys
-
-    p = subprocess.Popen(
-        [sys.executable, "-c", LOST_WAKEUP_WORKER, str(db_path)],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
-    last = 0
-    while last < 20:
-        last = int(p.stdout.readline())
-    p.send_signal(signal.SIGTERM)
-    try:
-        out, err = p.communicate(timeout=60)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.communicate()
-        pytest.fail("the process did not end within 60 s of SIGTERM")
-    last = max([last, *(int(x) for x in out.split())])
-    assert p.returncode == -signal.SIGTERM, err
-    with Journal.open(db_path, readonly=True) as j:
-        assert j.root().head >= last and j.verify().ok
+    _sigterm_after(LOST_WAKEUP_WORKER, db_path, 20)
