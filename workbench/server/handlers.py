@@ -17,6 +17,7 @@ from ..diff import diff
 from ..errors import Conflict, InvalidValue, NotFound
 from ..events import encode_state
 from ..sweep.cluster import runners_here
+from ..sweep.plan import planned_forks
 from . import shapes
 from .base import Base, Download, _body_int, _int, _plain, http_status
 from .hub import Hub
@@ -237,7 +238,6 @@ class Sweeps(Base):
                         "notebook_rel": self.hub.relative(f.notebook),
                     }
                     forks.append(cast(shapes.ForkJson, fork))
-                planned = s.spec.get("forks")
                 out.append(
                     {
                         "id": s.id,
@@ -247,7 +247,7 @@ class Sweeps(Base):
                         "grid": s.spec.get("grid"),
                         "space": s.spec.get("space"),
                         "objectives": s.spec.get("objectives"),
-                        "planned": max(len(forks), planned if isinstance(planned, int) else 0),
+                        "planned": max(len(forks), planned_forks(s)),
                         "running": handle is not None and not handle.done,
                         "forks": forks,
                     }

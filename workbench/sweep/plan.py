@@ -27,6 +27,7 @@ from ..plugins import import_ref
 if TYPE_CHECKING:
     import polars as pl
 
+    from ..forking import SweepInfo
     from ..journal import Journal
 
 RUNNERS = ("papermill", "warm", "process", "dask")
@@ -394,6 +395,12 @@ class SweepSummary:
         }
 
 
+def planned_forks(s: SweepInfo) -> int:
+    """The forks a sweep is to have: a study's trials (forked one at a time), else its forks."""
+    planned = s.spec.get("forks")
+    return planned if isinstance(planned, int) else len(s.branches)
+
+
 def summaries(journal: Journal) -> list[SweepSummary]:
     """Every sweep at a glance, read in two queries (the sweeps with their forks, the runs)."""
     runs = {r.branch: r.status for r in journal.runs()}
@@ -403,13 +410,5 @@ def summaries(journal: Journal) -> list[SweepSummary]:
         for b in s.branches:
             st = runs.get(b, "pending")
             counts[st] = counts.get(st, 0) + 1
-        planned = s.spec.get("forks")
-        out.append(
-            SweepSummary(
-                s.id,
-                s.spec.get("kind", "grid"),
-                planned if isinstance(planned, int) else len(s.branches),
-                counts,
-            )
-        )
+        out.append(SweepSummary(s.id, s.spec.get("kind", "grid"), planned_forks(s), counts))
     return out
