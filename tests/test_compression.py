@@ -136,6 +136,7 @@ def _as_schema_1(db_path: Path) -> None:
     con = sqlite3.connect(db_path)
     con.execute("DROP VIEW event_payloads")
     con.execute("ALTER TABLE events DROP COLUMN payload_size")
+    con.execute("ALTER TABLE sweeps DROP COLUMN how")  # an older added column, read as NULL too
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.commit()
     con.close()
@@ -145,12 +146,14 @@ def test_a_journal_from_before_compression_is_read_read_only_as_it_is(db_path):
     with Journal.open(db_path) as j:
         j.root().effect("read:old", lambda: "plain " * 20)  # under the threshold: plain JSON
         j.root().observe("recall", 0.5)
+        j.sweep(j.root(), 1, [{"k": 1}], how={"runner": "process"})
     _as_schema_1(db_path)
     with Journal.open(db_path, readonly=True) as j:  # no upgrade needed to read it
         assert j.root().effect("read:old", lambda: "ran again") == "plain " * 20
         assert j.record((0, 1)).payload["result"] == "plain " * 20
         assert [(h.branch, h.seq) for h in j.search("plain")] == [(0, 1)]
         assert j.verify().ok and len(j.matrix()) == 1
+        assert [(s.id, s.how) for s in j.sweeps()] == [(1, {})]  # how unknown: read as NULL
     con = sqlite3.connect(db_path)
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     con.close()

@@ -119,10 +119,8 @@ class Catalog:
     def sweep_rows(self) -> list[SweepRow]:
         """Every recorded sweep, by id (``how`` is None in an older file opened read-only)."""
         with self._guard:
-            have = {r[1] for r in self.conn.execute("PRAGMA table_info(sweeps)")}
-            how = "how" if "how" in have else "NULL"
             rows = self.conn.execute(
-                f"SELECT id, base, at, spec, created, {how} FROM sweeps ORDER BY id"
+                "SELECT id, base, at, spec, created, how FROM sweeps ORDER BY id"
             ).fetchall()
         return [SweepRow(*r) for r in rows]
 

@@ -220,7 +220,7 @@ class Connection:
         try:
             self._probe(key, False)
             self._pragmas()
-            self._read_uncompressed()
+            sch.shadow_missing(self.conn)
         except BaseException as e:
             self._close_conn()
             self.conn = old
@@ -231,17 +231,6 @@ class Connection:
             old.close()  # the file changed under it: a stream on it fails (Busy), never tears
         self.immutable = immutable
         self._watch = stamp if immutable else None
-
-    def _read_uncompressed(self) -> None:
-        """A read-only open of a journal from before compressed payloads reads it as it is:
-        a temporary view (this connection's alone, shadowing the table) gives its events the
-        payload_size column they lack, all NULL, so every query reads their payloads as text."""
-        have = {r[1] for r in self.conn.execute("PRAGMA main.table_info(events)")}
-        if "payload_size" not in have:
-            self.conn.execute(
-                "CREATE TEMP VIEW IF NOT EXISTS events AS "
-                "SELECT *, NULL AS payload_size FROM main.events"
-            )
 
     def unchanged(self) -> None:
         """After a query on a watched read-only open: Busy if the file changed meanwhile (a
@@ -564,9 +553,7 @@ class Connection:
                 missing = sch.missing(c, names)
                 if self.readonly:
                     missing -= sch.TRIGGERS | sch.READER_OPTIONAL  # reads need none of these
-                    if "events.payload_size" in missing:
-                        self._read_uncompressed()
-                        missing.discard("events.payload_size")
+                    sch.shadow_missing(c)
                 if missing:
                     if self.readonly:
                         raise NotAJournal(

@@ -176,8 +176,9 @@ TABLES = {
     "intents",
 }
 TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
-# Added columns a read-only open can do without (readers treat them as NULL).
-READER_OPTIONAL = {"sweeps.how"}
+# Added columns a read-only open can do without: it reads them as NULL, through a temporary
+# view of the table (``shadow_missing``).
+READER_OPTIONAL = {"sweeps.how", "events.payload_size"}
 # Columns later versions added to tables of older files: table -> {column: declaration}.
 ADDED_COLUMNS = {
     "events": {
@@ -215,6 +216,23 @@ def missing(conn: Any, names: set[str]) -> set[str]:
             have = {r[1] for r in conn.execute(f"PRAGMA table_info({table})")}
             out |= {f"{table}.{c}" for c in cols if c not in have}
     return out
+
+
+def shadow_missing(conn: Any) -> None:
+    """On a read-only connection to an older file: a temporary view (this connection's alone,
+    found before the table it shadows) gives each table the READER_OPTIONAL columns it lacks,
+    all NULL, so every query reads the file as it is, as it reads a newer one."""
+    lacking: dict[str, list[str]] = {}
+    for name in sorted(READER_OPTIONAL):
+        table, column = name.split(".")
+        have = {r[1] for r in conn.execute(f"PRAGMA main.table_info({table})")}
+        if have and column not in have:
+            lacking.setdefault(table, []).append(column)
+    for table, columns in lacking.items():
+        nulls = ", ".join(f"NULL AS {c}" for c in columns)
+        conn.execute(
+            f"CREATE TEMP VIEW IF NOT EXISTS {table} AS SELECT *, {nulls} FROM main.{table}"
+        )
 
 
 def upgrade(conn: Any) -> None:
