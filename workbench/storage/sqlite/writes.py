@@ -162,6 +162,7 @@ class EventWrites:
 
     def append(self, row: EventRow, shape: str) -> None:
         """Insert one event of an EVENT_SHAPES shape (committed on return unless in atomic())."""
+        stored, how = packed(row, shape)  # before the lock: no other append waits for it
         lock = self.lock
         lock.acquire()
         try:
@@ -170,7 +171,6 @@ class EventWrites:
                 raise WorkbenchError(
                     "this journal is closed; open it again with Journal.open(path)"
                 )
-            stored, how = packed(row, shape)
             conn.execute(_INSERT_SHAPE[how], self._bindable(stored, how))
         except Exception as e:
             self._end_stray_transaction()
@@ -296,12 +296,12 @@ class EventWrites:
     def append_many(self, rows: Sequence[tuple[EventRow, str]]) -> None:
         """Insert several (row, shape) events of one branch in one transaction (all or nothing),
         in order."""
+        stored = [packed(r, shape) for r, shape in rows]  # before the lock and the transaction
         with self.lock:
             try:
                 with self.atomic():
                     bind = self._bindable
                     spared = self._spare_trigger(rows[0][0][0], rows[0][0][1], len(rows))
-                    stored = [packed(r, shape) for r, shape in rows]
                     for shape, run in itertools.groupby(stored, key=operator.itemgetter(1)):
                         self.conn.executemany(
                             _INSERT_SHAPE[shape], [bind(r, shape) for r, _ in run]
