@@ -4,6 +4,8 @@ compile and fusion, receipts, entity linking and analytics."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -403,3 +405,80 @@ def test_graph_build_refuses_dangling_endpoints_and_duplicate_fact_ids(mem: Jour
         Graph.build(m.nodes, [f1, {**f1, "object": "a"}])
     with pytest.raises(InvalidValue, match="not among the graph's nodes"):
         m.view().graph([{**f1, "id": "f2", "subject": "ghost"}])
+
+
+def test_a_replay_from_the_journal_is_the_live_memory_at_every_seq(tmp_path: Path) -> None:
+    """Replay reads node and fact deltas straight from their stored JSON (``apply_stored``):
+    every state it rebuilds equals the one the live handle had, supersession, retraction,
+    predicates and every optional field included; a stored delta that is not exactly what
+    ``fact()`` writes goes the slow way and fails as ``apply`` does."""
+    history = [
+        node("ada", "person", "Ada", aliases=["A. L."], external_ids={"crm": "7"}),
+        node("paris", "city", "Paris", repository="r", branch="main", recorded_at=3),
+        predicate("lives_in", functional=True),
+        fact("f1", "ada", "lives_in", "paris", evidence=EV, recorded_at=4),
+        fact(
+            "f2",
+            "ada",
+            "lives_in",
+            "paris",
+            evidence=[evidence("doc", "d.txt", digest="x", span=[1, 9], provider="p")],
+            valid_from=10,
+            valid_to=20,
+            observed_at=5,
+            recorded_at=6,
+            agent="me",
+            session="s",
+            confidence=5000,
+            supersedes="f1",
+        ),
+        retract("f2", evidence=EV, recorded_at=7, agent="me"),
+        node("ada", "person", "Ada Lovelace", recorded_at=8),  # an update in place
+    ]
+    live = {}  # the live handle's state after each event, copied as it was then
+    with Journal.open(tmp_path / "m.db", Memory, snapshot_every=10**9) as j:
+        b = j.root()
+        for d in history:
+            seq = b.apply(d)
+            live[seq] = json.loads(json.dumps(b.state().to_json()))
+        head = b.head
+    with Journal.open(tmp_path / "m.db", Memory, snapshot_every=10**9) as j:
+        for seq, expected in live.items():
+            assert j.root().at(seq).to_json() == expected
+        facts = j.root().state().facts
+        assert facts["f1"]["superseded_by"] == "f2" and facts["f2"]["retracted"]["agent"] == "me"
+        assert j.root().state().nodes["ada"]["aliases"] == []
+        assert j.root().at(head - 1).nodes["ada"]["aliases"] == ["A. L."]
+    # the same events written as plain JSON by another tool, one of them not fact()'s shape
+    stored = {
+        "@type": "memory.fact",
+        "@v": 1,
+        "id": "f3",
+        "subject": "ada",
+        "predicate": "p",
+        "object": "paris",
+        "evidence": [{"kind": "x", "locator": "y"}],
+        "valid_from": None,
+        "valid_to": None,
+        "observed_at": None,
+        "recorded_at": 9,
+        "agent": None,
+        "session": None,
+        "confidence": 10_000,
+        "supersedes": None,
+    }
+
+    @dataclass
+    class Loose:  # that tool's writer: it checks nothing
+        state_name = Memory.state_name
+
+        def apply(self, d: object) -> None:
+            pass
+
+    with Journal.open(tmp_path / "m.db", Loose, snapshot_every=10**9) as other:
+        other.root().apply(stored)  # exactly fact()'s shape: read like any other
+        other.root().apply({**stored, "id": "f4", "evidence": [{"kind": "x"}]})  # no locator
+    with Journal.open(tmp_path / "m.db", Memory, snapshot_every=10**9) as j:
+        assert "f3" in j.root().at(head + 1).facts
+        with pytest.raises(InvalidValue, match="not an evidence record"):
+            j.root().at(head + 2)

@@ -598,6 +598,14 @@ class State:
         """Characters in the canonical JSON form; override with a token count."""
         return len(canonical(encode_state(self), "state"))
 
+    def apply_stored(self, stored: dict[str, Any]) -> bool:
+        """Optional replay fast path: apply a registered delta straight from its stored JSON
+        form (``{"@type": ..., "@v": ..., fields}``, parsed fresh for this call, so it may be
+        kept) without building its dataclass. Return False, leaving the state untouched, to
+        have it decoded and passed to ``apply`` instead. Overridden, it must leave the state
+        exactly as ``apply`` would (replays are checked against live states)."""
+        return False
+
 
 def registered_state(name: str | None) -> type[State] | None:
     """The State class registered under ``state_name``, if this process defined one."""

@@ -179,6 +179,15 @@ class History:
 
         return apply
 
+    def stored_applier(self) -> Callable[[Any, dict[str, Any]], bool] | None:
+        """The State class's ``apply_stored`` when it defines one (None: decode every delta)."""
+        cls = self.state_class
+        if cls is None or not isinstance(cls, type) or not issubclass(cls, ev.State):
+            return None
+        if cls.apply_stored is ev.State.apply_stored:
+            return None
+        return cls.apply_stored
+
     def decode(self, data: Any) -> Any:
         """A state from its JSON form."""
         return ev.decode_state(self.state_class, data)
@@ -220,16 +229,21 @@ class History:
         # (a third of a 10^5-event replay). Paused for the loop, as it was before.
         collecting = gc.isenabled()
         gc.disable()
+        stored = self.stored_applier()
+        loads = ev.loads
         try:
-            for event_seq, kind, payload, event_hash in db.state_events(segs, base + 1, seq):
+            for event_seq, kind, payload in db.state_events(segs, base + 1, seq):
                 while (
                     todo and todo[0][1] < event_seq
                 ):  # a stale snapshot at an event that is not a delta
                     self._resnapshot(todo.pop(0), state, built)
-                doc = ev.loads(payload)
-                state = self.decode(doc["state"]) if kind == "compact" else self.apply(state, doc)
+                doc = loads(payload)
+                if kind == "compact":
+                    state = self.decode(doc["state"])
+                elif stored is None or type(doc) is not dict or not stored(state, doc):
+                    state = self.apply(state, doc)
                 if todo and todo[0][1] == event_seq:
-                    self._resnapshot(todo.pop(0), state, built, event_hash)
+                    self._resnapshot(todo.pop(0), state, built)
         finally:
             if collecting:
                 gc.enable()
@@ -237,14 +251,12 @@ class History:
             self._resnapshot(left, state, built)
         return state, base
 
-    def _resnapshot(
-        self, at: tuple[int, int], state: Any, built: str, event_hash: bytes | None = None
-    ) -> None:
+    def _resnapshot(self, at: tuple[int, int], state: Any, built: str) -> None:
         """Rewrite a stale snapshot with the state rebuilt now (a failure only leaves it stale)."""
         branch, seq = at
         try:
             text = ev.canonical(ev.encode_state(state), "state")
-            h = event_hash if event_hash is not None else self.hash_at(branch, seq)
+            h = self.hash_at(branch, seq)
             self.storage.put_snapshot(
                 branch, seq, text, ev.snapshot_digest(h, text), built, replace=True
             )

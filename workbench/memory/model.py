@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import UTC, datetime, timedelta
+from operator import itemgetter
 from typing import Any
 
 from ..deltas import delta
@@ -310,17 +311,15 @@ def _well_formed(items: Any) -> bool:
     return True
 
 
-def _check_recorded(d: FactRecorded) -> None:
-    """What ``fact()`` checks, again where a fact is applied (a FactRecorded built by hand, or
-    by a plan, must meet the same contract)."""
-    if not _well_formed(d.evidence):
-        _evidence_list(d.evidence, f"fact {d.id!r}")  # raises with what is wrong, if it can
-        raise InvalidValue(f"fact {d.id!r} has malformed evidence; build it with evidence(...)")
-    if d.valid_from is not None and d.valid_to is not None and d.valid_to <= d.valid_from:
-        raise InvalidValue(f"fact {d.id!r}: valid_to must come after valid_from")
-    c = d.confidence
-    if type(c) is not int or not 0 <= c <= MAX_CONFIDENCE:
-        raise InvalidValue(f"fact {d.id!r}: confidence is basis points 0..10000")
+# What a stored v1 delta holds: its tag, its version and its fields. One itemgetter call checks
+# them all (KeyError if one is missing; with the length, exactly these); another reads the
+# fields a fact's checks need.
+_NODE_KEYS = ("@type", "@v", *(f.name for f in fields(NodeUpserted)))
+_FACT_KEYS = ("@type", "@v", *(f.name for f in fields(FactRecorded)))
+_NODE_STORED, _FACT_STORED = itemgetter(*_NODE_KEYS), itemgetter(*_FACT_KEYS)
+_FACT_CHECKED = itemgetter(
+    "id", "subject", "object", "evidence", "valid_from", "valid_to", "confidence", "supersedes"
+)
 
 
 @dataclass
@@ -342,7 +341,9 @@ class Memory(State):
             record["scope"] = dict(d.scope)
             self.nodes[d.id] = record
         elif isinstance(d, FactRecorded):
-            self._record(d)
+            record = dict(d.__dict__)  # the delta's fields, one C-level copy
+            record["evidence"] = list(d.evidence)
+            self._record(record)
         elif isinstance(d, FactRetracted):
             if not _well_formed(d.evidence):
                 _evidence_list(d.evidence, f"the retraction of {d.fact!r}")
@@ -365,40 +366,80 @@ class Memory(State):
                 f"{d!r}"
             )
 
-    def _record(self, d: FactRecorded) -> None:
-        _check_recorded(d)
-        if d.id in self.facts:
-            raise InvalidValue(f"fact {d.id!r} exists; supersede it with a new id", name=d.id)
+    def apply_stored(self, stored: dict[str, Any]) -> bool:
+        """Replay's fast path for node and fact deltas (see ``State.apply_stored``): the
+        parsed JSON becomes the record itself, with every check ``apply`` makes."""
+        kind = stored.get("@type")
+        try:
+            if kind == "memory.fact":
+                if len(stored) != len(_FACT_KEYS) or _FACT_STORED(stored)[1] != 1:
+                    return False
+                if type(stored["evidence"]) is not list:
+                    return False
+                self.__dict__.pop("_source", None)
+                del stored["@type"], stored["@v"]
+                self._record(stored)
+                return True
+            if kind == "memory.node":
+                if len(stored) != len(_NODE_KEYS) or _NODE_STORED(stored)[1] != 1:
+                    return False
+                if (
+                    type(stored["aliases"]) is not list
+                    or type(stored["external_ids"]) is not dict
+                    or type(stored["scope"]) is not dict
+                ):
+                    return False
+                self.__dict__.pop("_source", None)
+                del stored["@type"], stored["@v"]
+                self.nodes[stored["id"]] = stored
+                return True
+        except KeyError:  # not this delta's fields: decode says what is wrong
+            return False
+        return False
+
+    def _record(self, f: dict[str, Any]) -> None:
+        """Record a fact from its fields (a fresh dict this state keeps), after what ``fact()``
+        checks (a FactRecorded built by hand, by a plan, or read from a journal must meet the
+        same contract)."""
+        fid, subject, obj, ev, vf, vt, c, supersedes = _FACT_CHECKED(f)
+        if not _well_formed(ev):
+            _evidence_list(ev, f"fact {fid!r}")  # raises with what is wrong, if it can
+            raise InvalidValue(f"fact {fid!r} has malformed evidence; build it with evidence(...)")
+        if vf is not None and vt is not None and vt <= vf:
+            raise InvalidValue(f"fact {fid!r}: valid_to must come after valid_from")
+        if type(c) is not int or not 0 <= c <= MAX_CONFIDENCE:
+            raise InvalidValue(f"fact {fid!r}: confidence is basis points 0..10000")
+        facts = self.facts
+        if fid in facts:
+            raise InvalidValue(f"fact {fid!r} exists; supersede it with a new id", name=fid)
         nodes = self.nodes
-        if d.subject not in nodes or d.object not in nodes:
-            end, what = (d.subject, "subject") if d.subject not in nodes else (d.object, "object")
+        if subject not in nodes or obj not in nodes:
+            end, what = (subject, "subject") if subject not in nodes else (obj, "object")
             raise InvalidValue(
-                f"fact {d.id!r}: its {what} {end!r} is not a node; add it with node(...) first",
+                f"fact {fid!r}: its {what} {end!r} is not a node; add it with node(...) first",
                 name=end,
             )
-        if d.supersedes is not None:
-            old = self.facts.get(d.supersedes)
+        if supersedes is not None:
+            old = facts.get(supersedes)
             if old is None:
-                raise InvalidValue(f"fact {d.id!r} supersedes {d.supersedes!r}, which is unknown")
+                raise InvalidValue(f"fact {fid!r} supersedes {supersedes!r}, which is unknown")
             if old.get("superseded_by") is not None:
                 raise InvalidValue(
-                    f"fact {d.supersedes!r} is already superseded by {old['superseded_by']!r}; "
+                    f"fact {supersedes!r} is already superseded by {old['superseded_by']!r}; "
                     f"supersede that one instead",
-                    name=d.supersedes,
+                    name=supersedes,
                 )
             if old.get("retracted") is not None:
-                raise InvalidValue(f"fact {d.supersedes!r} is retracted; it cannot be superseded")
-            if (old["subject"], old["predicate"]) != (d.subject, d.predicate):
+                raise InvalidValue(f"fact {supersedes!r} is retracted; it cannot be superseded")
+            if (old["subject"], old["predicate"]) != (subject, f["predicate"]):
                 raise InvalidValue(
-                    f"fact {d.id!r} supersedes {d.supersedes!r}, a fact about another subject "
+                    f"fact {fid!r} supersedes {supersedes!r}, a fact about another subject "
                     "or predicate"
                 )
-            old["superseded_by"] = d.id
-            old["superseded_at"] = d.recorded_at
-        record = dict(d.__dict__)  # the delta's fields, one C-level copy
-        record["evidence"] = list(d.evidence)
-        record["superseded_by"] = record["superseded_at"] = record["retracted"] = None
-        self.facts[d.id] = record
+            old["superseded_by"] = fid
+            old["superseded_at"] = f["recorded_at"]
+        f["superseded_by"] = f["superseded_at"] = f["retracted"] = None
+        facts[fid] = f
 
     def bind_source(self, source: dict[str, Any]) -> None:
         """Where this state was read from (called by ``Branch.state`` and ``at``): views and

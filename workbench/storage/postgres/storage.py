@@ -132,7 +132,7 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
     def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
         """Deltas and compactions of a resolved history with lo <= seq <= hi, in seq order."""
         return self._in_history(
-            "SELECT seq, kind, payload, hash FROM events WHERE branch = %s AND seq BETWEEN %s AND "
+            "SELECT seq, kind, payload FROM events WHERE branch = %s AND seq BETWEEN %s AND "
             "%s AND kind IN ('delta', 'compact') ORDER BY seq",
             segments,
             lo,

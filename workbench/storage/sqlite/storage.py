@@ -139,10 +139,10 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         ]
 
     def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
-        """(seq, kind, payload, hash) of the deltas and compactions of a resolved history with
+        """(seq, kind, payload) of the deltas and compactions of a resolved history with
         lo <= seq <= hi, in seq order (plain tuples: every replay reads them)."""
         return self._in_history(
-            f"SELECT seq, kind, {_PAYLOAD}, hash FROM events WHERE branch = ? "
+            f"SELECT seq, kind, {_PAYLOAD} FROM events WHERE branch = ? "
             "AND seq BETWEEN ? AND ? "
             "AND kind IN ('delta', 'compact') ORDER BY seq",
             segments,
