@@ -12,11 +12,13 @@ or external id) are appended atomically with ``apply``.
 
 from __future__ import annotations
 
-import heapq
 import re
 import unicodedata
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import chain, repeat
+from operator import add, mul, neg, truediv
 from typing import Any
 
 from ..errors import InvalidValue
@@ -129,26 +131,54 @@ class Linker:
         self.by_label: dict[str, list[str]] = {}
         self.by_alias: dict[str, list[str]] = {}
         self.by_external: dict[tuple[str, str], list[str]] = {}
-        self.by_word: dict[str, set[str]] = {}
-        self.names: dict[str, list[frozenset[str]]] = {}  # node -> word sets of its names
+        self.by_word: dict[str, set[str]] = {}  # word -> nodes with it in a name
+        # every name (a label or an alias) is a row: its node, its word count, the rows of each
+        # word, and each node's rows; word overlap is counted over these in C (sets, Counter)
+        self.row_node: list[str] = []
+        self.row_len: list[int] = []
+        self.rows_by_word: dict[str, set[int]] = {}
+        self.rows_of: dict[str, tuple[int, ...]] = {}
+        row_node, row_len, rows_by_word, by_word = (
+            self.row_node,
+            self.row_len,
+            self.rows_by_word,
+            self.by_word,
+        )
         for node_id, n in nodes.items():
             label = normalize(n["label"])
             self.by_label.setdefault(label, []).append(node_id)
-            names = [frozenset(label.split())]
+            names = [label]
             for a in n["aliases"]:
                 alias = normalize(a)
                 self.by_alias.setdefault(alias, []).append(node_id)
-                names.append(frozenset(alias.split()))
+                names.append(alias)
             for system, ext in n["external_ids"].items():
                 self.by_external.setdefault((system, ext), []).append(node_id)
-            self.names[node_id] = names
-            for ws in names:
+            first = len(row_node)
+            for name in names:
+                row = len(row_node)
+                ws = set(name.split())
+                row_node.append(node_id)
+                row_len.append(len(ws))
                 for w in ws:
-                    held = self.by_word.get(w)
+                    held = rows_by_word.get(w)
                     if held is None:
-                        self.by_word[w] = {node_id}
+                        rows_by_word[w] = {row}
+                        by_word[w] = {node_id}
                     else:
-                        held.add(node_id)
+                        held.add(row)
+                        by_word[w].add(node_id)
+            self.rows_of[node_id] = tuple(range(first, len(row_node)))
+        self._row_rank: list[int] | None = None
+
+    @property
+    def row_rank(self) -> list[int]:
+        """Each row's node's place in node id order (ranking ties go by node id); built on
+        the first word match."""
+        if self._row_rank is None:
+            place = {node_id: k for k, node_id in enumerate(sorted(self.rows_of))}
+            self._row_rank = [place[i] for i in self.row_node]
+        return self._row_rank
 
     def _fits(self, node_id: str, m: Mention) -> bool:
         n = self.nodes[node_id]
@@ -189,25 +219,49 @@ class Linker:
         known = sorted((len(by_word[w]), w) for w in words if w in by_word)
         cap = max(50, len(self.nodes) // 100)
         chosen = [w for n, w in known if n <= cap] or [w for _, w in known[:1]]
-        pool: set[str] = set()
-        for w in chosen:
-            pool |= by_word[w]
-        names = self.names
+        # the names (rows) with a mention word, of the nodes with a chosen word (all of them
+        # when every known mention word is chosen); each one's shared mention words (hits)
+        # and covered words of the mention and its hint; counted in C
+        rows_by_word = self.rows_by_word
+        found = [w for w in mention_words if w in rows_by_word]
+        if not found:
+            return []
+        if set(found) <= set(chosen):
+            hits = Counter(chain.from_iterable(rows_by_word[w] for w in found))
+        else:
+            pool = set().union(*(by_word[w] for w in chosen))
+            pool_rows = set(chain.from_iterable(map(self.rows_of.__getitem__, pool)))
+            hits = Counter(chain.from_iterable(pool_rows & rows_by_word[w] for w in found))
+        if not hits:
+            return []
+        rows = list(hits)
+        hit_rows = set(rows)
+        covered = Counter(
+            chain.from_iterable(hit_rows & rows_by_word[w] for w in words if w in rows_by_word)
+        )
+        # a name scores shared x (1 + the share of its words covered), a node its best name:
+        # computed and sorted in C (ties by node id, as its rank); then each node's first
+        # (best) pair, until ``limit`` nodes that fit the mention
+        covers = map(truediv, map(covered.__getitem__, rows), map(self.row_len.__getitem__, rows))
+        values = map(mul, hits.values(), map(add, repeat(1.0), covers))
+        ranks = map(self.row_rank.__getitem__, rows)
+        pairs = sorted(zip(map(neg, values), ranks, rows, strict=True))
         check = m.kind is not None or bool(m.scope)
-        scored = []
-        disjoint = mention_words.isdisjoint  # no set is built for a name without them
-        for i in pool:  # _overlap inlined: this loop is the linker's hot path
-            top = 0.0
-            for ws in names[i]:
-                if not disjoint(ws):
-                    value = len(mention_words & ws) * (1.0 + len(words & ws) / len(ws))
-                    if value > top:
-                        top = value
-            if top and (not check or self._fits(i, m)):
-                scored.append((-top, i))
-        ranked = heapq.nsmallest(limit, scored) if limit is not None else sorted(scored)
+        seen: set[str] = set()
+        ranked: list[tuple[float, str]] = []
+        row_node = self.row_node
+        for negv, _, row in pairs:
+            if limit is not None and len(ranked) >= limit:
+                break
+            i = row_node[row]
+            if i in seen:
+                continue
+            seen.add(i)
+            if check and not self._fits(i, m):
+                continue
+            ranked.append((negv, i))
         share = 0.4 / len(mention_words)  # 0.8 x (0.5 + 0.5 x covered) = 0.4 x (1 + covered)
-        return [(i, round(-share * neg, 6), "words") for neg, i in ranked]
+        return [(i, round(-share * negv, 6), "words") for negv, i in ranked]
 
     def link(
         self, mentions: Sequence[Mention], min_score: float = 0.6, margin: float = 0.1
