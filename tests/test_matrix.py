@@ -217,3 +217,45 @@ def test_matrix_inside_a_transaction_that_rolls_back_keeps_nothing_of_it(tmp_pat
             raise RuntimeError("the caller gives up")
         j.branch(f.id).observe("m", 3.0)  # a fresh handle: the rolled-back event never was
         assert j.matrix()["value"].to_list() == [1.0, 3.0]
+
+
+def test_the_arrow_path_reads_every_observation_as_sqlite3_does(tmp_path, monkeypatch):
+    """Past OBS_ROWS_DIRECT events, observations are copied in ranges to scratch files that
+    ADBC reads while the next range is copied: the same frame as the sqlite3 rows, dtypes
+    included, however the ranges fall; nothing left behind in the temporary directory; and
+    when no scratch file can be written (a missing or read-only temporary directory) the
+    sqlite3 path answers instead."""
+    import tempfile
+
+    from workbench.storage.sqlite import storage
+
+    path = tmp_path / "obs.db"
+    with Journal.open(path, durability="lazy") as w:
+        root = w.root()
+        root.apply({"x": 1})
+        forks = [root.fork(params={"k": i}) for i in range(5)]
+        for n in range(120):
+            for b in (root, *forks):
+                b.observe("recall" if n % 3 else "cost", n / 7)
+                if n % 11 == 0:
+                    b.apply({"n": n})  # events that are not observations, between them
+    with Journal.open(path) as j:
+        expected = j.storage.observations_frame()  # under OBS_ROWS_DIRECT: through sqlite3
+    assert len(expected) == 720
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(storage, "OBS_ROWS_DIRECT", 10)
+    for chunks in (1, 3, 8, 400):  # ranges of 2 positions: some hold no observation
+        monkeypatch.setattr(storage, "OBS_ARROW_CHUNKS", chunks)
+        with Journal.open(path) as j:
+            got = j.storage._observations_arrow(j.storage.top_position())
+            assert got is not None
+            assert got.cast(expected.schema).equals(expected)
+            assert j.storage.observations_frame().equals(expected)
+            assert j.matrix().height == 720
+        assert list(scratch.iterdir()) == []
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path / "missing"))
+    with Journal.open(path) as j:
+        assert j.storage._observations_arrow(j.storage.top_position()) is None
+        assert j.storage.observations_frame().equals(expected)
