@@ -18,7 +18,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import add, mul, neg, truediv
+from operator import add, mul, truediv
 from typing import Any
 
 from ..errors import InvalidValue
@@ -227,30 +227,38 @@ class Linker:
         if not found:
             return []
         if set(found) <= set(chosen):
-            hits = Counter(chain.from_iterable(rows_by_word[w] for w in found))
+            in_pool = [rows_by_word[w] for w in found]
         else:
             pool = set().union(*(by_word[w] for w in chosen))
             pool_rows = set(chain.from_iterable(map(self.rows_of.__getitem__, pool)))
-            hits = Counter(chain.from_iterable(pool_rows & rows_by_word[w] for w in found))
-        if not hits:
+            in_pool = [pool_rows & rows_by_word[w] for w in found]
+        if len(in_pool) == 1:  # one mention word (most mentions): each row shares it once
+            rows = list(in_pool[0])
+            shared = [1] * len(rows)
+        else:
+            hits = Counter(chain.from_iterable(in_pool))
+            rows, shared = list(hits), list(hits.values())
+        if not rows:
             return []
-        rows = list(hits)
-        hit_rows = set(rows)
-        covered = Counter(
-            chain.from_iterable(hit_rows & rows_by_word[w] for w in words if w in rows_by_word)
-        )
+        # the hint's other words each row has: covered = shared + those
+        others = [w for w in words if w not in mention_words and w in rows_by_word]
+        extra: dict[int, int] = {}
+        if others:
+            hit_rows = set(rows)
+            extra = Counter(chain.from_iterable(hit_rows & rows_by_word[w] for w in others))
         # a name scores shared x (1 + the share of its words covered), a node its best name:
-        # computed and sorted in C (ties by node id, as its rank); then each node's first
-        # (best) pair, until ``limit`` nodes that fit the mention
-        covers = map(truediv, map(covered.__getitem__, rows), map(self.row_len.__getitem__, rows))
-        values = map(mul, hits.values(), map(add, repeat(1.0), covers))
-        ranks = map(self.row_rank.__getitem__, rows)
-        pairs = sorted(zip(map(neg, values), ranks, rows, strict=True))
+        # computed in C, ordered by two stable sorts in C (node id, then score, best first);
+        # then each node's first (best) row, until ``limit`` nodes that fit the mention
+        covered = map(add, shared, map(extra.get, rows, repeat(0)))
+        covers = map(truediv, covered, map(self.row_len.__getitem__, rows))
+        value_of = dict(zip(rows, map(mul, shared, map(add, repeat(1.0), covers)), strict=True))
+        rows.sort(key=self.row_rank.__getitem__)
+        rows.sort(key=value_of.__getitem__, reverse=True)
         check = m.kind is not None or bool(m.scope)
         seen: set[str] = set()
         ranked: list[tuple[float, str]] = []
         row_node = self.row_node
-        for negv, _, row in pairs:
+        for row in rows:
             if limit is not None and len(ranked) >= limit:
                 break
             i = row_node[row]
@@ -259,9 +267,9 @@ class Linker:
             seen.add(i)
             if check and not self._fits(i, m):
                 continue
-            ranked.append((negv, i))
+            ranked.append((value_of[row], i))
         share = 0.4 / len(mention_words)  # 0.8 x (0.5 + 0.5 x covered) = 0.4 x (1 + covered)
-        return [(i, round(-share * negv, 6), "words") for negv, i in ranked]
+        return [(i, round(share * value, 6), "words") for value, i in ranked]
 
     def link(
         self, mentions: Sequence[Mention], min_score: float = 0.6, margin: float = 0.1
