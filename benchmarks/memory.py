@@ -18,7 +18,8 @@
   run (goal: >= 0.3x its questions/s;
   ``graph+lexical`` recall at 400 tokens >= plain BM25's + 0.10); our ``literal`` beside the
   literal baseline the design reports on the published file.
-Writes benchmarks/results/memory.json (figures only: no dataset text).
+Writes benchmarks/results/memory.json (figures only: no dataset text). The baseline needs
+``bm25s`` (``pip install -e '.[bench]'``; lithify's own BM25 gives its scores without it).
 
     python benchmarks/memory.py [--quick] [--dataset locomo10.json] [--budgets 100,200,400]
 """

@@ -555,3 +555,36 @@ def test_word_matches_rank_every_candidate_by_the_documented_score() -> None:
                 continue  # a label or alias match: not this test's path
             for limit in (None, 0, 1, 5):
                 assert linker.candidates(m, limit) == expected(linker, m, limit), (seed, m)
+
+
+def test_our_bm25_index_gives_the_scores_bm25s_gives() -> None:
+    """The lexical and graph providers' BM25 index is built with whole-array operations:
+    every word's score in every document holding it is the float32 value ``bm25s`` computes
+    (its default Lucene variant), over random corpora with empty, short and long documents."""
+    import random
+
+    import bm25s
+
+    from workbench.memory.retrieval import _bm25_of
+
+    def table(index: object) -> dict:
+        s, out = index.scores, {}  # type: ignore[attr-defined]
+        for w, t in index.vocab_dict.items():  # type: ignore[attr-defined]
+            if w:  # bm25s adds an empty word of its own
+                a, b = int(s["indptr"][t]), int(s["indptr"][t + 1])
+                out[w] = (s["indices"][a:b].tolist(), s["data"][a:b].tolist())
+        return out
+
+    vocab = [f"w{i}" for i in range(300)]
+    for seed in range(60):
+        rng = random.Random(seed)
+        top = rng.randint(1, 300)
+        tokens = [
+            [rng.choice(vocab[:top]) for _ in range(rng.choice([0, 1, 2, 5, 30]))]
+            for _ in range(rng.randint(1, 80))
+        ]
+        ours = _bm25_of(tokens)
+        theirs = bm25s.BM25()
+        theirs.index([t or ["_"] for t in tokens], show_progress=False)
+        assert table(ours) == table(theirs), seed
+        assert ours.scores["num_docs"] == theirs.scores["num_docs"] == len(tokens)
