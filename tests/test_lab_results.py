@@ -1,12 +1,12 @@
 """Results you can work with, in a real JupyterLab and Debian's Chromium (offline: any request
 leaving 127.0.0.1 fails the test): the results panel as a full-width tab, charts drawn in the
-browser by the bundled vega-embed, a hover tooltip with branch, params and value, a click that
-selects the branch in the fork tree, a brush that zooms, every view on a grid sweep and on an
-optimize study (a view that cannot draw disabled with its reason), a box on parallel
-coordinates that filters the table, the filter boxes over the tree and the table, results for
-branches picked in the tree, and a reload that keeps the open journals and the sidebar's
-width. With LITHIFY_UPDATE_DOCS=1 the docs' screenshots of the history, importance and
-parallel views (light and dark) are written to docs/img/."""
+browser by the bundled vega-embed, a hover tooltip with branch, params and value, a click on a
+point or on a parallel-coordinates line that selects its branch in the fork tree, a brush that
+zooms, every view on a grid sweep and on an optimize study (a view that cannot draw disabled
+with its reason), a box on parallel coordinates that filters the table, the filter boxes over
+the tree and the table, results for branches picked in the tree, and a reload that keeps the
+open journals and the sidebar's width. With LITHIFY_UPDATE_DOCS=1 the docs' screenshots of the
+history, importance and parallel views (light and dark) are written to docs/img/."""
 
 from __future__ import annotations
 
@@ -142,6 +142,28 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
             assert panel.locator(".lithify-chart-message").inner_text() == ""
         tidy(page)
         page.screenshot(path=str(ARTIFACTS / "results-01-parallel.png"))
+        # a click on a line (away from the dots on the axes) picks that line's branch (the
+        # one vega drew it for; not the one picked above), selected in the fork tree
+        spot = panel.locator(".lithify-vega svg").evaluate(
+            "(svg, before) => { for (const p of svg.querySelectorAll('.mark-line path')) {"
+            " const n = p.getTotalLength(), m = p.getScreenCTM();"
+            " for (const f of [0.15, 0.3, 0.45, 0.6, 0.85]) {"
+            "  const at = p.getPointAtLength(n * f);"
+            "  const x = at.x * m.a + at.y * m.c + m.e, y = at.x * m.b + at.y * m.d + m.f;"
+            "  const d = p.__data__ && p.__data__.datum;"
+            "  if (d && String(d.branch) !== before && document.elementFromPoint(x, y) === p)"
+            "   return [x, y, d.branch]; } }"
+            " return null; }",
+            picked,
+        )
+        assert spot is not None, "no line of the parallel view can be reached by the pointer"
+        x, y, line = spot
+        page.mouse.move(x, y)
+        page.mouse.click(x, y)
+        shown(page, f"r => r.dataset.picked === '{line}'")
+        section.locator(f".lithify-branch.jp-mod-selected[data-branch='{line}']").wait_for(
+            timeout=30_000
+        )
         # a box around the upper half of the first axis (budget: 1000 and 3000)
         dots = panel.locator(".lithify-vega svg .mark-symbol path").evaluate_all(
             "ns => ns.map(n => { const r = n.getBoundingClientRect(); "
