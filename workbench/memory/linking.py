@@ -18,7 +18,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import chain, repeat
-from operator import add, mul, truediv
 from typing import Any
 
 from ..errors import InvalidValue
@@ -169,16 +168,20 @@ class Linker:
                         held.add(row)
                         by_word[w].add(node_id)
             self.rows_of[node_id] = tuple(range(first, len(row_node)))
-        self._row_rank: list[int] | None = None
+        self._arrays: tuple[Any, Any] | None = None
 
-    @property
-    def row_rank(self) -> list[int]:
-        """Each row's node's place in node id order (ranking ties go by node id); built on
-        the first word match."""
-        if self._row_rank is None:
+    def _row_arrays(self) -> tuple[Any, Any]:
+        """Each row's word count, and its node's place in node id order (ranking ties go by
+        node id), as numpy arrays; built on the first word match."""
+        if self._arrays is None:
+            import numpy as np
+
             place = {node_id: k for k, node_id in enumerate(sorted(self.rows_of))}
-            self._row_rank = [place[i] for i in self.row_node]
-        return self._row_rank
+            self._arrays = (
+                np.asarray(self.row_len, dtype=np.float64),
+                np.fromiter(map(place.__getitem__, self.row_node), np.int64, len(self.row_node)),
+            )
+        return self._arrays
 
     def _fits(self, node_id: str, m: Mention) -> bool:
         n = self.nodes[node_id]
@@ -247,13 +250,18 @@ class Linker:
             hit_rows = set(rows)
             extra = Counter(chain.from_iterable(hit_rows & rows_by_word[w] for w in others))
         # a name scores shared x (1 + the share of its words covered), a node its best name:
-        # computed in C, ordered by two stable sorts in C (node id, then score, best first);
-        # then each node's first (best) row, until ``limit`` nodes that fit the mention
-        covered = map(add, shared, map(extra.get, rows, repeat(0)))
-        covers = map(truediv, covered, map(self.row_len.__getitem__, rows))
-        value_of = dict(zip(rows, map(mul, shared, map(add, repeat(1.0), covers)), strict=True))
-        rows.sort(key=self.row_rank.__getitem__)
-        rows.sort(key=value_of.__getitem__, reverse=True)
+        # computed over arrays, ordered best first, ties by node id; then each node's first
+        # (best) row, until ``limit`` nodes that fit the mention
+        import numpy as np
+
+        lens, ranks = self._row_arrays()
+        at = np.fromiter(rows, np.int64, len(rows))
+        s = np.fromiter(shared, np.float64, len(rows))
+        e = np.fromiter(map(extra.get, rows, repeat(0)), np.float64, len(rows))
+        values = s * (1.0 + (s + e) / lens[at])
+        order = np.lexsort((ranks[at], -values))
+        rows = at[order].tolist()
+        value_of = dict(zip(rows, values[order].tolist(), strict=True))
         check = m.kind is not None or bool(m.scope)
         seen: set[str] = set()
         ranked: list[tuple[float, str]] = []
