@@ -107,16 +107,13 @@ class LiteralProvider:
         if not q or not docs:
             return []
         if self._corpus is None or not self._corpus.same(docs):
-            postings: dict[str, list[int]] = {}
-            for k, (_, t) in enumerate(docs):
-                for w in set(words(t)):
-                    postings.setdefault(w, []).append(k)
-            self._corpus = _Corpus(docs, {w: np.array(v) for w, v in postings.items()})
+            self._corpus = _Corpus(docs, _postings([words(t) for _, t in docs]))
+        p = self._corpus.index
         counts = np.zeros(len(docs))
         for w in q:
-            held = self._corpus.index.get(w)
-            if held is not None:
-                counts[held] += 1.0
+            t = p.vocab.get(w)
+            if t is not None:
+                counts[p.doc[p.indptr[t] : p.indptr[t + 1]]] += 1.0
         return self._corpus.top(counts, limit)
 
 
@@ -396,6 +393,40 @@ class BM25Index:
     scores: dict[str, Any]
 
 
+@dataclass(frozen=True)
+class _Postings:
+    """Tokenized documents by word: ``vocab`` (word -> id, by first appearance), and for each
+    distinct (word, document) pair, sorted by word then document, its ``word``, ``doc`` and
+    count ``tf``; ``df`` per word, ``indptr`` (word id -> its pairs), document ``lengths``."""
+
+    vocab: dict[str, int]
+    word: Any
+    doc: Any
+    tf: Any
+    df: Any
+    indptr: Any
+    lengths: Any
+
+
+def _postings(docs: list[list[str]]) -> _Postings:
+    """Count every (word, document) pair at once (one np.unique over their codes)."""
+    import numpy as np
+
+    n = len(docs)
+    flat = list(chain.from_iterable(docs))
+    vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}
+    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
+    lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n)
+    pairs, tf = np.unique(
+        ids * max(n, 1) + np.repeat(np.arange(n, dtype=np.int64), lengths), return_counts=True
+    )
+    word, doc = np.divmod(pairs, max(n, 1))
+    df = np.bincount(word, minlength=len(vocab))
+    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
+    np.cumsum(df, out=indptr[1:])
+    return _Postings(vocab, word, doc, tf, df, indptr, lengths)
+
+
 def _bm25_of(tokens: list[list[str]]) -> BM25Index:
     """The BM25 index of tokenized documents (an empty one counts as the word "_"), built
     with whole-array operations: the per-word, per-document scores ``bm25s`` computes one
@@ -403,38 +434,16 @@ def _bm25_of(tokens: list[list[str]]) -> BM25Index:
     holds them equal), several times faster on a conversation's turns."""
     import numpy as np
 
-    docs = [t or ["_"] for t in tokens]
-    n = len(docs)
-    flat = list(chain.from_iterable(docs))
-    vocab = {w: i for i, w in enumerate(dict.fromkeys(flat))}  # by first appearance
-    ids = np.fromiter(map(vocab.__getitem__, flat), dtype=np.int64, count=len(flat))
-    lengths = np.fromiter(map(len, docs), dtype=np.int64, count=n)
-    if not flat:
-        empty = np.zeros(0, dtype=np.int64)
-        return BM25Index(
-            vocab,
-            {
-                "indptr": np.zeros(1, dtype=np.int64),
-                "indices": empty,
-                "data": np.zeros(0, dtype=np.float32),
-                "num_docs": n,
-            },
-        )
-    # (word, document) pairs, counted: sorted by word, then document
-    pairs, tf = np.unique(
-        ids * n + np.repeat(np.arange(n, dtype=np.int64), lengths),
-        return_counts=True,
+    p = _postings([t or ["_"] for t in tokens])
+    n = len(p.lengths)
+    idf = np.array(
+        [math.log(1 + (n - x + 0.5) / (x + 0.5)) for x in p.df.tolist()], dtype=np.float32
     )
-    word, doc = np.divmod(pairs, n)
-    df = np.bincount(word, minlength=len(vocab))
-    idf = np.array([math.log(1 + (n - x + 0.5) / (x + 0.5)) for x in df.tolist()], dtype=np.float32)
-    l_avg = lengths.mean()
-    norm = BM25_K1 * ((1 - BM25_B) + BM25_B * lengths / l_avg)
-    tf32 = tf.astype(np.float32)
-    data = (idf[word] * (tf32 / (norm[doc] + tf32))).astype(np.float32)
-    indptr = np.zeros(len(vocab) + 1, dtype=np.int64)
-    np.cumsum(df, out=indptr[1:])
-    return BM25Index(vocab, {"indptr": indptr, "indices": doc, "data": data, "num_docs": n})
+    l_avg = p.lengths.mean() if n else 1.0  # no documents: nothing is scored
+    norm = BM25_K1 * ((1 - BM25_B) + BM25_B * p.lengths / l_avg)
+    tf32 = p.tf.astype(np.float32)
+    data = (idf[p.word] * (tf32 / (norm[p.doc] + tf32))).astype(np.float32)
+    return BM25Index(p.vocab, {"indptr": p.indptr, "indices": p.doc, "data": data, "num_docs": n})
 
 
 def _scores(index: Any, query: str, n: int) -> Any:
