@@ -442,7 +442,21 @@ def test_a_replay_from_the_journal_is_the_live_memory_at_every_seq(tmp_path: Pat
             seq = b.apply(d)
             live[seq] = json.loads(json.dumps(b.state().to_json()))
         head = b.head
+    fast = []  # the fast path is the one taken: every node and fact of the history
+    keep = Memory.apply_stored
+
+    def spy(self: Memory, stored: dict) -> bool:
+        took = keep(self, stored)
+        fast.append(took)
+        return took
+
     with Journal.open(tmp_path / "m.db", Memory, snapshot_every=10**9) as j:
+        Memory.apply_stored = spy  # type: ignore[method-assign]
+        try:
+            assert j.root().at(head).to_json() == live[head]
+        finally:
+            Memory.apply_stored = keep  # type: ignore[method-assign]
+        assert fast.count(True) == 5 and len(fast) == 7  # a predicate and a retraction: slow
         for seq, expected in live.items():
             assert j.root().at(seq).to_json() == expected
         facts = j.root().state().facts
@@ -588,3 +602,25 @@ def test_our_bm25_index_gives_the_scores_bm25s_gives() -> None:
         theirs.index([t or ["_"] for t in tokens], show_progress=False)
         assert table(ours) == table(theirs), seed
         assert ours.scores["num_docs"] == theirs.scores["num_docs"] == len(tokens)
+
+
+def test_a_memory_subclass_with_its_own_apply_replays_through_it(tmp_path: Path) -> None:
+    """Replay's fast path belongs to Memory's own ``apply``: a subclass that overrides
+    ``apply`` (and inherits ``apply_stored``) has every stored delta go through its ``apply``,
+    so the state read back is the one it built live."""
+
+    class Counting(Memory):
+        state_name = "test.counting-memory/1"
+
+        def apply(self, d: object) -> None:
+            super().apply(d)
+            self.predicates["applied"] = {"n": self.predicates.get("applied", {"n": 0})["n"] + 1}
+
+    with Journal.open(tmp_path / "c.db", Counting, snapshot_every=10**9) as j:
+        b = j.root()
+        b.apply(node("a", "k", "A", recorded_at=1))
+        b.apply(node("b", "k", "B", recorded_at=1))
+        b.apply(fact("f", "a", "p", "b", evidence=EV, recorded_at=2))
+        assert b.state().predicates["applied"] == {"n": 3}
+    with Journal.open(tmp_path / "c.db", Counting, snapshot_every=10**9) as j:
+        assert j.root().state().predicates["applied"] == {"n": 3}

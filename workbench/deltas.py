@@ -113,6 +113,11 @@ def generation() -> int:
     return _generation[0]
 
 
+def registered(kind: str) -> tuple[int, type] | None:
+    """(version, class) registered now for a delta kind, or None."""
+    return _classes.get(kind)
+
+
 def any_registered() -> bool:
     """Whether any delta class is registered (else decode returns payloads unchanged)."""
     return bool(_classes)

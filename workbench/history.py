@@ -180,11 +180,16 @@ class History:
         return apply
 
     def stored_applier(self) -> Callable[[Any, dict[str, Any]], bool] | None:
-        """The State class's ``apply_stored`` when it defines one (None: decode every delta)."""
+        """The State class's ``apply_stored`` when it defines one for its own ``apply`` (None:
+        decode every delta). A subclass that overrides ``apply`` but inherits ``apply_stored``
+        gets no fast path: the inherited one would skip its ``apply``."""
         cls = self.state_class
         if cls is None or not isinstance(cls, type) or not issubclass(cls, ev.State):
             return None
         if cls.apply_stored is ev.State.apply_stored:
+            return None
+        owner = next(c for c in cls.__mro__ if "apply_stored" in c.__dict__)
+        if cls.apply is not owner.apply:  # type: ignore[attr-defined]
             return None
         return cls.apply_stored
 

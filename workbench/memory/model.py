@@ -16,6 +16,7 @@ from datetime import UTC, datetime, timedelta
 from operator import itemgetter
 from typing import Any
 
+from .. import deltas
 from ..deltas import delta
 from ..errors import InvalidValue
 from ..events import State
@@ -317,6 +318,22 @@ def _well_formed(items: Any) -> bool:
 _NODE_KEYS = ("@type", "@v", *(f.name for f in fields(NodeUpserted)))
 _FACT_KEYS = ("@type", "@v", *(f.name for f in fields(FactRecorded)))
 _NODE_STORED, _FACT_STORED = itemgetter(*_NODE_KEYS), itemgetter(*_FACT_KEYS)
+_OURS = [-1, False]  # (delta registry generation, whether it still holds our v1 classes)
+
+
+def _ours() -> bool:
+    """Whether memory.node and memory.fact are still this module's version-1 classes (code
+    that registers a new version of either must be decoded and upcast instead)."""
+    gen = deltas.generation()
+    if _OURS[0] != gen:
+        _OURS[:] = [
+            gen,
+            deltas.registered("memory.node") == (1, NodeUpserted)
+            and deltas.registered("memory.fact") == (1, FactRecorded),
+        ]
+    return bool(_OURS[1])
+
+
 _FACT_CHECKED = itemgetter(
     "id", "subject", "object", "evidence", "valid_from", "valid_to", "confidence", "supersedes"
 )
@@ -368,33 +385,39 @@ class Memory(State):
 
     def apply_stored(self, stored: dict[str, Any]) -> bool:
         """Replay's fast path for node and fact deltas (see ``State.apply_stored``): the
-        parsed JSON becomes the record itself, with every check ``apply`` makes."""
+        parsed JSON becomes the record itself, with every check ``apply`` makes. Only for
+        exactly the fields of the version-1 deltas this module registers (another shape, or
+        kinds registered anew, take the decoding path)."""
         kind = stored.get("@type")
-        try:
-            if kind == "memory.fact":
+        if kind == "memory.fact":
+            try:
                 if len(stored) != len(_FACT_KEYS) or _FACT_STORED(stored)[1] != 1:
                     return False
-                if type(stored["evidence"]) is not list:
-                    return False
-                self.__dict__.pop("_source", None)
-                del stored["@type"], stored["@v"]
-                self._record(stored)
-                return True
-            if kind == "memory.node":
+            except KeyError:
+                return False
+            if type(stored["evidence"]) is not list or not _ours():
+                return False
+            self.__dict__.pop("_source", None)
+            del stored["@type"], stored["@v"]
+            self._record(stored)
+            return True
+        if kind == "memory.node":
+            try:
                 if len(stored) != len(_NODE_KEYS) or _NODE_STORED(stored)[1] != 1:
                     return False
-                if (
-                    type(stored["aliases"]) is not list
-                    or type(stored["external_ids"]) is not dict
-                    or type(stored["scope"]) is not dict
-                ):
-                    return False
-                self.__dict__.pop("_source", None)
-                del stored["@type"], stored["@v"]
-                self.nodes[stored["id"]] = stored
-                return True
-        except KeyError:  # not this delta's fields: decode says what is wrong
-            return False
+            except KeyError:
+                return False
+            if (
+                type(stored["aliases"]) is not list
+                or type(stored["external_ids"]) is not dict
+                or type(stored["scope"]) is not dict
+                or not _ours()
+            ):
+                return False
+            self.__dict__.pop("_source", None)
+            del stored["@type"], stored["@v"]
+            self.nodes[stored["id"]] = stored
+            return True
         return False
 
     def _record(self, f: dict[str, Any]) -> None:
