@@ -58,7 +58,8 @@ _PAYLOAD = payload_sql()
 _EVENT_COLS = EVENT_COLS.replace("payload", f"{_PAYLOAD} AS payload")
 _FULL_EVENT_COLS = FULL_EVENT_COLS.replace("payload", f"{_PAYLOAD} AS payload")
 OBS_ROWS_DIRECT = 50_000  # observations read through sqlite3 before the Arrow path pays off
-OBS_ARROW_CHUNKS = 8  # ranges copied for ADBC, each read while the next one is copied
+OBS_ARROW_CHUNKS = 16  # ranges copied for ADBC, each read while the next ones are copied
+OBS_ARROW_READERS = 2  # threads reading them (ADBC, like the copy, releases the GIL)
 _OBSERVATIONS_BETWEEN = (
     "SELECT position, branch, seq, metric, value, ts FROM events WHERE position > ? "
     "AND position <= ? AND metric IS NOT NULL ORDER BY position"
@@ -473,9 +474,10 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         None (no driver, no room for the scratch files: the caller reads them through sqlite3).
 
         They are copied in OBS_ARROW_CHUNKS ranges of positions, each into a scratch file of
-        its own, and a worker thread reads each file as Arrow while the next range is copied
-        (both release the GIL). Events are append-only and positions only grow, so the ranges
-        up to ``top`` are one consistent snapshot although each copy is its own transaction."""
+        its own, and OBS_ARROW_READERS worker threads read the files as Arrow while the next
+        ranges are copied (both release the GIL). Events are append-only and positions only
+        grow, so the ranges up to ``top`` are one consistent snapshot although each copy is its
+        own transaction."""
         try:
             import adbc_driver_sqlite.dbapi as adbc
         except ImportError:
@@ -503,7 +505,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         scratch: list[str] = []
         reads: list[Future[Any]] = []
         try:
-            with ThreadPoolExecutor(1, thread_name_prefix="lithify-obs") as worker:
+            with ThreadPoolExecutor(OBS_ARROW_READERS, thread_name_prefix="lithify-obs") as worker:
                 for lo in range(0, top, step):
                     path = f"{stem}-{len(scratch)}.db"
                     scratch.append(path)
