@@ -259,3 +259,43 @@ def test_the_arrow_path_reads_every_observation_as_sqlite3_does(tmp_path, monkey
     with Journal.open(path) as j:
         assert j.storage._observations_arrow(j.storage.top_position()) is None
         assert j.storage.observations_frame().equals(expected)
+
+
+def test_scratch_files_a_killed_process_left_are_removed(tmp_path, monkeypatch):
+    """A process killed during a matrix read leaves its scratch files behind; the next read
+    through the Arrow path in any process removes them, and leaves alone those of a process
+    that is still running and every other file."""
+    import subprocess
+    import sys
+    import tempfile
+
+    from workbench.storage.announcements import process_token
+    from workbench.storage.sqlite import storage
+
+    child = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from workbench.storage.announcements import process_token; print(process_token())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    dead = child.stdout.strip()  # its process has exited
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    left = [scratch / f"lithify-obs-{dead}-0123456789ab-{k}.db" for k in range(3)]
+    mine = scratch / f"lithify-obs-{process_token()}-ba9876543210-0.db"
+    other = scratch / "lithify-obs-notes.txt"
+    for f in (*left, mine, other):
+        f.write_bytes(b"x")
+    path = tmp_path / "obs.db"
+    with Journal.open(path, durability="lazy") as w:
+        for n in range(40):
+            w.root().observe("recall", n / 40)
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    monkeypatch.setattr(storage, "OBS_ROWS_DIRECT", 10)
+    with Journal.open(path) as j:
+        assert j.matrix().height == 40
+    assert sorted(scratch.iterdir()) == sorted([mine, other])

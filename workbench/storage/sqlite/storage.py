@@ -11,11 +11,13 @@ refuse UPDATE and DELETE on events, and effect intents go to an append-only side
 from __future__ import annotations
 
 import os
+import re
 import uuid
 from collections.abc import Iterator, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from ..announcements import process_token, token_alive
 from ..base import (
     BranchCatalog,
     EffectHit,
@@ -64,6 +66,27 @@ _OBSERVATIONS_BETWEEN = (
     "SELECT position, branch, seq, metric, value, ts FROM events WHERE position > ? "
     "AND position <= ? AND metric IS NOT NULL ORDER BY position"
 )
+
+
+_SCRATCH = "lithify-obs-"  # + the writing process's token, a random id, the range's number
+_SCRATCH_NAME = re.compile(r"lithify-obs-(?P<token>\d+\.\d*\..+)-[0-9a-f]{12}-\d+\.db(-journal)?\Z")
+
+
+def _drop_dead_scratch(folder: str) -> None:
+    """Remove the matrix's scratch files that a killed process left in ``folder`` (those of a
+    process still running, this one included, stay); best effort: a file another user owns,
+    or a folder that cannot be listed, is left as it is."""
+    try:
+        names = [n for n in os.listdir(folder) if n.startswith(_SCRATCH)]
+    except OSError:
+        return
+    for name in names:
+        match = _SCRATCH_NAME.match(name)
+        if match and not token_alive(match["token"]):
+            try:
+                os.unlink(os.path.join(folder, name))
+            except OSError:
+                pass
 
 
 class SQLiteStorage(Connection, EventWrites, Catalog, Search):
@@ -498,9 +521,9 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
                 con.close()
             return frame
 
-        stem = os.path.join(
-            tempfile.gettempdir(), f"lithify-obs-{os.getpid()}-{uuid.uuid4().hex[:12]}"
-        )
+        folder = tempfile.gettempdir()
+        _drop_dead_scratch(folder)
+        stem = os.path.join(folder, f"{_SCRATCH}{process_token()}-{uuid.uuid4().hex[:12]}")
         step = -(-top // OBS_ARROW_CHUNKS)
         scratch: list[str] = []
         reads: list[Future[Any]] = []
