@@ -66,10 +66,10 @@ _OBSERVATIONS_BETWEEN = (
     "SELECT position, branch, seq, metric, value, ts FROM events WHERE position > ? "
     "AND position <= ? AND metric IS NOT NULL ORDER BY position"
 )
-
-
 _SCRATCH = "lithify-obs-"  # + the writing process's token, a random id, the range's number
-_SCRATCH_NAME = re.compile(r"lithify-obs-(?P<token>\d+\.\d*\..+)-[0-9a-f]{12}-\d+\.db(-journal)?\Z")
+_SCRATCH_NAME = re.compile(
+    re.escape(_SCRATCH) + r"(?P<token>\d+\.\d*\..+)-[0-9a-f]{12}-\d+\.db(-journal)?\Z"
+)
 
 
 def _drop_dead_scratch(folder: str) -> None:
