@@ -227,7 +227,7 @@ def test_the_arrow_path_reads_every_observation_as_sqlite3_does(tmp_path, monkey
     sqlite3 path answers instead."""
     import tempfile
 
-    from workbench.storage.sqlite import storage
+    from workbench.storage.sqlite import observations, storage
 
     path = tmp_path / "obs.db"
     with Journal.open(path, durability="lazy") as w:
@@ -247,7 +247,7 @@ def test_the_arrow_path_reads_every_observation_as_sqlite3_does(tmp_path, monkey
     monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     monkeypatch.setattr(storage, "OBS_ROWS_DIRECT", 10)
     for chunks in (1, 3, 8, 400):  # ranges of 2 positions: some hold no observation
-        monkeypatch.setattr(storage, "OBS_ARROW_CHUNKS", chunks)
+        monkeypatch.setattr(observations, "OBS_ARROW_CHUNKS", chunks)
         with Journal.open(path) as j:
             got = j.storage._observations_arrow(j.storage.top_position())
             assert got is not None
