@@ -603,7 +603,9 @@ class State:
         form (``{"@type": ..., "@v": ..., fields}``, parsed fresh for this call, so it may be
         kept) without building its dataclass. Return False, leaving the state untouched, to
         have it decoded and passed to ``apply`` instead. Overridden, it must leave the state
-        exactly as ``apply`` would (replays are checked against live states)."""
+        exactly as ``apply`` would (replays are checked against live states); it is used only
+        with the ``apply`` of the class that defines it (a subclass that overrides ``apply``
+        alone replays through its ``apply``)."""
         return False
 
 
