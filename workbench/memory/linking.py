@@ -243,12 +243,22 @@ class Linker:
             rows, shared = list(hits), list(hits.values())
         if not rows:
             return []
-        # the hint's other words each row has: covered = shared + those
+        # the hint's other words each row has: covered = shared + those (a word every row has
+        # counts once for all, the others row by row)
         others = [w for w in words if w not in mention_words and w in rows_by_word]
+        everywhere = 0
         extra: dict[int, int] = {}
         if others:
-            hit_rows = set(rows)
-            extra = Counter(chain.from_iterable(hit_rows & rows_by_word[w] for w in others))
+            hit_rows = in_pool[0] if len(in_pool) == 1 else set(rows)
+            partial = []
+            for w in others:
+                common = hit_rows & rows_by_word[w]
+                if len(common) == len(rows):
+                    everywhere += 1
+                elif common:
+                    partial.append(common)
+            if partial:
+                extra = Counter(chain.from_iterable(partial))
         # a name scores shared x (1 + the share of its words covered), a node its best name:
         # computed over arrays, ordered best first, ties by node id; then each node's first
         # (best) row, until ``limit`` nodes that fit the mention
@@ -258,15 +268,13 @@ class Linker:
         at = np.fromiter(rows, np.int64, len(rows))
         s = np.fromiter(shared, np.float64, len(rows))
         e = np.fromiter(map(extra.get, rows, repeat(0)), np.float64, len(rows))
-        values = s * (1.0 + (s + e) / lens[at])
+        values = s * (1.0 + (s + (e + everywhere)) / lens[at])
         order = np.lexsort((ranks[at], -values))
-        rows = at[order].tolist()
-        value_of = dict(zip(rows, values[order].tolist(), strict=True))
         check = m.kind is not None or bool(m.scope)
         seen: set[str] = set()
         ranked: list[tuple[float, str]] = []
         row_node = self.row_node
-        for row in rows:
+        for row, value in zip(at[order].tolist(), values[order].tolist(), strict=True):
             if limit is not None and len(ranked) >= limit:
                 break
             i = row_node[row]
@@ -275,7 +283,7 @@ class Linker:
             seen.add(i)
             if check and not self._fits(i, m):
                 continue
-            ranked.append((value_of[row], i))
+            ranked.append((value, i))
         share = 0.4 / len(mention_words)  # 0.8 x (0.5 + 0.5 x covered) = 0.4 x (1 + covered)
         return [(i, round(share * value, 6), "words") for value, i in ranked]
 
