@@ -334,6 +334,15 @@ def _ours() -> bool:
     return bool(_OURS[1])
 
 
+def _v1(stored: dict[str, Any], keys: tuple[str, ...], fields_of: itemgetter[Any]) -> bool:
+    """Whether a stored delta holds exactly ``keys`` (``fields_of`` reads them all) at
+    version 1, and its kind is still this module's class."""
+    try:
+        return len(stored) == len(keys) and fields_of(stored)[1] == 1 and _ours()
+    except KeyError:
+        return False
+
+
 _FACT_CHECKED = itemgetter(
     "id", "subject", "object", "evidence", "valid_from", "valid_to", "confidence", "supersedes"
 )
@@ -390,35 +399,25 @@ class Memory(State):
         kinds registered anew, take the decoding path)."""
         kind = stored.get("@type")
         if kind == "memory.fact":
-            try:
-                if len(stored) != len(_FACT_KEYS) or _FACT_STORED(stored)[1] != 1:
-                    return False
-            except KeyError:
-                return False
-            if type(stored["evidence"]) is not list or not _ours():
-                return False
-            self.__dict__.pop("_source", None)
-            del stored["@type"], stored["@v"]
+            fits = _v1(stored, _FACT_KEYS, _FACT_STORED) and type(stored["evidence"]) is list
+        elif kind == "memory.node":
+            fits = (
+                _v1(stored, _NODE_KEYS, _NODE_STORED)
+                and type(stored["aliases"]) is list
+                and type(stored["external_ids"]) is dict
+                and type(stored["scope"]) is dict
+            )
+        else:
+            return False
+        if not fits:
+            return False
+        self.__dict__.pop("_source", None)
+        del stored["@type"], stored["@v"]
+        if kind == "memory.fact":
             self._record(stored)
-            return True
-        if kind == "memory.node":
-            try:
-                if len(stored) != len(_NODE_KEYS) or _NODE_STORED(stored)[1] != 1:
-                    return False
-            except KeyError:
-                return False
-            if (
-                type(stored["aliases"]) is not list
-                or type(stored["external_ids"]) is not dict
-                or type(stored["scope"]) is not dict
-                or not _ours()
-            ):
-                return False
-            self.__dict__.pop("_source", None)
-            del stored["@type"], stored["@v"]
+        else:
             self.nodes[stored["id"]] = stored
-            return True
-        return False
+        return True
 
     def _record(self, f: dict[str, Any]) -> None:
         """Record a fact from its fields (a fresh dict this state keeps), after what ``fact()``
