@@ -4,7 +4,8 @@ browser by the bundled vega-embed, a hover tooltip with branch, params and value
 point or on a parallel-coordinates line that selects its branch in the fork tree, a brush that
 zooms, every view on a grid sweep and on an optimize study (a view that cannot draw disabled
 with its reason), a box on parallel coordinates that filters the table, the filter boxes over
-the tree and the table, results for branches picked in the tree, and a reload that keeps the
+the tree and the table, results for branches picked in the tree (a click whose press and
+release straddle a live redraw still counts), and a reload that keeps the
 open journals and the sidebar's width. With LITHIFY_UPDATE_DOCS=1 the docs' screenshots of the
 history, importance and parallel views (light and dark) are written to docs/img/."""
 
@@ -212,13 +213,29 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
         tree_box.fill("")
         tree_box.press("Enter")
         section.locator(f".lithify-branch[data-branch='{forks[0]}']").click()
-        section.locator(f".lithify-branch[data-branch='{forks[5]}']").click(modifiers=["Control"])
-        section.locator(f".lithify-branch[data-branch='{forks[9]}']").click(modifiers=["Control"])
+        for fork in forks[5], forks[9]:  # Ctrl-click; the tree redraws between press and release
+            row = section.locator(f".lithify-branch[data-branch='{fork}']")
+            row.scroll_into_view_if_needed()
+            x, y = centre(row.bounding_box())
+            page.keyboard.down("Control")
+            page.mouse.move(x, y)
+            page.mouse.down()
+            section.locator(".lithify-tree").evaluate("n => n.dispatchEvent(new Event('scroll'))")
+            page.mouse.up()
+            page.keyboard.up("Control")
+            marked = f".lithify-branch.jp-mod-selected[data-branch='{fork}']"
+            section.locator(marked).wait_for(timeout=30_000)  # as the live tail's redraws do
         section.locator(".lithify-results-for").click()
         mine = page.locator(".lithify-results", has_text="3 branches of grid.db")
         drawn(page, "metric")
         mine.locator(".lithify-table tr[data-branch]").nth(2).wait_for(timeout=30_000)
         assert mine.locator(".lithify-table tr[data-branch]").count() == 3
+        # its table is polled (each second, twice more after the rows come): a redraw keeps the
+        # row elements, so a click on a row is never lost to one
+        rows = mine.locator(".lithify-table tr[data-branch]")
+        rows.evaluate_all("ns => ns.forEach(n => { n.lithifyProbe = true; })")
+        page.wait_for_timeout(2500)
+        assert rows.evaluate_all("ns => ns.filter(n => n.lithifyProbe).length") == 3
 
         # -- the tree box keeps the height it is dragged to, and scrolls to a new sweep ---------
         tree = section.locator(".lithify-tree")

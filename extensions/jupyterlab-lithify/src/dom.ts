@@ -34,6 +34,44 @@ export function svgEl(tag: string, attrs: Record<string, string | number>): SVGE
   return node;
 }
 
+/** Make ``parent``'s children the ``fresh`` elements (just built, each with a ``data-key``),
+ * keeping every element already there under the same key: updated in place when its markup
+ * differs, never moved unless the order changed. A live view redraws every second or so; a
+ * click whose press and release straddle a redraw is lost if its element was replaced (or
+ * moved), so the element under the pointer must stay the same one. */
+export function redraw(parent: Element, fresh: HTMLElement[]): void {
+  const old = new Map<string, HTMLElement>();
+  for (const n of Array.from(parent.children) as HTMLElement[]) {
+    const key = n.dataset.key;
+    if (key === undefined || old.has(key)) {
+      n.remove();
+    } else {
+      old.set(key, n);
+    }
+  }
+  const nodes = fresh.map(f => {
+    const o = old.get(f.dataset.key ?? '');
+    if (!o) {
+      return f;
+    }
+    old.delete(f.dataset.key!);
+    o.onclick = f.onclick;
+    o.oncontextmenu = f.oncontextmenu;
+    if (o.outerHTML !== f.outerHTML) {
+      Array.from(o.attributes).forEach(a => o.removeAttribute(a.name));
+      Array.from(f.attributes).forEach(a => o.setAttribute(a.name, a.value));
+      o.replaceChildren(...Array.from(f.childNodes));
+    }
+    return o;
+  });
+  old.forEach(n => n.remove());
+  nodes.forEach((n, i) => {
+    if (parent.children[i] !== n) {
+      parent.insertBefore(n, parent.children[i] ?? null);
+    }
+  });
+}
+
 /** A button in JupyterLab's style. */
 export function button(cls: string, text: string, onClick: () => void): HTMLButtonElement {
   const b = el('button', `jp-Button lithify-button ${cls}`, text);

@@ -5,7 +5,7 @@
 // only the branches it selects (and their ancestors, dimmed); a sweep that appears is scrolled
 // to; the box is resizable (its height the user's once they drag it).
 
-import { el, paramText, svgEl } from './dom';
+import { el, paramText, redraw, svgEl } from './dom';
 import type { Branch, SweepSummary } from './types';
 
 const ROW = 20; // px per tree row
@@ -213,12 +213,15 @@ export class ForkTree {
     }
   }
 
+  /** Draw the rows in view. A row that is still in view keeps its element (updated in place
+   * when what it shows changed), so a click that lands while the live tail redraws the tree
+   * (every few seconds while a sweep runs) reaches its row instead of a removed one. */
   render(): void {
     const width = Math.max(120, Math.min(220, (this.node.clientWidth || 300) * 0.45));
     const top = this.node.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW) - 5);
     const last = Math.min(this.rows.length, Math.ceil((top + (this.node.clientHeight || 240)) / ROW) + 5);
-    this.spacer.querySelectorAll('.lithify-tree-row').forEach(n => n.remove());
+    const fresh: HTMLElement[] = [];
     for (let i = first; i < last; i++) {
       const r = this.rows[i];
       const row = el('div', 'lithify-tree-row');
@@ -239,8 +242,10 @@ export class ForkTree {
       } else {
         this.branchRow(row, svg, r, width);
       }
-      this.spacer.appendChild(row);
+      row.dataset.key = r.kind === 'group' ? `g${r.sweep}` : `b${r.branch!.id}`;
+      fresh.push(row);
     }
+    redraw(this.spacer, fresh);
   }
 
   private groupRow(row: HTMLElement, svg: SVGElement, sweep: number, count: number): void {
@@ -267,7 +272,7 @@ export class ForkTree {
     const text = `${kind === 'grid' ? 'sweep' : kind} ${sweep} · ${count}${of} fork${count === 1 && !of ? '' : 's'}`;
     const full = `${text}${s ? ` · ${s.state}` : ''}`;
     const label = el('span', 'lithify-tree-label lithify-sweep-link', `${full} · results`);
-    label.title = `${full}: click for its results`; // the whole line, in a narrow sidebar too
+    row.title = `${full}: click for its results`; // the whole line, in a narrow sidebar too
     row.append(svg, arrow, label);
     row.onclick = () => this.onSweep(sweep);
   }
@@ -355,3 +360,4 @@ function connectors(rows: TreeRow[]): Span[] {
   });
   return Array.from(spans.values());
 }
+

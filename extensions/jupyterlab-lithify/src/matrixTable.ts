@@ -2,7 +2,7 @@
 // branches a filter (or a box on parallel coordinates) keeps, a row's click picks its branch;
 // the same table as CSV (what is shown, in the order shown).
 
-import { el, readable } from './dom';
+import { el, readable, redraw } from './dom';
 import type { Cell, MatrixResponse } from './types';
 
 const SHOWN_ROWS = 500;
@@ -125,11 +125,14 @@ export class MatrixTable {
     }
   }
 
+  /** Draw the table. Rows that are still there keep their elements (see ``redraw``): the
+   * results tab redraws it every second while a sweep runs, and a click on a row or a header
+   * must not be lost to that. */
   render(): void {
     this.renderChoices();
     const shown = this.shown();
-    const t = el('table', 'lithify-table');
     const head = el('tr');
+    head.dataset.key = 'head';
     for (const [c] of shown) {
       const arrow = this.sortBy?.column === c ? (this.sortBy.desc ? ' ▼' : ' ▲') : '';
       const th = el('th', '', c + arrow);
@@ -140,20 +143,32 @@ export class MatrixTable {
       };
       head.append(th);
     }
-    t.append(head);
+    const rows = [head];
     const idx = this.data.columns.indexOf('branch');
-    for (const r of this.sorted().slice(0, SHOWN_ROWS)) {
-      const tr = el('tr');
-      shown.forEach(([c, i]) => tr.append(el('td', '', readable(c, r[i]))));
-      if (idx >= 0) {
-        const branch = Number(r[idx]);
-        tr.dataset.branch = String(branch);
-        tr.classList.toggle('jp-mod-selected', branch === this.picked);
-        tr.onclick = () => this.onPick(branch);
-      }
-      t.append(tr);
+    const seen = new Map<string, number>(); // a branch's rows (one per step in some matrices)
+    this.sorted()
+      .slice(0, SHOWN_ROWS)
+      .forEach((r, i) => {
+        const tr = el('tr');
+        shown.forEach(([c, j]) => tr.append(el('td', '', readable(c, r[j]))));
+        if (idx >= 0) {
+          const branch = Number(r[idx]);
+          tr.dataset.branch = String(branch);
+          tr.classList.toggle('jp-mod-selected', branch === this.picked);
+          tr.onclick = () => this.onPick(branch);
+          const n = seen.get(tr.dataset.branch) ?? 0;
+          seen.set(tr.dataset.branch, n + 1);
+          tr.dataset.key = `b${branch}.${n}`;
+        } else {
+          tr.dataset.key = `r${i}`;
+        }
+        rows.push(tr);
+      });
+    let table = this.node.querySelector(':scope > table.lithify-table');
+    if (!table) {
+      table = el('table', 'lithify-table');
+      this.node.replaceChildren(table);
     }
-    this.node.textContent = '';
-    this.node.append(t);
+    redraw(table, rows);
   }
 }

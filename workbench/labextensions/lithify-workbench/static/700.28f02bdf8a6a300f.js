@@ -98,7 +98,9 @@
 .lithify-side { flex: 1; min-width: 0; }
 .lithify-side .lithify-json { max-height: 480px; }
 .lithify-tree-toggle { padding: 0 4px; cursor: pointer; }
-.lithify-sweep-link:hover { text-decoration: underline; }
+/* a row's timeline and label never take the pointer: a click's target is the row, which a redraw keeps */
+.lithify-tree-row > .lithify-timeline, .lithify-tree-row > .lithify-tree-label { pointer-events: none; }
+.lithify-sweep-group:hover .lithify-sweep-link { text-decoration: underline; }
 .lithify-section-error { color: var(--jp-error-color1); padding: 0 8px; }
 .lithify-section-error:empty { display: none; }
 .lithify-form-pair { display: flex; gap: 16px; }
