@@ -263,6 +263,52 @@ def test_fork_never_uses_ancestor_snapshot_past_fork_point(tmp_path):
     j.close()
 
 
+def _snapshot_sizes(j: Journal) -> list[tuple[int, int]]:
+    """(seq, characters) of a journal's automatic and explicit snapshots (not the initial one)."""
+    sql = "SELECT seq, length(state) FROM snapshots WHERE seq > 0 ORDER BY seq"
+    return [tuple(r) for r in j.storage.conn.execute(sql).fetchall()]
+
+
+def _delta_chars(j: Journal) -> int:
+    sql = "SELECT sum(length(payload)) FROM events WHERE kind = 'delta'"
+    return int(j.storage.conn.execute(sql).fetchone()[0])
+
+
+def test_snapshots_of_a_growing_state_stay_linear_in_its_deltas(tmp_path):
+    """A state that keeps every delta (a memory, a transcript) is not stored whole every
+    ``snapshot_every`` events, which made the journal quadratic in its history (10^5 memory
+    events: gigabytes): a snapshot also waits until the deltas since the last one reach half
+    its size. apply, apply_many and a handle reopened midway snapshot at the same seqs, and
+    every seq still reads back as it was."""
+    with Journal.open(tmp_path / "one.db", Ctx, snapshot_every=8) as j:
+        for i in range(2000):
+            j.root().apply({"x": i})
+        one = _snapshot_sizes(j)
+        assert sum(size for _, size in one) <= 3 * _delta_chars(j)  # ~80x before
+        assert 5 <= len(one) and all(b - a >= 8 for (a, _), (b, _) in zip(one, one[1:]))
+        root = j.root()
+        assert all(root.at(s) == Ctx(list(range(s)), sum(range(s))) for s in range(0, 2001, 37))
+    with Journal.open(tmp_path / "many.db", Ctx, snapshot_every=8) as j:
+        for lo in range(0, 2000, 300):
+            j.root().apply_many([{"x": i} for i in range(lo, min(lo + 300, 2000))])
+        assert _snapshot_sizes(j) == one
+    for lo in range(0, 2000, 300):  # a fresh handle each time: it takes up the spacing
+        with Journal.open(tmp_path / "reopened.db", Ctx, snapshot_every=8) as j:
+            for i in range(lo, min(lo + 300, 2000)):
+                j.root().apply({"x": i})
+    with Journal.open(tmp_path / "reopened.db", Ctx) as j:
+        assert _snapshot_sizes(j) == one
+        assert j.verify().ok
+
+
+def test_a_small_state_is_snapshotted_every_snapshot_every_events(tmp_path):
+    """A state that does not grow with its deltas (keys overwritten) keeps the plain spacing."""
+    with Journal.open(tmp_path / "s.db", snapshot_every=8) as j:
+        for i in range(100):
+            j.root().apply({"step": i, "note": f"n{i % 3}"})
+        assert [seq for seq, _ in _snapshot_sizes(j)] == list(range(8, 101, 8))
+
+
 def test_observations_form_the_matrix_with_merged_params(journal):
     root = journal.root()
     root.observe("recall", 0.25)

@@ -13,12 +13,23 @@ import functools
 import gc
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, NamedTuple
 
 from . import deltas
 from . import events as ev
 from .errors import IntegrityError, NotFound, StateUnavailable, WorkbenchError
 from .storage import BranchRow, Segment, SnapshotRow, Storage
+
+
+class Rebuilt(NamedTuple):
+    """A state rebuilt at a seq, and what it cost: the snapshot it started from (``base``, 0
+    for none; ``base_bytes`` long) and the bytes of deltas replayed after it (``since_bytes``).
+    A branch spaces its automatic snapshots by these (see ``Branch.apply``)."""
+
+    state: Any
+    base: int
+    base_bytes: int
+    since_bytes: int
 
 
 def built_from(cls: type | None) -> str:
@@ -201,8 +212,9 @@ class History:
         """The initial state of a new journal."""
         return self.state_class() if self.state_class is not None else {}
 
-    def state_at(self, branch: int, seq: int) -> tuple[Any, int]:
-        """(state, seq of the snapshot used) as of seq in a branch's resolved history.
+    def state_at(self, branch: int, seq: int) -> Rebuilt:
+        """The state as of seq in a branch's resolved history, with the snapshot it was rebuilt
+        from and the bytes of deltas replayed after that snapshot.
 
         Snapshots built from other delta versions or another state schema are not used: the
         state is rebuilt from the events (each upcast), and such snapshots passed on the way
@@ -222,39 +234,58 @@ class History:
                 stale.append((mark_branch, mark_seq))
         if db.readonly:
             stale = []
-        if snap is not None:
-            base = snap.seq
-            state = self.decode(ev.loads(self.sealed(snap)))
-        else:
-            base = 0
-            state = self.fresh()
-        todo = sorted(stale, key=lambda at: at[1])
-        # A replay allocates a container or more per event and frees most of them at once:
-        # the cyclic collector would rescan the growing state again and again for nothing
-        # (a third of a 10^5-event replay). Paused for the loop, as it was before.
+        # A replay allocates a container or more per event and frees most of them at once,
+        # and a snapshot's parse builds the whole state at once: the cyclic collector would
+        # rescan the growing state again and again for nothing (a third of a 10^5-event
+        # replay, half of a large snapshot's load). Paused until the state is built.
         collecting = gc.isenabled()
         gc.disable()
-        stored = self.stored_applier()
-        loads = ev.loads
         try:
-            for event_seq, kind, payload in db.state_events(segs, base + 1, seq):
-                while (
-                    todo and todo[0][1] < event_seq
-                ):  # a stale snapshot at an event that is not a delta
-                    self._resnapshot(todo.pop(0), state, built)
-                doc = loads(payload)
-                if kind == "compact":
-                    state = self.decode(doc["state"])
-                elif stored is None or type(doc) is not dict or not stored(state, doc):
-                    state = self.apply(state, doc)
-                if todo and todo[0][1] == event_seq:
-                    self._resnapshot(todo.pop(0), state, built)
+            return self._rebuild(segs, seq, snap, stale, built)
         finally:
             if collecting:
                 gc.enable()
+
+    def _rebuild(
+        self,
+        segs: list[Segment],
+        seq: int,
+        snap: SnapshotRow | None,
+        stale: list[tuple[int, int]],
+        built: str,
+    ) -> Rebuilt:
+        """``state_at``'s work once the snapshot to start from is chosen."""
+        db = self.storage
+        if snap is not None:
+            base = snap.seq
+            text = self.sealed(snap)
+            base_bytes = len(text)
+            state = self.decode(ev.loads(text))
+        else:
+            base = base_bytes = 0
+            state = self.fresh()
+        since = 0
+        todo = sorted(stale, key=lambda at: at[1])
+        stored = self.stored_applier()
+        loads = ev.loads
+        for event_seq, kind, payload in db.state_events(segs, base + 1, seq):
+            while (
+                todo and todo[0][1] < event_seq
+            ):  # a stale snapshot at an event that is not a delta
+                self._resnapshot(todo.pop(0), state, built)
+            doc = loads(payload)
+            if kind == "compact":
+                state = self.decode(doc["state"])
+                base_bytes, since = len(payload), 0  # it was stored with its snapshot
+            else:
+                since += len(payload)
+                if stored is None or type(doc) is not dict or not stored(state, doc):
+                    state = self.apply(state, doc)
+            if todo and todo[0][1] == event_seq:
+                self._resnapshot(todo.pop(0), state, built)
         for left in todo:
             self._resnapshot(left, state, built)
-        return state, base
+        return Rebuilt(state, base, base_bytes, since)
 
     def _resnapshot(self, at: tuple[int, int], state: Any, built: str) -> None:
         """Rewrite a stale snapshot with the state rebuilt now (a failure only leaves it stale)."""
