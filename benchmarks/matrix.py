@@ -5,7 +5,8 @@ called again after another writer added 1,000 observations (what a notebook, the
 or a study's report pay: a handle reads only what arrived since its last call), and a
 LiveMatrix refresh after 1,000 new observations. The baseline, measured in the same run, is a
 plain sqlite3 ``SELECT`` of the observation rows into a polars frame (also printed: the SELECT
-alone, no frame). Writes benchmarks/results/matrix.json.
+alone, no frame), its runs interleaved with the first calls' (this machine's speed swings
+within minutes). Writes benchmarks/results/matrix.json.
 
     python benchmarks/matrix.py [--branches N] [--per-branch N]
 """
@@ -75,15 +76,6 @@ def main() -> None:
             "SELECT position, branch, seq, metric, value, ts FROM events "
             "WHERE metric IS NOT NULL ORDER BY position"
         )
-        raw = timed(lambda: sqlite3.connect(path).execute(select).fetchall(), args.repeats)
-        raw_polars = timed(
-            lambda: pl.DataFrame(
-                sqlite3.connect(path).execute(select).fetchall(),
-                schema=observation_schema(),
-                orient="row",
-            ),
-            args.repeats,
-        )
 
         def first(wide: bool) -> float:
             """matrix() on a handle that has read nothing yet (a new process's first call)."""
@@ -92,8 +84,22 @@ def main() -> None:
                 fresh.matrix(wide=wide)
                 return time.perf_counter() - t
 
-        long_first = [first(False) for _ in range(args.repeats)]
-        wide_first = [first(True) for _ in range(args.repeats)]
+        raw: list[float] = []
+        raw_polars: list[float] = []
+        long_first: list[float] = []
+        wide_first: list[float] = []
+        for _ in range(args.repeats):  # interleaved: each meets the machine as the others do
+            raw += timed(lambda: sqlite3.connect(path).execute(select).fetchall(), 1)
+            raw_polars += timed(
+                lambda: pl.DataFrame(
+                    sqlite3.connect(path).execute(select).fetchall(),
+                    schema=observation_schema(),
+                    orient="row",
+                ),
+                1,
+            )
+            long_first.append(first(False))
+            wide_first.append(first(True))
         with Journal.open(path) as j, Journal.open(path) as writer:
             j.matrix()
             b = writer.branch(args.branches - 1)

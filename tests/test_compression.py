@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import Ctx
 
 from workbench import Journal
 from workbench.errors import Corrupt
@@ -100,11 +101,13 @@ def test_a_damaged_compressed_payload_is_reported_not_misread(db_path):
     con.commit()
     con.close()
     with Journal.open(db_path) as j:
-        with pytest.raises(Corrupt, match="compressed payload is damaged.*lithify verify"):
+        damaged = "compressed payload or snapshot is damaged.*lithify verify"
+        with pytest.raises(Corrupt, match=damaged):
             j.root().effect("read:big", lambda: "ran again")  # fn does not run either
         report = j.verify()
         assert not report.ok and report.problems[0][:2] == (0, 1)
-        assert report.problems[0][2] == "unreadable: a compressed payload does not decompress"
+        unreadable = "unreadable: a compressed payload or snapshot does not decompress"
+        assert report.problems[0][2] == unreadable
 
 
 def test_the_sqlite3_shell_reads_them_through_the_view(db_path):
@@ -135,7 +138,9 @@ def _as_schema_1(db_path: Path) -> None:
     """Make a journal what an older lithify wrote: no payload_size column, no view, schema 1."""
     con = sqlite3.connect(db_path)
     con.execute("DROP VIEW event_payloads")
+    con.execute("DROP VIEW snapshot_states")
     con.execute("ALTER TABLE events DROP COLUMN payload_size")
+    con.execute("ALTER TABLE snapshots DROP COLUMN state_size")
     con.execute("ALTER TABLE sweeps DROP COLUMN how")  # an older added column, read as NULL too
     con.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
     con.commit()
@@ -172,7 +177,7 @@ def test_a_journal_from_before_compression_is_upgraded_and_then_refused_by_older
     con = sqlite3.connect(db_path)
     version = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()[0]
     con.close()
-    assert version == "2"  # an older lithify now says: upgrade to open it
+    assert version == "3"  # an older lithify now says: upgrade to open it
 
 
 def test_lazy_durability_compresses_on_its_batched_path(db_path):
@@ -196,3 +201,62 @@ def test_a_read_only_open_reads_them_too(db_path):
         assert j.record((0, 1)).payload["result"] == BIG
         assert j.root().effect("read:big", lambda: "ran again") == BIG
         assert j.verify().ok
+
+
+def _snapshot_rows(path: Path) -> list[tuple[int, object, int | None]]:
+    con = sqlite3.connect(path)
+    try:
+        return con.execute(
+            "SELECT seq, state, state_size FROM snapshots WHERE seq > 0 ORDER BY seq"
+        ).fetchall()
+    finally:
+        con.close()
+
+
+def test_a_large_snapshot_is_stored_compressed_and_read_back_as_it_was(db_path):
+    """A snapshot of COMPRESS_FROM characters or more is stored compressed like a large
+    result: every seq reads back, verify checks its seal against the text, and other tools read
+    it through the ``snapshot_states`` view; a small one stays text."""
+    with Journal.open(db_path, Ctx, snapshot_every=8) as j:
+        root = j.root()
+        for i in range(400):
+            root.apply({"x": i * 1_000_003})
+    rows = _snapshot_rows(db_path)
+    small = [r for r in rows if r[2] is None]
+    big = [r for r in rows if r[2] is not None]
+    assert small and all(isinstance(st, str) and len(st) < COMPRESS_FROM for _, st, _ in small)
+    assert big and all(isinstance(state, bytes) and len(state) < size for _, state, size in big)
+    with Journal.open(db_path, Ctx) as j:
+        root = j.root()
+        for s in range(401):
+            xs = [i * 1_000_003 for i in range(s)]
+            assert root.at(s) == Ctx(xs, sum(xs))
+        assert j.verify().ok
+    con = sqlite3.connect(db_path)
+    con.create_function("sqlar_uncompress", 2, sqlar_uncompress)
+    seq, text = con.execute(
+        "SELECT seq, state FROM snapshot_states WHERE seq = ?", (big[-1][0],)
+    ).fetchone()
+    con.close()
+    assert json.loads(text)["items"] == [i * 1_000_003 for i in range(seq)]
+
+
+def test_a_damaged_compressed_snapshot_is_reported_not_misread(db_path):
+    with Journal.open(db_path, Ctx, snapshot_every=8) as j:
+        for i in range(400):
+            j.root().apply({"x": i * 1_000_003})
+    seq, stored, _ = _snapshot_rows(db_path)[-1]
+    con = sqlite3.connect(db_path)
+    con.execute(
+        "UPDATE snapshots SET state = ? WHERE seq = ?",
+        (stored[:20] + bytes([stored[20] ^ 0xFF]) + stored[21:], seq),
+    )
+    con.commit()
+    con.close()
+    with Journal.open(db_path, Ctx) as j:
+        with pytest.raises(Corrupt, match="compressed payload or snapshot is damaged"):
+            j.root().at(seq)
+        report = j.verify()  # the one snapshot named, the rest of the journal checked
+        assert not report.ok and report.problems == [
+            (0, seq, "snapshot does not match its seal (state changed)")
+        ]

@@ -16,7 +16,8 @@ from .base import RUN_FIELDS, Segment
 
 # What a journal's metadata says it is, and the newest layout this code reads (both backends).
 APPLICATION = "lithify-journal"
-SCHEMA_VERSION = 2  # 2: a SQLite journal's large effect payloads may be stored compressed
+SCHEMA_VERSION = 3  # 2: a SQLite journal's large effect payloads may be stored compressed;
+# 3: its large snapshots too
 POSTGRES_SCHEMA_VERSION = 1  # what a new PostgreSQL journal says: its format did not change
 
 # The refusal of an append whose predecessor is not stored: the text of both backends' triggers,

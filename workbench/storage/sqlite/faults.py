@@ -85,12 +85,13 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
         return StorageError(f"{where}{while_}: {type(err).__name__}: {err}", path=path)
     if text.startswith("user-defined function raised exception"):
         # the one function on our connections: schema.sqlar_uncompress, on a stored payload
+        # or snapshot state
         return Corrupt(
-            f"{where}: a compressed payload is damaged (its bytes do not decompress to the text "
-            "it held); run `lithify verify` to see which event, and restore the journal from a "
-            "copy",
+            f"{where}: a compressed payload or snapshot is damaged (its bytes do not decompress "
+            "to the text it held); run `lithify verify` to see which, and restore the journal "
+            "from a copy",
             path=path,
-            damage="a compressed payload does not decompress",
+            damage="a compressed payload or snapshot does not decompress",
         )
     if text.startswith("Cannot operate on a closed database"):
         # a read-only connection replaced because the file changed (see connection.recheck):

@@ -45,17 +45,41 @@ _INSERT_SHAPE = {
 }
 
 
-def packed(row: EventRow, shape: str) -> tuple[EventRow, str]:
-    """The row as stored: an effect's payload of COMPRESS_FROM characters or more is zlib's
-    compress() of its UTF-8 text, its size appended, where that saves a fifth or more."""
-    text = row[6]
-    if shape[0] != "e" or len(text) < COMPRESS_FROM:
-        return row, shape
+def deflated(text: str) -> tuple[bytearray, int] | None:
+    """zlib's compress() of a text of COMPRESS_FROM characters or more, and the size of its
+    UTF-8 bytes, where that saves a fifth or more (else None: stored as text)."""
+    if len(text) < COMPRESS_FROM:
+        return None
     data = text.encode("utf-8")
     small = deflate(data, COMPRESS_LEVEL)
     if len(small) * 5 > len(data) * 4:
+        return None
+    return bytearray(small), len(data)
+
+
+def packed(row: EventRow, shape: str) -> tuple[EventRow, str]:
+    """The row as stored: an effect's large payload compressed (``deflated``), its size
+    appended."""
+    if shape[0] != "e":
         return row, shape
-    return (*row[:6], bytearray(small), *row[7:], len(data)), shape + "+z"
+    small = deflated(row[6])
+    if small is None:
+        return row, shape
+    return (*row[:6], small[0], *row[7:], small[1]), shape + "+z"
+
+
+SNAPSHOT_INSERT = f"INTO snapshots ({SNAPSHOT_COLS}, state_size) VALUES (?, ?, ?, ?, ?, ?)"
+
+
+def snapshot_row(
+    branch: int, seq: int, text: str, digest: bytes, built: str | None
+) -> tuple[Any, ...]:
+    """A snapshot's row as stored (SNAPSHOT_INSERT): a large state compressed (``deflated``)
+    with its size, any other as its text (size NULL)."""
+    small = deflated(text)
+    if small is None:
+        return (branch, seq, text, digest, built, None)
+    return (branch, seq, small[0], digest, built, small[1])
 
 
 _INSERT_BATCH = (
@@ -239,9 +263,8 @@ class EventWrites:
                         self.conn.execute(FOLLOW_HEAD)
                     if snapshots:
                         self.conn.executemany(
-                            f"INSERT OR REPLACE INTO snapshots ({SNAPSHOT_COLS}) VALUES (?, ?, "
-                            f"?, ?, ?)",
-                            [(branch, s, text, d, built) for s, text, d in snapshots],
+                            "INSERT OR REPLACE " + SNAPSHOT_INSERT,
+                            [snapshot_row(branch, s, text, d, built) for s, text, d in snapshots],
                         )
             except Exception as e:
                 err = self._append_error(branch, first_seq - 1, e)
