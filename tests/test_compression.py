@@ -15,7 +15,7 @@ import pytest
 from conftest import Ctx
 
 from workbench import Journal
-from workbench.errors import Corrupt
+from workbench.errors import Corrupt, IntegrityError
 from workbench.storage.sqlite.schema import COMPRESS_FROM, sqlar_uncompress
 
 # Source-like text, compressible the way the auditor's file reads are; non-ASCII too, so
@@ -260,3 +260,19 @@ def test_a_damaged_compressed_snapshot_is_reported_not_misread(db_path):
         assert not report.ok and report.problems == [
             (0, seq, "snapshot does not match its seal (state changed)")
         ]
+
+
+def test_a_compressed_snapshot_read_as_text_fails_its_seal(db_path):
+    """Bytes where text belongs (its size lost, or a reader older than the file): the seal's
+    error, not a crash."""
+    with Journal.open(db_path, Ctx, snapshot_every=8) as j:
+        for i in range(400):
+            j.root().apply({"x": i * 1_000_003})
+    seq = _snapshot_rows(db_path)[-1][0]
+    con = sqlite3.connect(db_path)
+    con.execute("UPDATE snapshots SET state_size = NULL WHERE seq = ?", (seq,))
+    con.commit()
+    con.close()
+    with Journal.open(db_path, Ctx) as j:
+        with pytest.raises(IntegrityError, match="does not match its seal"):
+            j.root().at(seq)

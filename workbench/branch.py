@@ -281,7 +281,7 @@ class Branch(Effects):
                 seq = first + lo  # the seq of raw[0]
                 for i, data in enumerate(raw):  # snapshots where apply() would take them
                     state = apply(state, loads(data))  # what a replay applies
-                    since += len(data)
+                    since += len(texts[i])  # characters, as apply and a replay count them
                     if seq + i - snap >= every and since * SNAPSHOT_SPACING >= snap_bytes:
                         stext = ev.canonical(ev.encode_state(state), "state")
                         snapshots.append((seq + i, stext, ev.snapshot_digest(hashes[i], stext)))

@@ -268,27 +268,31 @@ class History:
         todo = sorted(stale, key=lambda at: at[1])
         stored = self.stored_applier()
         loads = ev.loads
+        # A stale snapshot rewritten on the way is the newest one then: the result says so.
         for event_seq, kind, payload in db.state_events(segs, base + 1, seq):
-            while (
-                todo and todo[0][1] < event_seq
-            ):  # a stale snapshot at an event that is not a delta
-                self._resnapshot(todo.pop(0), state, built)
+            while todo and todo[0][1] < event_seq:  # at an event that is not a delta
+                at = todo.pop(0)
+                if (n := self._resnapshot(at, state, built)) is not None:
+                    base, base_bytes, since = at[1], n, 0
             doc = loads(payload)
             if kind == "compact":
                 state = self.decode(doc["state"])
-                base_bytes, since = len(payload), 0  # it was stored with its snapshot
+                base, base_bytes, since = event_seq, len(payload), 0  # stored with its snapshot
             else:
                 since += len(payload)
                 if stored is None or type(doc) is not dict or not stored(state, doc):
                     state = self.apply(state, doc)
             if todo and todo[0][1] == event_seq:
-                self._resnapshot(todo.pop(0), state, built)
+                if (n := self._resnapshot(todo.pop(0), state, built)) is not None:
+                    base, base_bytes, since = event_seq, n, 0
         for left in todo:
-            self._resnapshot(left, state, built)
+            if (n := self._resnapshot(left, state, built)) is not None:
+                base, base_bytes, since = left[1], n, 0
         return Rebuilt(state, base, base_bytes, since)
 
-    def _resnapshot(self, at: tuple[int, int], state: Any, built: str) -> None:
-        """Rewrite a stale snapshot with the state rebuilt now (a failure only leaves it stale)."""
+    def _resnapshot(self, at: tuple[int, int], state: Any, built: str) -> int | None:
+        """Rewrite a stale snapshot with the state rebuilt now; the characters written, or
+        None: a failure only leaves it stale."""
         branch, seq = at
         try:
             text = ev.canonical(ev.encode_state(state), "state")
@@ -297,7 +301,8 @@ class History:
                 branch, seq, text, ev.snapshot_digest(h, text), built, replace=True
             )
         except WorkbenchError:
-            pass
+            return None
+        return len(text)
 
     def rebuild_snapshots(self) -> int:
         """Rebuild every snapshot built from something other than ``built()``; how many."""
@@ -316,7 +321,8 @@ class History:
     def sealed(self, snap: SnapshotRow) -> str:
         """A snapshot's state text, after checking its seal (a changed byte raises)."""
         at = ev.ZERO_HASH if snap.seq == 0 else (snap.event_hash or b"")
-        if ev.snapshot_digest(at, snap.state) != snap.digest:
+        # not text: compressed bytes whose size was lost, or this code is older than the file
+        if type(snap.state) is not str or ev.snapshot_digest(at, snap.state) != snap.digest:
             raise IntegrityError(
                 f"the snapshot of branch {snap.branch} at seq {snap.seq} in {self.storage.path} "
                 f"does not "
