@@ -134,9 +134,14 @@ def test_a_changed_state_schema_is_not_read_from_old_snapshots(tmp_path):
             self.n += d["x"]
             self.seen += 1
 
-    with Journal.open(path, Tally2) as j:
-        assert (j.root().state().n, j.root().state().seen) == (45, 10)
+    with Journal.open(path, Tally2, snapshot_every=3) as j:
+        root = j.root()
+        assert (root.state().n, root.state().seen) == (45, 10)
         assert [j.root().at(s).seen for s in range(11)] == list(range(11))
+        # the snapshots at 3, 6 and 9 were rebuilt on the way: the next one is 3 events on
+        root.apply({"x": 10})
+        root.apply({"x": 11})
+        assert [q for b, q, _ in j.storage.all_snapshot_marks() if q > 0] == [3, 6, 9, 12]
 
 
 # -- expected heads -------------------------------------------------------------------------------
