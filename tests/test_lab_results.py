@@ -5,7 +5,8 @@ point or on a parallel-coordinates line that selects its branch in the fork tree
 zooms, every view on a grid sweep and on an optimize study (a view that cannot draw disabled
 with its reason), a box on parallel coordinates that filters the table, the filter boxes over
 the tree and the table, results for branches picked in the tree (a click whose press and
-release straddle a live redraw still counts), and a reload that keeps the
+release straddle a live redraw still counts), a metric observed after the pickers were built
+offered too, and a reload that keeps the
 open journals and the sidebar's width. With LITHIFY_UPDATE_DOCS=1 the docs' screenshots of the
 history, importance and parallel views (light and dark) are written to docs/img/."""
 
@@ -249,11 +250,31 @@ def test_results_answer_back(lab, monkeypatch):  # noqa: F811
         assert tall > was["height"] + 60, (was, tall)
         tree.evaluate("n => { n.scrollTop = 0; n.dispatchEvent(new Event('scroll')); }")
         with Journal.open(work / "grid.db") as j:
-            late = sweep.plan(j, 0, 1, {"budget": [7, 8]}).id
+            planned = sweep.plan(j, 0, 1, {"budget": [7, 8]})
+        late = planned.id
         newest = section.locator(f".lithify-sweep-group[data-sweep='{late}']")
         newest.wait_for(timeout=30_000)  # only rows in view are drawn: it was scrolled to
         box, row = tree.bounding_box(), newest.bounding_box()
         assert box["y"] <= row["y"] <= box["y"] + box["height"] and abs(box["height"] - tall) < 2
+
+        # -- a metric first observed after the pickers were built is offered too ----------------
+        page.evaluate(
+            "window.jupyterapp.commands.execute('lithify:open-results', "
+            f"{{journal: 'grid.db', sweep: {late}}})"
+        )
+        pending = page.locator(".lithify-results", has_text=f"Sweep {late} of grid.db").last
+        pending.wait_for(timeout=30_000)
+        with Journal.open(work / "grid.db") as j:
+            j.branch(planned.forks[0].branch).observe("recall", 0.5)
+        pending.locator("select.lithify-select-y option[value='recall']").wait_for(
+            state="attached", timeout=30_000
+        )  # the pickers are built from the first rows
+        with Journal.open(work / "grid.db") as j:
+            j.branch(planned.forks[1].branch).observe("cost", 2.0)
+        pending.locator("select.lithify-select-y option[value='cost']").wait_for(
+            state="attached", timeout=30_000
+        )  # the panel polls its planned sweep: the new metric joins the choices
+        assert pending.locator("select.lithify-select-y").input_value() == "recall"
 
         # -- an optimize study: trial order, Optuna's importance, learning curves --------------
         page.evaluate(

@@ -75,8 +75,41 @@ export class ResultsControls {
     this.reasons = axes.views;
     if (!this.ready) {
       this.build(axes);
+    } else {
+      this.update(axes);
     }
     this.markTabs();
+  }
+
+  /** The pickers' choices as the selection has them now: a metric or a parameter that
+   * appeared since they were built (a sweep's forks observe their last metrics at the end) is
+   * offered too; what is picked stays picked. */
+  private update(axes: AxesResponse): void {
+    Object.entries(this.pickable(axes)).forEach(([name, options]) => this.fill(name, options));
+  }
+
+  /** The options of the pickers that follow the selection's parameters and metrics. */
+  private pickable(axes: AxesResponse): Record<string, [string, string][]> {
+    const plain = (values: string[]) => values.map(v => [v, v] as [string, string]);
+    const none: [string, string] = ['', '(none)'];
+    const others = this.target.sweep !== null && this.target.sweep !== undefined ? axes.sweeps.filter(s => s !== this.target.sweep) : [];
+    return {
+      x: plain(axes.params),
+      y: plain(axes.metrics),
+      y2: plain(axes.metrics),
+      color: [none, ...plain(axes.params)],
+      compare: [none, ...others.map(s => [String(s), `sweep ${s}`] as [string, string])]
+    };
+  }
+
+  private fill(name: string, options: [string, string][]): void {
+    const s = this.select[name];
+    if (!s || Array.from(s.options).map(o => o.value).join('\n') === options.map(o => o[0]).join('\n')) {
+      return;
+    }
+    const value = s.value;
+    s.replaceChildren(...options.map(([v, text]) => new Option(text, v)));
+    s.value = options.some(o => o[0] === value) ? value : (options[0]?.[0] ?? '');
   }
 
   private build(axes: AxesResponse): void {
@@ -99,16 +132,14 @@ export class ResultsControls {
       this.labels[name] = label;
       this.choices.append(label);
     };
-    const plain = (values: string[]) => values.map(v => [v, v] as [string, string]);
-    const none: [string, string] = ['', '(none)'];
-    make('x', plain(axes.params), axes.x);
-    make('y', plain(axes.metrics), axes.y);
+    const c = this.pickable(axes);
+    make('x', c.x, axes.x);
+    make('y', c.y, axes.y);
     const second = axes.objectives[1] ?? axes.metrics.find(m => m !== axes.y) ?? null;
-    make('y2', plain(axes.metrics), second);
-    make('color', [none, ...plain(axes.params)], axes.color);
-    make('agg', plain(['mean', 'max', 'last']), 'mean');
-    const others = this.target.sweep !== null && this.target.sweep !== undefined ? axes.sweeps.filter(s => s !== this.target.sweep) : [];
-    make('compare', [none, ...others.map(s => [String(s), `sweep ${s}`] as [string, string])], '');
+    make('y2', c.y2, second);
+    make('color', c.color, axes.color);
+    make('agg', ['mean', 'max', 'last'].map(v => [v, v] as [string, string]), 'mean');
+    make('compare', c.compare, '');
     make('direction', [['', '(the study’s, or higher)'], ['maximize', 'higher is better'], ['minimize', 'lower is better']], '');
     const log = el('label', 'lithify-control lithify-control-log');
     log.append(this.logX, this.logLabel);
