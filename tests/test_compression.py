@@ -10,6 +10,7 @@ import shutil
 import sqlite3
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import Ctx
@@ -23,14 +24,17 @@ from workbench.storage.sqlite.schema import COMPRESS_FROM, sqlar_uncompress
 BIG = "".join(f"def f{i}(x):  # ünïcode {i % 7}\n    return x * {i}\n" for i in range(400))
 
 
-def _rows(path: Path) -> list[tuple[str, object, int | None]]:
+def _query(path: Path, sql: str) -> list[tuple[Any, ...]]:
+    """Rows as stored, read by plain sqlite3 (no lithify function registered)."""
     con = sqlite3.connect(path)
     try:
-        return con.execute(
-            "SELECT kind, payload, payload_size FROM events ORDER BY position"
-        ).fetchall()
+        return con.execute(sql).fetchall()
     finally:
         con.close()
+
+
+def _rows(path: Path) -> list[tuple[Any, ...]]:
+    return _query(path, "SELECT kind, payload, payload_size FROM events ORDER BY position")
 
 
 def test_a_large_result_is_stored_compressed_and_comes_back_as_it_was(db_path):
@@ -203,14 +207,8 @@ def test_a_read_only_open_reads_them_too(db_path):
         assert j.verify().ok
 
 
-def _snapshot_rows(path: Path) -> list[tuple[int, object, int | None]]:
-    con = sqlite3.connect(path)
-    try:
-        return con.execute(
-            "SELECT seq, state, state_size FROM snapshots WHERE seq > 0 ORDER BY seq"
-        ).fetchall()
-    finally:
-        con.close()
+def _snapshot_rows(path: Path) -> list[tuple[Any, ...]]:
+    return _query(path, "SELECT seq, state, state_size FROM snapshots WHERE seq > 0 ORDER BY seq")
 
 
 def test_a_large_snapshot_is_stored_compressed_and_read_back_as_it_was(db_path):

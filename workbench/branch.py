@@ -33,6 +33,14 @@ BATCH_CHUNK = 512  # apply_many prepares this many deltas while the chunk before
 # from the nearest one applies at most 1/SNAPSHOT_SPACING of its size in deltas (or
 # ``snapshot_every`` events). A small state is snapshotted every ``snapshot_every`` events.
 SNAPSHOT_SPACING = 2
+
+
+def _snapshot_due(events_since: int, chars_since: int, snap_chars: int, every: int) -> bool:
+    """Whether an automatic snapshot is due (the rule above), ``events_since`` and
+    ``chars_since`` counting the deltas after the last snapshot of ``snap_chars`` characters."""
+    return events_since >= every and chars_since * SNAPSHOT_SPACING >= snap_chars
+
+
 # (occurred_at given, id given) -> the storage shape of a delta event
 _DELTA_SHAPES = {
     (False, False): "plain",
@@ -240,10 +248,8 @@ class Branch(Effects):
             self._state = _UNSET  # rebuilt from the journal on next use
             raise
         self._since_bytes += len(text)
-        if (
-            seq - self._snap_seq >= j.snapshot_every
-            and self._since_bytes * SNAPSHOT_SPACING >= self._snap_bytes
-        ):
+        since = seq - self._snap_seq
+        if _snapshot_due(since, self._since_bytes, self._snap_bytes, j.snapshot_every):
             self._try_snapshot()
         return seq
 
@@ -282,7 +288,7 @@ class Branch(Effects):
                 for i, data in enumerate(raw):  # snapshots where apply() would take them
                     state = apply(state, loads(data))  # what a replay applies
                     since += len(texts[i])  # characters, as apply and a replay count them
-                    if seq + i - snap >= every and since * SNAPSHOT_SPACING >= snap_bytes:
+                    if _snapshot_due(seq + i - snap, since, snap_bytes, every):
                         stext = ev.canonical(ev.encode_state(state), "state")
                         snapshots.append((seq + i, stext, ev.snapshot_digest(hashes[i], stext)))
                         snap, snap_bytes, since = seq + i, len(stext), 0
