@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from . import deltas
+from . import deltas, replay
 from . import events as ev
 from .diff import diff as diff_states
 from .effects import Effects
@@ -62,7 +62,11 @@ class Branch(Effects):
         self.parent: int | None = row.parent
         self.fork_seq: int = row.fork_seq
         self._segments = journal.history.segments(self.id)
-        if head is None:
+        # a fork run replaying its recorded events starts where the run started (see replay)
+        self._replay = replay.cursor_for(journal, self.id) if head is None else None
+        if self._replay is not None:
+            head = (self._replay.seq, self._replay.hash)
+        elif head is None:
             head = journal.durable_head(self.id)
         self._head, self._head_hash = head
         self._state: Any = _UNSET
@@ -144,6 +148,60 @@ class Branch(Effects):
         if j.refusals(self.id) != self._refused:
             raise self._stale()
         return j
+
+    # -- replay (see workbench.replay) ----------------------------------------------------
+
+    def _replaying(self, expect: int | str | None = None) -> replay.Cursor | None:
+        """The replay cursor while recorded events remain (this handle moved to its point),
+        else None (and this handle writes as usual from then on). ``expect`` is checked
+        against the replayed point, as the first run checked it against its head."""
+        cursor = self._replay
+        if cursor is None:
+            return None
+        with cursor.lock:
+            if (cursor.seq, cursor.hash) != (self._head, self._head_hash):
+                self._head, self._head_hash = cursor.seq, cursor.hash
+                self._state, self._fx = _UNSET, None
+            if not cursor.replaying:
+                self._replay = None
+                return None
+        if expect is not None:
+            want = self.fork_seq if expect == "new" else expect
+            if want != self._head:
+                raise BranchConflict(
+                    f"branch {self.id}: expected head {want}, but the head is {self._head}; "
+                    "nothing was written",
+                    branch=self.id,
+                    expected=want,
+                    actual=self._head,
+                )
+        return cursor
+
+    def _replayed(
+        self, cursor: replay.Cursor, kind: str, text: str, doc: Mapping[str, Any] | None = None
+    ) -> int:
+        """Match one write with the next recorded event and step past it (nothing is written);
+        its seq. A delta or compaction moves the state to the recorded one."""
+        with cursor.lock:
+            event = cursor.peek()
+            own = cursor.own(event)
+            match = event.kind == kind
+            if match and own and kind == "delta":
+                match = event.payload == text
+            elif match and own and kind == "observe" and doc is not None:
+                stored = ev.loads(event.payload)
+                match = stored.get("name") == doc["name"] and stored.get("step") == doc.get("step")
+            if not match:
+                raise cursor.diverged(event, replay.describe(kind, text))
+            cursor.take()
+        if kind == "delta":
+            state = self._state if self._state is not _UNSET else self._live()
+            self._state = self._j.history.apply(state, ev.loads(event.payload))
+        elif kind == "compact":
+            stored = ev.loads(event.payload)
+            self._state = self._j.history.decode(stored["state"])
+        self._head, self._head_hash = event.seq, event.hash
+        return event.seq
 
     def _stale(self) -> BranchConflict:
         lost = self._j.lost(self.id)
@@ -228,6 +286,8 @@ class Branch(Effects):
         j = self._j
         ev.check_size(text, j.max_event_bytes, "delta")
         when = ev.unix_ms(occurred_at, "occurred_at") if occurred_at is not None else None
+        if (cursor := self._replaying(expect)) is not None:
+            return self._replayed(cursor, "delta", text)
         if id is not None:
             seq = self._known_id(id, "delta", text)
             if seq is not None:
@@ -262,6 +322,10 @@ class Branch(Effects):
         as they would with ``apply``. The fast way to import a history: deltas are encoded,
         hashed and applied while the ones before them are being inserted."""
         values = deltas.encode_many(list(items))
+        if self._replaying(expect) is not None:
+            while values and self._replaying() is not None:  # the recorded ones are read back
+                self.apply(values.pop(0))
+            expect = None
         self._expected(expect)
         if not values:
             return self._head
@@ -344,6 +408,8 @@ class Branch(Effects):
         if step is not None:
             doc["step"] = step
         text = ev.canonical(doc, "observation")
+        if (cursor := self._replaying(expect)) is not None:
+            return self._replayed(cursor, "observe", text, doc)
         if id is not None:
             seq = self._known_id(id, "observe", text)
             if seq is not None:
@@ -426,6 +492,8 @@ class Branch(Effects):
 
     def _replace_state(self, payload: str, text: str) -> int:
         """Append a compact event and its snapshot in one transaction (both, or neither)."""
+        if (cursor := self._replaying()) is not None:
+            return self._replayed(cursor, "compact", payload)
         j = self._j
         j.flush(self.id)
         db = j.storage
@@ -495,7 +563,10 @@ class Branch(Effects):
         return state
 
     def _sync(self) -> None:
-        """Catch up with events other writers appended to this branch."""
+        """Catch up with events other writers appended to this branch (a replaying handle
+        stays at its replayed point: the events past it are its own run's, still to come)."""
+        if self._replaying() is not None:
+            return
         self._j.flush(self.id)
         head = self._j.storage.head(self.id)
         if head is not None and head.seq > self._head:

@@ -52,6 +52,8 @@ class Effects:
     _receipt_of: Any
     _receipt_text: str
     _append: Callable[..., int]
+    _replaying: Callable[..., Any]
+    _head_hash: bytes
     _ready: Callable[[], Journal]
     _expected: Callable[..., bool]
     _check_seq: Callable[[int, str], None]
@@ -61,6 +63,8 @@ class Effects:
 
     def _lookup(self, key: str, expect: int | str | None = None) -> tuple[bool, Any, bytes]:
         kh = ev.key_hash(ev.check_key(key, self._j.max_key_bytes))
+        if (cursor := self._replaying(expect)) is not None:
+            return True, self._replay_effect(cursor, key, kh), kh
         self._expected(expect, before_side_effect=True)
         self._expecting = expect
         j = self._ready()
@@ -128,6 +132,41 @@ class Effects:
         self._attempt, self._announcement = attempt, ann
         self._started = time.perf_counter()
         return False, None, kh
+
+    def _replay_effect(self, cursor: Any, key: str, kh: bytes) -> Any:
+        """An effect called while its fork run replays (see ``workbench.replay``): the next
+        recorded event when it is this effect (or, inherited, any effect: the leader's result
+        stands), else a result already in the history up to the replayed point; ``fn`` never
+        runs. Anything else diverges."""
+        db = self._j.storage
+        with cursor.lock:
+            event = cursor.peek()
+            doc = ev.loads(event.payload) if event.kind == "effect" else None
+            if doc is not None and doc.get("key_hash") == kh.hex():
+                cursor.take()
+            else:
+                found = self._found_before_head(db, kh)
+                if found is not None:
+                    return ev.loads(found)["result"]
+                if doc is None or cursor.own(event):
+                    raise cursor.diverged(event, f"effect {key!r}")
+                cursor.take()
+        self._head, self._head_hash = event.seq, event.hash
+        if self._fx is not None:
+            self._fx[bytes.fromhex(str(doc["key_hash"]))] = (event.branch, event.seq)
+        return doc["result"]
+
+    def _found_before_head(self, db: Any, kh: bytes) -> str | None:
+        """The payload of an effect with this key hash at or before this handle's head."""
+        fx = self._fx if self._fx is not None else self._load_fx(db)
+        where = fx.get(kh)
+        if where is not None:
+            return str(db.effect_payload(*where))
+        if self._fx_indexed:
+            hit, _ = db.find_effect_with_head(kh, self._segments, self._fx_indexed, self.id)
+            if hit is not None and hit.seq <= self._head:
+                return str(hit.payload)
+        return None
 
     def _find(self, db: Any, kh: bytes) -> tuple[str | None, int | None]:
         """(The payload of the newest effect with this key hash in this handle's history, up to

@@ -125,6 +125,15 @@ class EffectInFlight(Conflict):
     holder: str | None = None
 
 
+class ReplayDiverged(Conflict):
+    """A fork function run again (a resumed trial, a population member fast-forwarding through
+    its lineage) made a write that does not match the event recorded at that point; nothing
+    was written (see ``workbench.replay``)."""
+
+    recorded: str | None = None
+    wrote: str | None = None
+
+
 class NotAJournal(WorkbenchError):
     """The file is not a lithify journal, is empty, or was written by a newer schema version."""
 
@@ -189,6 +198,8 @@ class ForkFailed(WorkbenchError):
     traceback: list[str] | None = None
     notebook: str | None = None
     where: str | None = None
+    signal: int | None = None  # the signal that ended the fork's worker, if one did
+    stderr: list[str] | None = None  # a dead worker's last lines on stderr
 
     def __init__(self, message: str, **fields: Any) -> None:
         if fields.get("traceback") is not None:
@@ -199,7 +210,7 @@ class ForkFailed(WorkbenchError):
     def error(self) -> dict[str, Any]:
         """The JSON document a sweep stores for this fork (fields that are set)."""
         doc: dict[str, Any] = {"ename": self.ename, "evalue": self.evalue}
-        for name in ("cell", "where", "traceback", "notebook"):
+        for name in ("cell", "where", "traceback", "notebook", "signal", "stderr"):
             if getattr(self, name) is not None:
                 doc[name] = getattr(self, name)
         return doc

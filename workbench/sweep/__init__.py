@@ -52,7 +52,7 @@ from .plan import (
 from .report import report
 from .space import Categorical, Float, Int
 from .trials import Study, Trial, result, study
-from .worker import PROGRESS_ENV, report_progress
+from .worker import PROGRESS_ENV, call_fork, report_progress
 
 __all__ = [
     "DIRECTIONS",
@@ -65,6 +65,7 @@ __all__ = [
     "StudyDefaults",
     "StudyHandle",
     "Trial",
+    "call_fork",
     "evolve",
     "optimize",
     "report",

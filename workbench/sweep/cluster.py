@@ -93,6 +93,7 @@ def run_on_worker(
     start_timeout: float,
     function: str | None,
     cancel_name: str,
+    start: int | None = None,
 ) -> dict[str, Any]:
     """The task: run one fork here with the process or papermill runner; the outcome as data
     ({"notebook"} or {"error"}), so nothing but JSON-safe values travels back."""
@@ -107,7 +108,7 @@ def run_on_worker(
 
         out_dir = tempfile.mkdtemp(prefix="lithify-runs-")
     cancel = threading.Event()
-    ctx = _Context(journal, Fork(branch, params), Path(out_dir), cancel, timeout)
+    ctx = _Context(journal, Fork(branch, params, start), Path(out_dir), cancel, timeout)
     ctx.function = function
     runner: Any = (
         ProcessRunner(target) if kind == "process" else PapermillRunner(target, start_timeout)
@@ -198,6 +199,7 @@ class DaskRunner:
             self.start_timeout,
             ctx.function,
             self.cancel_name,
+            ctx.fork.start,
             key=f"lithify-fork-{ctx.fork.branch}-{uuid.uuid4().hex[:8]}",
             pure=False,
         )

@@ -1,9 +1,19 @@
-"""Optuna's samplers and pruners by the names lithify offers, checked before anything is
-forked. We write no sampler and no pruner: these build Optuna's own."""
+"""Optuna's samplers and pruners by the names lithify offers, with Optuna's own defaults and
+any of their settings (``median:n_startup_trials=5,n_warmup_steps=2``), checked before anything
+is forked; or Optuna sampler and pruner objects, used as they are. We write no sampler and no
+pruner: these build Optuna's own.
+
+A study has one sampler for its whole life, seeded once, as Optuna's own study has: rebuilding
+it per trial turned a seeded grid into repeats and a seeded QMC into random points. A resumed
+study gets its sampler back by replaying the recorded asks and tells (``workbench.sweep.driver``).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import inspect
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import InvalidValue
@@ -13,115 +23,284 @@ SAMPLERS = ("tpe", "random", "grid", "cmaes", "nsga2", "qmc")
 PRUNERS = ("none", "median", "percentile", "asha", "hyperband")
 SINGLE_OBJECTIVE = {"cmaes"}  # Optuna's CMA-ES optimizes one value
 DIRECTIONS = ("maximize", "minimize")
+OBJECT = "object"  # the name recorded for a sampler or pruner given as an Optuna object
+
+# Optuna's class behind each name, and the settings lithify fills in where Optuna has no default
+_SAMPLER_CLASSES = {
+    "tpe": "TPESampler",
+    "random": "RandomSampler",
+    "grid": "GridSampler",
+    "cmaes": "CmaEsSampler",
+    "nsga2": "NSGAIISampler",
+    "qmc": "QMCSampler",
+}
+_PRUNER_CLASSES = {
+    "median": "MedianPruner",
+    "percentile": "PercentilePruner",
+    "asha": "SuccessiveHalvingPruner",
+    "hyperband": "HyperbandPruner",
+    "none": "NopPruner",
+}
+_PRUNER_DEFAULTS: dict[str, dict[str, Any]] = {"percentile": {"percentile": 25.0}}
+# settings lithify passes itself (the seed, the grid's space, constraints): not settable by text
+_OWN = {"seed", "search_space", "constraints_func", "independent_sampler"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A sampler or pruner by name with its settings (``name:key=value,...``), or an Optuna
+    object given as it is (``obj``; then ``name`` is ``"object"``)."""
+
+    name: str
+    settings: dict[str, Any] = field(default_factory=dict)
+    obj: Any = None
+
+    @property
+    def label(self) -> str:
+        """As the spec records it and a form shows it."""
+        if self.obj is not None:
+            return f"{OBJECT}:{type(self.obj).__name__}"
+        if not self.settings:
+            return self.name
+        return self.name + ":" + ",".join(f"{k}={_text(v)}" for k, v in self.settings.items())
+
+
+def _text(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if v is None:
+        return "none"
+    return str(v)
+
+
+def _value(text: str) -> Any:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null"):
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text.strip()
+
+
+def parse(text: Any, what: str, names: tuple[str, ...]) -> Choice:
+    """``name`` or ``name:key=value,key=value`` (``what``: "sampler" or "pruner"); an Optuna
+    object is taken as it is."""
+    if not isinstance(text, str):
+        return _object(text, what)
+    name, _, rest = text.partition(":")
+    name = name.strip()
+    if name not in names:
+        raise InvalidValue(
+            f"{what} is one of {', '.join(names)} (settings after a colon: "
+            f"median:n_startup_trials=5,n_warmup_steps=2), or an Optuna {what} object, not "
+            f"{text!r}"
+        )
+    settings: dict[str, Any] = {}
+    for item in (p for p in rest.split(",") if p.strip()) if rest else ():
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise InvalidValue(f"{what} settings are key=value pairs separated by commas: {item!r}")
+        settings[key.strip()] = _value(value)
+    return Choice(name, settings)
+
+
+def _object(obj: Any, what: str) -> Choice:
+    import optuna
+
+    base = optuna.samplers.BaseSampler if what == "sampler" else optuna.pruners.BasePruner
+    if not isinstance(obj, base):
+        raise InvalidValue(
+            f"{what} is a name ({', '.join(SAMPLERS if what == 'sampler' else PRUNERS)}) or an "
+            f"optuna.{'samplers.BaseSampler' if what == 'sampler' else 'pruners.BasePruner'}, "
+            f"not {obj!r}"
+        )
+    return Choice(OBJECT, {}, obj)
+
+
+def of_spec(spec_name: str, settings: Mapping[str, Any] | None) -> Choice:
+    """The choice a recorded spec names (its settings recorded beside it)."""
+    return Choice(spec_name.partition(":")[0], dict(settings or {}))
+
+
+def _check_settings(cls: Any, settings: Mapping[str, Any], what: str, name: str) -> None:
+    params = inspect.signature(cls.__init__).parameters
+    allowed = sorted(p for p in params if p not in ("self", "args", "kwargs") and p not in _OWN)
+    for key, value in settings.items():
+        if key not in allowed:
+            raise InvalidValue(
+                f"the {name} {what} takes {', '.join(allowed) or 'no settings'}; not {key!r}"
+            )
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            raise InvalidValue(f"{what} setting {key} is a plain value, not {value!r}") from None
 
 
 def check(
-    sampler: str,
-    pruner: str,
+    sampler: Choice,
+    pruner: Choice,
     n_objectives: int,
-    space: Mapping[str, sp.Dimension],
+    space: Mapping[str, sp.Dimension] | None,
     seed: int | None,
 ) -> None:
-    """Refuse an unknown sampler or pruner, a combination Optuna cannot run, a bad seed."""
-    if sampler not in SAMPLERS:
-        raise InvalidValue(f"sampler is one of {', '.join(SAMPLERS)}, not {sampler!r}")
-    if pruner not in PRUNERS:
-        raise InvalidValue(f"pruner is one of {', '.join(PRUNERS)}, not {pruner!r}")
-    if n_objectives > 1 and sampler in SINGLE_OBJECTIVE:
+    """Refuse a combination Optuna cannot run, unknown settings, a bad seed: every sampler and
+    pruner is built once here, so Optuna's own complaints come before anything is forked."""
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+        raise InvalidValue(f"seed is a whole number >= 0, not {seed!r}")
+    if sampler.obj is not None and seed is not None:
         raise InvalidValue(
-            f"the {sampler} sampler optimizes one objective; with {n_objectives} objectives use "
-            "nsga2, tpe, random, grid or qmc"
+            "seed= seeds a sampler lithify builds; a sampler object carries its own seed: "
+            "drop seed="
         )
-    if n_objectives > 1 and pruner != "none":
+    if n_objectives > 1 and sampler.name in SINGLE_OBJECTIVE:
+        raise InvalidValue(
+            f"the {sampler.name} sampler optimizes one objective; with {n_objectives} "
+            "objectives use nsga2, tpe, random, grid or qmc"
+        )
+    if n_objectives > 1 and (pruner.obj is not None or pruner.name != "none"):
         raise InvalidValue(
             "Optuna prunes single-objective studies only: with several objectives pass "
             "pruner='none'"
         )
-    if sampler == "grid":
+    if sampler.name == "grid":
+        if space is None:
+            raise InvalidValue(
+                "the grid sampler needs a space of ranges and choices, not a function"
+            )
         sp.grid(space)  # every dimension enumerable, and not too many points
-    if sampler == "cmaes" and all(isinstance(d, sp.Categorical) for d in space.values()):
+    if (
+        sampler.name == "cmaes"
+        and space is not None
+        and all(isinstance(d, sp.Categorical) for d in space.values())
+    ):
         raise InvalidValue("CMA-ES needs at least one numeric range; use tpe for choices only")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
-        raise InvalidValue(f"seed is a whole number >= 0, not {seed!r}")
+    if sampler.obj is None:
+        make_sampler(sampler, seed, space or {}, n_objectives, 1)
+    pruner_of(pruner)
 
 
-def trial_seed(seed: int | None, index: int) -> int | None:
-    """The sampler's seed for the ``index``-th trial: a study resumed from the journal samples
-    what an uninterrupted one would (the sampler is made anew, seeded by trial)."""
-    if seed is None:
-        return None
-    return (seed * 1_000_003 + index * 7_919) % (2**32)
-
-
-class _Grid:
-    """Optuna's GridSampler, told not to stop the study when its grid is exhausted: that stop
-    is for ``study.optimize``'s loop, which ask-and-tell does not run (the driver stops at the
-    grid's size itself)."""
-
-    @staticmethod
-    def make(search_space: dict[str, list[Any]], seed: int | None) -> Any:
-        from optuna.samplers import GridSampler
-
-        class GridNoStop(GridSampler):
-            def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
-                return None
-
-        return GridNoStop(search_space, seed=seed)
-
-
-def sampler(
-    name: str,
+def make_sampler(
+    choice: Choice,
     seed: int | None,
     space: Mapping[str, sp.Dimension],
     n_objectives: int,
     workers: int,
+    constraints: Callable[[Any], Any] | None = None,
 ) -> Any:
-    """Optuna's sampler called ``name`` (Optuna's "experimental" notices silenced: the names
-    offered here are tested with the Optuna version installed)."""
+    """Optuna's sampler for a study (the object itself when one was given), built once per
+    study. Optuna's "experimental" notices are silenced: the names offered here are tested
+    with the Optuna version installed."""
+    if choice.obj is not None:
+        return choice.obj
     import warnings
 
     import optuna.samplers as s
     from optuna.exceptions import ExperimentalWarning
 
+    cls = getattr(s, _SAMPLER_CLASSES[choice.name])
+    _check_settings(cls, choice.settings, "sampler", choice.name)
+    kw: dict[str, Any] = {"seed": seed, **choice.settings}
+    if choice.name == "grid":
+        return _grid(sp.grid(space), seed)
+    if choice.name == "tpe" and workers > 1:
+        kw.setdefault("constant_liar", True)  # several trials in flight: Optuna's advice
+    if choice.name in ("cmaes", "qmc"):
+        kw.setdefault("warn_independent_sampling", False)
+    if choice.name == "qmc":
+        kw.setdefault("warn_asynchronous_seeding", False)
+    if constraints is not None and "constraints_func" in inspect.signature(cls.__init__).parameters:
+        kw["constraints_func"] = constraints
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExperimentalWarning)
-        return _sampler(s, name, seed, space, n_objectives, workers)
+        try:
+            return cls(**kw)
+        except (TypeError, ValueError) as e:
+            raise InvalidValue(f"Optuna's {cls.__name__} refused {choice.label!r}: {e}") from None
 
 
-def _sampler(
-    s: Any,
-    name: str,
-    seed: int | None,
-    space: Mapping[str, sp.Dimension],
-    n_objectives: int,
-    workers: int,
-) -> Any:
-    if name == "tpe":
-        return s.TPESampler(seed=seed, constant_liar=workers > 1, multivariate=True)
-    if name == "random":
-        return s.RandomSampler(seed=seed)
-    if name == "grid":
-        return _Grid.make(sp.grid(space), seed)
-    if name == "cmaes":
-        return s.CmaEsSampler(seed=seed, warn_independent_sampling=False)
-    if name == "nsga2":
-        return s.NSGAIISampler(seed=seed, population_size=max(4, min(50, 2 * workers + 2)))
-    return s.QMCSampler(seed=seed, scramble=seed is not None, warn_independent_sampling=False)
+def takes_constraints(choice: Choice) -> bool:
+    """Whether the sampler can weigh constraints (Optuna's ``constraints_func``)."""
+    if choice.obj is not None:
+        return True  # it was built by the caller, with or without them
+    import optuna.samplers as s
+
+    cls = getattr(s, _SAMPLER_CLASSES[choice.name])
+    return "constraints_func" in inspect.signature(cls.__init__).parameters
 
 
-def pruner(name: str) -> Any:
-    """Optuna's pruner called ``name`` (``none``: Optuna's NopPruner)."""
+def _grid(search_space: dict[str, list[Any]], seed: int | None) -> Any:
+    """Optuna's GridSampler, told not to stop the study when its grid is exhausted: that stop
+    is for ``study.optimize``'s loop, which ask-and-tell does not run (the driver stops at the
+    grid's size itself)."""
+    from optuna.samplers import GridSampler
+
+    class GridNoStop(GridSampler):
+        def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+            return None
+
+    return GridNoStop(search_space, seed=seed)
+
+
+def pruner_of(choice: Choice) -> Any:
+    """Optuna's pruner for a choice, with Optuna's defaults under the settings given
+    (``none``: Optuna's NopPruner; ``percentile`` needs a percentile: 25 unless set)."""
+    if choice.obj is not None:
+        return choice.obj
     import optuna.pruners as p
 
-    if name == "median":
-        return p.MedianPruner(n_startup_trials=5, n_warmup_steps=1)
-    if name == "percentile":
-        return p.PercentilePruner(25.0, n_startup_trials=5, n_warmup_steps=1)
-    if name == "asha":
-        return p.SuccessiveHalvingPruner()
-    if name == "hyperband":
-        return p.HyperbandPruner()
-    return p.NopPruner()
+    cls = getattr(p, _PRUNER_CLASSES[choice.name])
+    if choice.name == "none":
+        if choice.settings:
+            raise InvalidValue("the none pruner takes no settings")
+        return cls()
+    _check_settings(cls, choice.settings, "pruner", choice.name)
+    try:
+        return cls(**{**_PRUNER_DEFAULTS.get(choice.name, {}), **choice.settings})
+    except (TypeError, ValueError) as e:
+        raise InvalidValue(f"Optuna's {cls.__name__} refused {choice.label!r}: {e}") from None
+
+
+def pruner_settings(obj: Any) -> tuple[str, dict[str, Any]]:
+    """A pruner object as a name and settings the forks can build it from (forks run in other
+    processes and never receive objects): one of Optuna's pruners whose settings round-trip,
+    else ``InvalidValue`` saying to pass it by name."""
+    for name, cls_name in _PRUNER_CLASSES.items():
+        import optuna.pruners as p
+
+        if type(obj) is getattr(p, cls_name):
+            params = inspect.signature(type(obj).__init__).parameters
+            settings = {}
+            for key in params:
+                if key in ("self", "args", "kwargs"):
+                    continue
+                if not hasattr(obj, f"_{key}"):
+                    break
+                settings[key] = getattr(obj, f"_{key}")
+            else:
+                try:
+                    json.dumps(settings, allow_nan=False)
+                    rebuilt = pruner_of(Choice(name, settings))
+                except (TypeError, ValueError, InvalidValue):
+                    break
+                if _plain(vars(rebuilt)) == _plain(vars(obj)):
+                    return name, settings
+            break
+    raise InvalidValue(
+        f"a {type(obj).__name__} cannot be sent to the forks, which run in other processes; "
+        f"pass the pruner by name with its settings instead: one of {', '.join(PRUNERS)}, e.g. "
+        "'median:n_startup_trials=5,n_warmup_steps=2'"
+    )
+
+
+def _plain(attrs: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in attrs.items() if isinstance(v, (int, float, str, bool, type(None)))}
 
 
 def quiet() -> None:

@@ -10,6 +10,17 @@ of a leader's latest event (exploit: one row, inheriting the leader's state and 
 effects) with the leader's parameters perturbed (explore); every other member continues as a
 fork of its own head. The last generation runs to the end. Every generation's lineage is in the
 fork tree, each member's ``generation`` in its params.
+
+A member's fork function runs from the study's start event every time, whatever generation it
+is in: what its lineage already wrote (its own earlier generations, or the leader it was forked
+from) is replayed, not appended again (``workbench.replay``), so a fork function that loops
+from step 0 without checking its progress continues where its lineage stopped, as PBT resumes
+a copied checkpoint, with its own parameters from there on.
+
+The coordinator is deterministic given the seed and the journal: a killed one resumes
+(``evolve(journal, resume=ID)``, ``lithify evolve --resume ID``) by taking the decisions its
+generations' forks record, recomputing the draws that led to them, running the members that had
+not ended (paused members stay paused) and going on.
 """
 
 from __future__ import annotations
@@ -18,6 +29,7 @@ import math
 import os
 import random
 import threading
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
@@ -30,9 +42,9 @@ from .cluster import out_dir_for
 from .handle import execute
 from .launch import for_agent
 from .optimize import _is_lines, _objectives, _progress_default
-from .plan import Fork, _declared
-from .runners import _Context
-from .trials import Reader, Study, spec_of
+from .plan import Fork, _declared, check_options
+from .runners import _Context, make_runner
+from .trials import Reader, Study, StudySpec, spec_of
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -60,8 +72,8 @@ def _draw(space: Mapping[str, sp.Dimension], rng: random.Random) -> dict[str, An
 
 def evolve(
     journal: Journal,
-    at: int | str,
-    space: Mapping[str, sp.Dimension] | Sequence[str],
+    at: int | str | None = None,
+    space: Mapping[str, sp.Dimension] | Sequence[str] | None = None,
     objective: str | None = None,
     direction: str = "maximize",
     *,
@@ -75,14 +87,24 @@ def evolve(
     runner: str | None = None,
     workers: int | None = None,
     branch: int | str | None = None,
-    timeout: float | None = None,
+    fork_timeout: float | None = None,
     scheduler: Any = None,
     start_timeout: float = 60.0,
     progress: bool | None = None,
+    resume: int | None = None,
+    timeout: float | None = None,
 ) -> Study:
     """Run a population of forks for ``generations`` generations of ``interval`` reports each,
     replacing the worst ``quantile`` by perturbed forks of the leaders' latest events (see the
-    module docstring); returns the study (every member of every generation, in fork order)."""
+    module docstring); returns the study (every member of every generation, in fork order).
+    ``resume=ID`` finishes an evolution whose coordinator died, as it was started (give nothing
+    else but ``workers``). ``fork_timeout``: seconds one member's run may take (``timeout`` is
+    its old name)."""
+    fork_timeout = _renamed_timeout(timeout, fork_timeout, "evolve")
+    if resume is not None:
+        return _resume(journal, resume, workers, start_timeout, progress, at, space, objective)
+    if at is None or space is None:
+        raise InvalidValue("evolve needs at= (where generation 0 forks) and space=, or resume=ID")
     chosen = sp.parse(space) if _is_lines(space) else sp.check(space)  # type: ignore[arg-type]
     names, dirs = _objectives(journal, objective, direction, None, None)
     for what, v, low in (
@@ -100,7 +122,7 @@ def evolve(
         raise InvalidValue(
             f"quantile is the share of members replaced, in (0, 0.5], not {quantile!r}"
         )
-    engines.check("random", "none", 1, chosen, seed)
+    engines.check(engines.Choice("random"), engines.Choice("none"), 1, chosen, seed)
     launch = for_agent(
         journal,
         at,
@@ -110,7 +132,7 @@ def evolve(
         notebook=notebook,
         branch=branch,
         workers=workers,
-        timeout=timeout,
+        timeout=fork_timeout,
         scheduler=scheduler,
     )
     declared, source = _declared(launch.notebook, launch.fn)
@@ -141,12 +163,68 @@ def evolve(
         started.close()
 
 
+def _renamed_timeout(timeout: float | None, fork_timeout: float | None, where: str) -> float | None:
+    """``fork_timeout``, or the old ``timeout`` it replaces (with a deprecation warning)."""
+    if timeout is None:
+        return fork_timeout
+    if fork_timeout is not None:
+        raise InvalidValue("give fork_timeout= (seconds per fork); timeout= is its old name")
+    warnings.warn(
+        f"{where}(timeout=) is now fork_timeout= (seconds one fork may run)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return timeout
+
+
+def _resume(
+    journal: Journal,
+    sweep_id: int,
+    workers: int | None,
+    start_timeout: float,
+    progress: bool | None,
+    *given: Any,
+) -> Study:
+    spec = spec_of(journal, sweep_id)
+    if spec.kind != "evolve":
+        raise InvalidValue(
+            f"sweep {sweep_id} is an {spec.kind} sweep, not an evolution"
+            + (
+                f"; resume it with lithify optimize --resume {sweep_id}"
+                if spec.kind == "optimize"
+                else ""
+            )
+        )
+    if any(g is not None for g in given):
+        raise InvalidValue(
+            "resume= finishes an evolution as it was started: drop at, space, objective"
+        )
+    info = next(s for s in journal.sweeps() if s.id == sweep_id)
+    how = dict(info.how)
+    n = workers if workers is not None else int(how.get("workers") or 1)
+    runner_name = how.get("runner") or "process"
+    check_options(runner_name, n, how.get("timeout"))
+    started = make_runner(
+        journal.location,
+        runner_name,
+        how.get("notebook") if runner_name != "process" else None,
+        how.get("fn"),
+        start_timeout,
+        n,
+        how.get("scheduler"),
+    )
+    try:
+        return _Population(journal, sweep_id, started, {**how, "workers": n}, n).run(progress)
+    finally:
+        started.close()
+
+
 class _Population:
     def __init__(
         self, journal: Journal, sweep_id: int, runner: Any, how: Mapping[str, Any], workers: int
     ) -> None:
         self.journal = journal
-        self.spec = spec_of(journal, sweep_id)
+        self.spec: StudySpec = spec_of(journal, sweep_id)
         self.runner = runner
         self.how = dict(how)
         self.workers = workers
@@ -155,17 +233,57 @@ class _Population:
         self.out_dir = out_dir_for(journal.path) / str(sweep_id)
         self.out_dir.mkdir(parents=True, exist_ok=True)
         self.rng = random.Random(self.spec.seed)
+        # what the journal records: each generation's forks in fork order, and how they ran
+        self.recorded: dict[int, list[int]] = {}
+        info = next(s for s in journal.sweeps() if s.id == sweep_id)
+        for b in info.branches:
+            g = int(journal.info(b).params.get("generation", 0))
+            self.recorded.setdefault(g, []).append(b)
+        self.runs = {r.branch: r.status for r in journal.runs(sweep_id)}
+        self._warned = False
 
-    def _fork(self, parent: int, at: int, params: Mapping[str, Any], generation: int) -> Fork:
-        b = self.journal.sweep_fork(
-            self.spec.sweep, parent, at, {**params, "generation": generation}, self.runner.name
+    def _member(self, parent: int, at: int, params: Mapping[str, Any], generation: int) -> Fork:
+        """The next member of ``generation``: the fork the journal recorded at this place, or
+        a new one. Every member's run starts at the study's start (see the module docstring)."""
+        mine = self.recorded.setdefault(generation, [])
+        taken = self._taken.setdefault(generation, 0)
+        self._taken[generation] = taken + 1
+        space_params = {k: v for k, v in params.items() if k in self.spec.space}
+        if taken < len(mine):
+            b = mine[taken]
+            info = self.journal.info(b)
+            recorded = {k: v for k, v in info.params.items() if k != "generation"}
+            if (info.parent, info.fork_seq, recorded) != (parent, at, space_params):
+                self._diverged(generation, b)
+            return Fork(b, recorded, start=self.spec.at)
+        created = self.journal.sweep_fork(
+            self.spec.sweep,
+            parent,
+            at,
+            {**space_params, "generation": generation},
+            self.runner.name,
         )
-        return Fork(b.id, dict(params))  # the fork function gets the space's params only
+        mine.append(created.id)
+        return Fork(created.id, space_params, start=self.spec.at)
+
+    def _diverged(self, generation: int, branch: int) -> None:
+        if not self._warned and self.spec.seed is not None:
+            warnings.warn(
+                f"evolution {self.spec.sweep}: generation {generation}'s member on branch {branch} "
+                "is not what the seed draws now; the recorded members are kept",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+        self._warned = True
 
     def _record(self, branch: int, status: str, **fields: Any) -> None:
+        self.runs[branch] = status
         self.journal.record_run(branch, self.spec.sweep, status, runner=self.runner.name, **fields)
 
     def _run(self, fork: Fork) -> str:
+        ended = self.runs.get(fork.branch)
+        if ended in ("paused", "finished", "failed", "pruned"):
+            return ended  # ran before the coordinator died: its outcome stands
         ctx = _Context(
             self.journal.location, fork, self.out_dir, self.cancel, self.how.get("timeout")
         )
@@ -184,8 +302,9 @@ class _Population:
         population = int(spec.extra["population"])
         generations = int(spec.extra["generations"])
         quantile = float(spec.extra["quantile"])
+        self._taken: dict[int, int] = {}
         members = [
-            self._fork(spec.base, spec.at, _draw(spec.space, self.rng), 0)
+            self._member(spec.base, spec.at, _draw(spec.space, self.rng), 0)
             for _ in range(population)
         ]
         bar = None
@@ -198,7 +317,7 @@ class _Population:
                 statuses = list(pool.map(self._run, members))
                 if bar is not None:
                     bar.update(1)
-                if generation == generations - 1:
+                if generation == generations - 1 or "cancelled" in statuses:
                     break
                 scored = [
                     (self._score(m), m, st)
@@ -216,14 +335,14 @@ class _Population:
                 for _, m, st in keep:
                     if st == "paused":  # continue from its own head, same params
                         head = self.journal.branch(m.branch).head
-                        nxt.append(self._fork(m.branch, head, m.params, generation + 1))
+                        nxt.append(self._member(m.branch, head, m.params, generation + 1))
                 for _ in range(population - len(nxt) - sum(st == "finished" for _, _, st in keep)):
                     leader = self.rng.choice(leaders)
                     head = self.journal.branch(leader.branch).head
                     params = {
                         k: sp.perturb(spec.space[k], v, self.rng) for k, v in leader.params.items()
                     }
-                    nxt.append(self._fork(leader.branch, head, params, generation + 1))
+                    nxt.append(self._member(leader.branch, head, params, generation + 1))
                 members = nxt
                 if not members:
                     break

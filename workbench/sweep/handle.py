@@ -16,6 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .. import replay
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
 from .cluster import out_dir_for
@@ -28,6 +29,21 @@ if TYPE_CHECKING:
 
 
 _PRUNED_AT = re.compile(r"(?:pruned|paused) at step (\d+)")
+# A fork whose worker a signal killed (the OOM killer, a node going away: not the fork's own
+# error, nor our cancel or timeout) runs again this many times, its writes so far replayed
+# (see workbench.replay), before it is recorded failed with the signal.
+KILLED_RETRIES = 1
+
+
+def _attempt(runner: Any, ctx: _Context, cancel: threading.Event) -> str | None:
+    for attempt in range(KILLED_RETRIES + 1):
+        try:
+            return runner.run_fork(ctx)  # type: ignore[no-any-return]
+        except ForkFailed as e:
+            if e.ename != "Killed" or cancel.is_set() or attempt == KILLED_RETRIES:
+                raise
+            ctx.run = replay.new_run(ctx.journal_path, ctx.fork.branch, ctx.fork.start)
+    raise AssertionError("unreachable")
 
 
 def execute(
@@ -35,7 +51,8 @@ def execute(
 ) -> str:
     """Run one fork on ``runner`` and record how it went through ``record(branch, status,
     **fields)``: running, then finished, failed, pruned or paused (``sweep.report`` stopped
-    it: the step it reached is in its error document) or cancelled. Returns the final status."""
+    it: the step it reached is in its error document) or cancelled. A fork whose worker was
+    killed by a signal runs again once (``KILLED_RETRIES``). Returns the final status."""
     b = ctx.fork.branch
     if cancel.is_set():
         record(b, "cancelled")
@@ -44,7 +61,7 @@ def execute(
     t0 = time.perf_counter()
     record(b, "running", started=int(time.time() * 1000), error=None)
     try:
-        nb = runner.run_fork(ctx)
+        nb = _attempt(runner, ctx, cancel)
     except ForkFailed as e:
         error = e.error
         if e.ename in ("Pruned", "Paused"):  # sweep.report stopped it: a normal end

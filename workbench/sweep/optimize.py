@@ -15,14 +15,21 @@ warm, dask) and recorded like any sweep fork. Optuna is driven through ask-and-t
 process; the study itself lives in the journal (``workbench.sweep.trials``), so a killed
 coordinator resumes with ``resume_optimize`` (ended trials told to the sampler again, unfinished
 ones rerun, nothing committed re-run) and ``trials.study`` gives Optuna's own ``Study``.
+
+With one worker, a study asks and tells exactly as Optuna's own ``study.optimize`` does with
+the same sampler object, so the same sampler and seed give the same trials, uninterrupted or
+resumed (``workbench.sweep.driver`` replays the recorded asks and tells on resume). With
+several workers, ``workers`` trials are in flight at once: the sampler sees the running ones
+as Optuna's parallel ``optimize`` does (TPE's constant liar), and which trial ends first
+decides what is sampled next.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
@@ -32,14 +39,15 @@ from typing import TYPE_CHECKING, Any
 from .. import params as declared_params
 from .. import plugins
 from ..errors import InvalidValue
-from . import engines
+from . import engines, options
 from . import space as sp
 from .cluster import out_dir_for
+from .driver import Driver, SpaceFn
 from .handle import execute
 from .launch import defaults, for_agent
 from .plan import Fork, _declared, check_options
 from .runners import _Context, make_runner
-from .trials import ATTRS_KEY, Reader, Study, StudySpec, safe_attrs, spec_of, to_optuna
+from .trials import Reader, Study, StudySpec, spec_of
 from .worker import read_progress
 
 if TYPE_CHECKING:
@@ -152,6 +160,8 @@ class StudyHandle:
         how: Mapping[str, Any],
         workers: int,
         out_dir: Path,
+        driver: Driver,
+        timeout: float | None = None,
     ) -> None:
         self.journal = journal
         self.spec = spec
@@ -160,6 +170,8 @@ class StudyHandle:
         self.how = dict(how)
         self.workers = workers
         self.out_dir = out_dir
+        self.driver = driver
+        self.timeout = timeout
         self.status: dict[int, str] = {}
         self._contexts: dict[int, _Context] = {}
         self._cancel = threading.Event()
@@ -186,13 +198,9 @@ class StudyHandle:
             self.runner.close()
 
     def _loop(self) -> None:
-        spec = self.spec
-        engines.quiet()
-        trials = self._reader.trials(spec)
-        study = to_optuna(spec, trials, running=False)  # ended trials, told again
-        dists = sp.distributions(spec.space)
-        rerun = [t for t in trials if t.state == "running"]  # not ended: run again
-        index = len(trials)
+        spec, driver = self.spec, self.driver
+        started = time.monotonic()
+        rerun = driver.resume(self._reader.trials(spec), self._reader)
         total = self.total()
         pool = ThreadPoolExecutor(self.workers, thread_name_prefix=f"study-{spec.sweep}")
         flying: dict[Future[str], tuple[Any, Fork]] = {}
@@ -200,24 +208,15 @@ class StudyHandle:
             while True:
                 while not self._cancel.is_set() and len(flying) < self.workers:
                     if rerun:
-                        t = rerun.pop(0)
-                        study.enqueue_trial({k: t.params[k] for k in dists if k in t.params})
-                        trial = study.ask(dists)
-                        fork = Fork(t.branch, t.params)
-                    elif index < total:
-                        study.sampler = engines.sampler(
-                            spec.sampler,
-                            engines.trial_seed(spec.seed, index),
-                            spec.space,
-                            len(spec.objectives),
-                            self.workers,
-                        )
-                        trial = study.ask(dists)
+                        trial, branch = rerun.pop(0)
+                        fork = Fork(branch, dict(self.journal.info(branch).params))
+                    elif driver.asked < total and not driver.stopped and not self._late(started):
+                        trial, params = driver.ask()
+                        self._check(params)
                         b = self.journal.sweep_fork(
-                            spec.sweep, spec.base, spec.at, trial.params, runner=self.runner.name
+                            spec.sweep, spec.base, spec.at, params, runner=self.runner.name
                         )
-                        fork = Fork(b.id, dict(trial.params))
-                        index += 1
+                        fork = Fork(b.id, params)
                     else:
                         break
                     flying[pool.submit(self._run, fork)] = (trial, fork)
@@ -226,9 +225,24 @@ class StudyHandle:
                 done, _ = wait(list(flying), return_when=FIRST_COMPLETED)
                 for fut in done:
                     trial, fork = flying.pop(fut)
-                    self._tell(study, trial, fork, fut.result())
+                    driver.tell(trial, fork.branch, fut.result(), self._reader)
         finally:
             pool.shutdown(wait=True)
+        if driver.asked < total and not self._cancel.is_set():
+            why = "stopped by a callback" if driver.stopped else "timed out"
+            self.journal.record_how(
+                spec.sweep, {**self.how, "stopped": {"why": why, "forks": driver.asked}}
+            )
+
+    def _late(self, started: float) -> bool:
+        return self.timeout is not None and time.monotonic() - started >= self.timeout
+
+    def _check(self, params: Mapping[str, Any]) -> None:
+        """A define-by-run space's parameters against what the fork declares (a space of ranges
+        was checked whole before the study started)."""
+        if self.spec.define_by_run:
+            declared, source = _declared(self.how.get("notebook"), self.how.get("fn"))
+            declared_params.check_points([dict(params)], declared, source)
 
     def total(self) -> int:
         """Trials the study runs in all (a grid sampler stops at its grid's size)."""
@@ -249,45 +263,6 @@ class StudyHandle:
             self._contexts[fork.branch] = ctx
             self.status[fork.branch] = "pending"
         return execute(self.runner, ctx, self._cancel, self._record)
-
-    def _tell(self, study: Any, trial: Any, fork: Fork, status: str) -> None:
-        from optuna.trial import TrialState
-
-        spec = self.spec
-        own = self._reader.own(fork.branch)
-        if status == "cancelled":
-            return  # not ended: a resume runs it again
-        if status == "finished":
-            missing = [o for o in spec.objectives if o not in own.last]
-            if missing:
-                names = ", ".join(repr(m) for m in missing)
-                self._record(
-                    fork.branch,
-                    "failed",
-                    error=json.dumps(
-                        {
-                            "ename": "NoObjective",
-                            "evalue": f"the fork finished but never observed {names}: observe "
-                            "it (or return it in a dict) so the study can rank the fork",
-                        }
-                    ),
-                )
-                study.tell(trial, state=TrialState.FAIL)
-            else:
-                study.tell(trial, [own.last[o] for o in spec.objectives])
-        elif status == "pruned":
-            for step, value in sorted(own.steps.get(spec.objectives[0], {}).items()):
-                trial.report(value, step)
-            study.tell(trial, state=TrialState.PRUNED)
-        else:
-            study.tell(trial, state=TrialState.FAIL)
-        frozen = study._storage.get_trial(trial._trial_id)
-        attrs = safe_attrs(frozen.system_attrs)
-        shared = safe_attrs(study._storage.get_study_system_attrs(study._study_id))
-        if shared:
-            attrs["_study"] = shared
-        if attrs:
-            self.journal.branch(fork.branch).effect(f"{ATTRS_KEY}:told", lambda: attrs)
 
     # -- following -------------------------------------------------------------------------
 
@@ -328,8 +303,6 @@ class StudyHandle:
     def wait(self, timeout: float | None = None, show: bool | None = None) -> Study:
         """Block until the study ends (a progress bar in a terminal or notebook unless
         show=False); the study. Re-raises what stopped the driver, if anything did."""
-        import time
-
         if show is None:
             show = _progress_default()
         bar = None
@@ -366,10 +339,22 @@ class StudyHandle:
         bar.refresh()
 
 
+def _fork_timeout(timeout: float | None, fork_timeout: float | None) -> float | None:
+    return fork_timeout
+
+
+def _study_timeout(timeout: Any) -> float | None:
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise InvalidValue(f"timeout is the study's seconds, a positive number, not {timeout!r}")
+    return float(timeout)
+
+
 def start_optimize(
     journal: Journal,
     at: int | str,
-    space: Mapping[str, sp.Dimension] | Sequence[str],
+    space: Mapping[str, sp.Dimension] | Sequence[str] | SpaceFn | str,
     objective: str | None = None,
     direction: str | None = None,
     *,
@@ -377,59 +362,107 @@ def start_optimize(
     directions: Sequence[str] | None = None,
     forks: int = 40,
     workers: int | None = None,
-    sampler: str = "tpe",
-    pruner: str = "median",
+    sampler: str | Any = "tpe",
+    pruner: str | Any = "median",
     seed: int | None = None,
     fn: str | Callable[..., Any] | None = None,
     notebook: str | os.PathLike[str] | None = None,
     runner: str | None = None,
     branch: int | str | None = None,
     timeout: float | None = None,
+    fork_timeout: float | None = None,
     scheduler: Any = None,
     start_timeout: float = 60.0,
     out_dir: str | os.PathLike[str] | None = None,
+    enqueue: Sequence[Mapping[str, Any]] | None = None,
+    warm_start: Any = None,
+    constraints: Any = None,
+    callbacks: Sequence[Callable[[Any, Any], None]] | None = None,
 ) -> StudyHandle:
     """Start an adaptive sweep in the background (see ``optimize``); returns its handle. Every
     argument is checked, and the runner started, before the sweep's row is written."""
-    chosen = sp.parse(space) if _is_lines(space) else sp.check(space)  # type: ignore[arg-type]
+    space_fn = options.space_function(space)
+    chosen: dict[str, sp.Dimension] | None = None
+    if space_fn is None:
+        chosen = sp.parse(space) if _is_lines(space) else sp.check(space)  # type: ignore[arg-type]
+        points = sp.corners(chosen)
+    else:
+        points = options.try_space(space_fn)
     names, dirs = _objectives(journal, objective, direction, objectives, directions)
     if isinstance(forks, bool) or not isinstance(forks, int) or forks < 1:
         raise InvalidValue(f"forks is how many trials to run, a whole number >= 1, not {forks!r}")
-    engines.check(sampler, pruner, len(names), chosen, seed)
+    study_timeout = _study_timeout(timeout)
+    sampler_choice = engines.parse(sampler, "sampler", engines.SAMPLERS)
+    pruner_choice = engines.parse(pruner, "pruner", engines.PRUNERS)
+    if pruner_choice.obj is not None:
+        pruner_choice = engines.Choice(*engines.pruner_settings(pruner_choice.obj))
+    engines.check(sampler_choice, pruner_choice, len(names), chosen, seed)
+    constraint_fn, constraints_doc = options.constraints_of(constraints)
+    if constraint_fn is not None and not engines.takes_constraints(sampler_choice):
+        raise InvalidValue(
+            f"the {sampler_choice.name} sampler does not weigh constraints: Optuna's tpe and "
+            "nsga2 samplers take them (constraints_func)"
+        )
+    queued = options.enqueued(enqueue, chosen)
+    warm = options.warm_trials(journal, warm_start, names)
+    grid: dict[str, list[Any]] = {}
+    for point in points + queued:
+        for k, v in point.items():
+            grid.setdefault(k, []).append(v)
     launch = for_agent(
         journal,
         at,
-        grid={n: [p[n] for p in sp.corners(chosen)] for n in chosen},
+        grid=grid,
         runner=runner,
         fn=fn,
         notebook=notebook,
         branch=branch,
         workers=workers,
-        timeout=timeout,
+        timeout=fork_timeout,
         scheduler=scheduler,
     )
-    check_options(launch.runner, launch.workers, timeout)
+    check_options(launch.runner, launch.workers, fork_timeout)
     declared, source = _declared(launch.notebook, launch.fn)
-    declared_params.check_points(sp.corners(chosen), declared, source)
+    declared_params.check_points(points + queued, declared, source)
     assert launch.base is not None and launch.at is not None
     how = launch.how()
-    spec_doc = {
+    spec_doc: dict[str, Any] = {
         "kind": "optimize",
-        "space": sp.to_json(chosen),
+        "space": sp.to_json(chosen or {}),
         "objectives": list(names),
         "directions": list(dirs),
-        "sampler": sampler,
-        "pruner": pruner,
+        "sampler": sampler_choice.label if sampler_choice.obj is not None else sampler_choice.name,
+        "sampler_settings": sampler_choice.settings,
+        "pruner": pruner_choice.name,
+        "pruner_settings": pruner_choice.settings,
         "seed": seed,
         "forks": forks,
         "notebook": launch.notebook,
         "fn": launch.fn,
     }
+    for key, value in (
+        ("space_fn", options.ref_of(space_fn) if space_fn is not None else None),
+        ("constraints", constraints_doc),
+        ("enqueue", queued),
+        ("warm_start", warm),
+        ("timeout", study_timeout),
+    ):
+        if value:
+            spec_doc[key] = value
     started = launch.start_runner(start_timeout)
     try:
         sweep_id = journal.open_sweep(launch.base, launch.at, spec_doc, how)
         spec = spec_of(journal, sweep_id)
-        return _handle(journal, spec, started, how, launch.workers, out_dir)
+        driver = Driver(
+            journal,
+            spec,
+            launch.workers,
+            space_fn=space_fn,
+            sampler=sampler_choice,
+            constraints=constraint_fn,
+            callbacks=callbacks or (),
+        )
+        return _handle(journal, spec, started, how, launch.workers, out_dir, driver, study_timeout)
     except BaseException:
         started.close()
         raise
@@ -446,17 +479,19 @@ def _handle(
     how: Mapping[str, Any],
     workers: int,
     out_dir: str | os.PathLike[str] | None,
+    driver: Driver,
+    timeout: float | None,
 ) -> StudyHandle:
     base = Path(out_dir) if out_dir is not None else out_dir_for(journal.path)
     target = base / str(spec.sweep)
     target.mkdir(parents=True, exist_ok=True)
-    return StudyHandle(journal, spec, runner, how, workers, target)
+    return StudyHandle(journal, spec, runner, how, workers, target, driver, timeout)
 
 
 def optimize(
     journal: Journal,
     at: int | str,
-    space: Mapping[str, sp.Dimension] | Sequence[str],
+    space: Mapping[str, sp.Dimension] | Sequence[str] | SpaceFn | str,
     objective: str | None = None,
     direction: str | None = None,
     *,
@@ -464,30 +499,79 @@ def optimize(
     **kw: Any,
 ) -> Study:
     """Run an adaptive sweep from ``at`` and wait for it: ``forks`` trials (40), ``workers`` at
-    once, each a fork whose parameters Optuna's ``sampler`` (tpe, random, grid, cmaes, nsga2,
-    qmc) chose from ``space``; ``pruner`` (none, median, percentile, asha, hyperband) stops
-    forks whose ``sweep.report``-ed values are hopeless. The value of a trial is the last
-    observation of ``objective`` on its fork (``objectives=[...]`` and ``directions=[...]`` for
-    several: see ``Study.pareto``). ``fn``, ``notebook``, ``runner``, ``scheduler`` as for
-    ``sweep.for_agent``; ``seed`` makes the sampling repeatable."""
+    once, each a fork whose parameters Optuna's ``sampler`` chose from ``space``; ``pruner``
+    stops forks whose ``sweep.report``-ed values are hopeless. The value of a trial is the last
+    observation of ``objective`` on its fork (or what the fork function returns);
+    ``objectives=[...]`` and ``directions=[...]`` for several (see ``Study.pareto``).
+
+    ``space``: ``{name: sweep.Int/Float/Categorical}``, ``NAME=int:LOW:HIGH`` lines, or a
+    function of an ``optuna.Trial`` that suggests the parameters (define-by-run: conditional
+    parameters), run here before each fork is made. ``sampler``: tpe, random, grid, cmaes,
+    nsga2, qmc, with Optuna's defaults and optional settings (``"tpe:n_startup_trials=5"``),
+    or an Optuna sampler object; ``pruner`` likewise (none, median, percentile, asha,
+    hyperband); ``seed`` seeds a named sampler. ``enqueue``: parameter dicts to run first;
+    ``warm_start``: another study (a sweep id, or an ``optuna.Study``) whose complete trials the
+    sampler learns from; ``constraints``: bounds like ``["cost<=5"]`` or a function of the
+    trial's metrics (Optuna's ``constraints_func``, <= 0 feasible); ``callbacks``: functions
+    ``(study, frozen_trial)`` called after each trial, as ``study.optimize`` calls them;
+    ``timeout``: seconds for the whole study (no new trial starts after it);
+    ``fork_timeout``: seconds for one fork. ``fn``, ``notebook``, ``runner``, ``scheduler`` as
+    for ``sweep.for_agent``."""
     handle = start_optimize(journal, at, space, objective, direction, **kw)
     return handle.wait(show=progress)
 
 
 def start_resume_optimize(
-    journal: Journal, sweep_id: int, workers: int | None = None, start_timeout: float = 60.0
+    journal: Journal,
+    sweep_id: int,
+    workers: int | None = None,
+    start_timeout: float = 60.0,
+    *,
+    sampler: Any = None,
+    space: SpaceFn | str | None = None,
+    constraints: Any = None,
+    callbacks: Sequence[Callable[[Any, Any], None]] | None = None,
+    timeout: float | None = None,
 ) -> StudyHandle:
     """Start finishing an adaptive sweep in the background (see ``resume_optimize``)."""
     spec = spec_of(journal, sweep_id)
     if spec.kind != "optimize":
         raise InvalidValue(
             f"sweep {sweep_id} is an {spec.kind} sweep; resume it with its own command"
+            + (f" (lithify evolve --resume {sweep_id})" if spec.kind == "evolve" else "")
         )
+    choice = spec.sampler_choice
+    if spec.sampler.startswith(engines.OBJECT + ":"):
+        if sampler is None:
+            raise InvalidValue(
+                f"sweep {sweep_id} ran with an Optuna sampler object ({spec.sampler[7:]}): resume "
+                "it from Python, giving the same sampler again: "
+                f"sweep.resume_optimize(journal, {sweep_id}, sampler=...)"
+            )
+        choice = engines.parse(sampler, "sampler", engines.SAMPLERS)
+    elif sampler is not None:
+        raise InvalidValue(
+            f"sweep {sweep_id} runs the {spec.sampler} sampler it was started with; drop sampler="
+        )
+    space_fn = _recorded_function(spec, "space_fn", space, "space")
+    constraint_fn = None
+    if spec.extra.get("constraints"):
+        if constraints is not None:
+            constraint_fn, _ = options.constraints_of(constraints)
+        else:
+            constraint_fn = options.recorded_constraints(spec.extra["constraints"])
+            if constraint_fn is None:
+                raise InvalidValue(
+                    f"sweep {sweep_id} weighs constraints from a function: give it again, "
+                    f"sweep.resume_optimize(journal, {sweep_id}, constraints=...)"
+                )
     info = next(s for s in journal.sweeps() if s.id == sweep_id)
     how = dict(info.how)
+    how.pop("stopped", None)
     n = workers if workers is not None else int(how.get("workers") or 1)
     runner_name = how.get("runner") or "process"
     check_options(runner_name, n, how.get("timeout"))
+    study_timeout = _study_timeout(timeout if timeout is not None else spec.extra.get("timeout"))
     started = make_runner(
         journal.location,
         runner_name,
@@ -498,10 +582,37 @@ def start_resume_optimize(
         how.get("scheduler"),
     )
     try:
-        return _handle(journal, spec, started, {**how, "workers": n}, n, None)
+        driver = Driver(
+            journal,
+            spec,
+            n,
+            space_fn=space_fn,
+            sampler=choice,
+            constraints=constraint_fn,
+            callbacks=callbacks or (),
+        )
+        return _handle(
+            journal, spec, started, {**how, "workers": n}, n, None, driver, study_timeout
+        )
     except BaseException:
         started.close()
         raise
+
+
+def _recorded_function(spec: StudySpec, key: str, given: Any, name: str) -> Any:
+    recorded = spec.extra.get(key)
+    if recorded is None:
+        if given is not None:
+            raise InvalidValue(f"sweep {spec.sweep} has no {name} function; drop {name}=")
+        return None
+    if given is not None:
+        return options.space_function(given)
+    if recorded == options.CALLABLE:
+        raise InvalidValue(
+            f"sweep {spec.sweep}'s {name} is a function with no importable name: give it again, "
+            f"sweep.resume_optimize(journal, {spec.sweep}, {name}=...)"
+        )
+    return options.space_function(recorded)
 
 
 def resume_optimize(
@@ -510,11 +621,18 @@ def resume_optimize(
     workers: int | None = None,
     progress: bool | None = None,
     start_timeout: float = 60.0,
+    **kw: Any,
 ) -> Study:
-    """Finish an adaptive sweep whose coordinator died (or was cancelled): its ended trials are
-    told to the sampler again from the journal, its unfinished forks run again from their own
-    heads (committed effects are read back), then new trials until it has its ``forks``."""
-    return start_resume_optimize(journal, sweep_id, workers, start_timeout).wait(show=progress)
+    """Finish an adaptive sweep whose coordinator died (or was cancelled): the recorded asks
+    and tells are replayed on the study's sampler (which ends where the killed one was), its
+    unfinished trials run again on their forks (what they wrote is replayed, not appended
+    again: see ``workbench.replay``), then new trials until it has its ``forks``. A study
+    started with a sampler object, a space function or constraints from a function that
+    cannot be imported by name takes them again (``sampler=``, ``space=``, ``constraints=``);
+    ``callbacks=`` and ``timeout=`` apply to this run."""
+    return start_resume_optimize(journal, sweep_id, workers, start_timeout, **kw).wait(
+        show=progress
+    )
 
 
 __all__ = [

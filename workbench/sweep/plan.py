@@ -35,10 +35,13 @@ RUNNERS = ("papermill", "warm", "process", "dask")
 
 @dataclass(frozen=True)
 class Fork:
-    """One fork of a sweep: its branch and its own params."""
+    """One fork of a sweep: its branch, its own params, and the seq its run starts from (None:
+    its fork point; a population member's run starts at the study's start, see
+    ``workbench.replay``)."""
 
     branch: int
     params: dict[str, Any]
+    start: int | None = None
 
 
 @dataclass(frozen=True)

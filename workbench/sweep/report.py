@@ -3,8 +3,9 @@ pruner, ask Optuna's pruner whether to stop, and raise ``Pruned`` when it says s
 
 The pruner sees every other trial's intermediate values, read from the journal (so it works
 across processes, kernels and Dask workers): the study is rebuilt in memory from the sweep's
-forks, this trial included, and what the pruner records beside a trial (a rung reached) is
-journaled on this fork as an effect, for the next decision anywhere.
+forks, this trial included. Its answer at each step, and what it records beside a trial (a
+rung reached), is journaled on this fork as an effect: the next decision anywhere sees the
+rungs, and a fork run again reads the answer back (``workbench.replay``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import math
 import threading
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue, Paused, Pruned
 from .trials import ATTRS_KEY, Reader, StudySpec, safe_attrs, spec_of, to_optuna
@@ -100,26 +101,34 @@ def _pause_at_interval(journal: Journal, spec: StudySpec, branch: Branch, step: 
 
 
 def _should_prune(journal: Journal, spec: StudySpec, branch: Branch, step: int) -> bool:
-    trials = _reader(journal).trials(spec)
-    mine = next((t for t in trials if t.branch == branch.id), None)
-    if mine is None:
-        return False
-    # this fork is still running whatever its run record says (a rerun of a pruned fork)
-    study = to_optuna(
-        spec,
-        [t if t.branch != branch.id else replace(t, state="running", values=None) for t in trials],
-    )
-    frozen = next(
-        (t for t in study.get_trials(deepcopy=False) if t.user_attrs.get("branch") == branch.id),
-        None,
-    )
-    if frozen is None:
-        return False
-    before = dict(frozen.system_attrs)
-    pruned = bool(study.pruner.prune(study, frozen))
-    after = study._storage.get_trial_system_attrs(frozen._trial_id)
-    if after != before:
-        attrs = safe_attrs(after)
-        # keyed by step: a resumed fork reaching this step again reads it back, never re-asks
-        branch.effect(f"{ATTRS_KEY}:{step}", lambda: attrs)
-    return pruned
+    """The pruner's answer at this step, journaled as an effect with what it recorded beside
+    the trial (a rung reached): a fork run again reaching this step reads the answer back, as
+    it was given, whatever the other trials have done since."""
+
+    def decide() -> dict[str, Any]:
+        trials = _reader(journal).trials(spec)
+        # this fork is still running whatever its run record says (a rerun of a pruned fork)
+        study = to_optuna(
+            spec,
+            [
+                t if t.branch != branch.id else replace(t, state="running", values=None)
+                for t in trials
+            ],
+        )
+        frozen = next(
+            (
+                t
+                for t in study.get_trials(deepcopy=False)
+                if t.user_attrs.get("branch") == branch.id
+            ),
+            None,
+        )
+        if frozen is None:
+            return {"prune": False, "attrs": {}}
+        before = dict(frozen.system_attrs)
+        pruned = bool(study.pruner.prune(study, frozen))
+        after = study._storage.get_trial_system_attrs(frozen._trial_id)
+        return {"prune": pruned, "attrs": safe_attrs(after) if after != before else {}}
+
+    answer = branch.effect(f"{ATTRS_KEY}:{step}", decide)
+    return isinstance(answer, dict) and bool(answer.get("prune"))

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import params as declared_params
+from .. import replay
 from ..errors import ForkFailed, InvalidValue
 from .plan import RUNNERS, Fork
 from .worker import PARENT_ENV, PROGRESS_ENV
@@ -61,6 +62,12 @@ class _Context:
         self._stop: Callable[[], None] | None = None
         self._lock = threading.Lock()
         self.function: str | None = None
+        self.run = replay.new_run(journal_path, fork.branch, fork.start)
+
+    def fork_env(self) -> dict[str, str]:
+        """What arms this fork's run in a child process or kernel (see ``workbench.replay``):
+        a rerun reads back what the branch already holds instead of appending it again."""
+        return replay.fork_env(self.run)
 
     def on_stop(self, stop: Callable[[], None] | None) -> None:
         with self._lock:
@@ -98,7 +105,12 @@ class ProcessRunner:
         self.fn = fn
 
     def run_fork(self, ctx: _Context) -> str | None:
-        env = {**os.environ, PROGRESS_ENV: str(ctx.progress_file), PARENT_ENV: str(os.getpid())}
+        env = {
+            **os.environ,
+            PROGRESS_ENV: str(ctx.progress_file),
+            PARENT_ENV: str(os.getpid()),
+            **ctx.fork_env(),
+        }
         cmd = [
             sys.executable,
             "-m",
@@ -139,9 +151,39 @@ def _worker_error(stderr: str, code: int) -> dict[str, Any]:
                 break
             keep = ("ename", "evalue", "where", "traceback")
             return {k: doc[k] for k in keep if k in doc} if isinstance(doc, dict) else {}
+    tail = stderr.strip().splitlines()[-STDERR_LINES:]
     if code < 0:
-        return {"ename": "Killed", "evalue": f"worker ended by signal {-code}"}
-    return {"ename": "WorkerError", "evalue": stderr.strip()[-500:] or f"exit code {code}"}
+        return killed(-code, tail)
+    return {
+        "ename": "WorkerError",
+        "evalue": f"the worker exited with code {code}"
+        + (f": {tail[-1][:500]}" if tail else " and wrote nothing on stderr"),
+        "stderr": tail,
+    }
+
+
+STDERR_LINES = 20  # the last lines of a dead worker's stderr kept with its error
+
+
+def killed(signum: int, tail: list[str]) -> dict[str, Any]:
+    """The error document of a fork whose worker a signal ended (not the fork's own error)."""
+    import signal
+
+    try:
+        name = signal.Signals(signum).name
+    except ValueError:
+        name = f"signal {signum}"
+    return {
+        "ename": "Killed",
+        "evalue": f"the worker was killed by {name} ({signum})"
+        + (
+            f"; its last line on stderr: {tail[-1][:300]}"
+            if tail
+            else "; it wrote nothing on stderr"
+        ),
+        "signal": signum,
+        "stderr": tail,
+    }
 
 
 class _DropUnknownParameter:
@@ -226,6 +268,7 @@ _o.chdir(_b.__lithify_start__[0])
 _o.environ.clear()
 _o.environ.update(_b.__lithify_start__[1])
 _o.environ[{progress_env!r}] = {progress!r}
+_o.environ[{fork_env!r}] = {fork!r}
 del _b, _o
 """
 
@@ -331,7 +374,10 @@ class PapermillRunner(_KernelPool):
         kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
         try:
             code = "%reset -f\n" + _RESET.format(
-                progress_env=PROGRESS_ENV, progress=str(ctx.progress_file)
+                progress_env=PROGRESS_ENV,
+                progress=str(ctx.progress_file),
+                fork_env=replay.FORK_ENV,
+                fork=ctx.run.to_env(),
             )
             msg_id = kc.execute(code, silent=True, store_history=False)
             deadline = time.monotonic() + self.start_timeout
@@ -502,7 +548,8 @@ class WarmRunner(_KernelPool):
         try:
             setup = (
                 f"%reset -f\nimport os as _o\n_o.environ[{PROGRESS_ENV!r}] = "
-                f"{str(ctx.progress_file)!r}\ndel _o"
+                f"{str(ctx.progress_file)!r}\n_o.environ[{replay.FORK_ENV!r}] = "
+                f"{ctx.run.to_env()!r}\ndel _o"
             )
             kc.execute_interactive(setup, store_history=False, timeout=self.start_timeout)
             for index, cell in enumerate(nb.cells):

@@ -251,6 +251,20 @@ def distributions(space: Mapping[str, Dimension]) -> dict[str, Any]:
     return out
 
 
+def contains(dim: Dimension, value: Any) -> bool:
+    """Whether ``value`` is a point of ``dim`` (what Optuna's distribution would accept)."""
+    return bool(distributions({"x": dim})["x"]._contains(_internal(dim, value)))
+
+
+def _internal(dim: Dimension, value: Any) -> Any:
+    if isinstance(dim, Categorical):
+        hits = [i for i, c in enumerate(dim.choices) if c == value and type(c) is type(value)]
+        return hits[0] if hits else -1
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return float("nan")
+    return float(value)
+
+
 def grid(space: Mapping[str, Dimension]) -> dict[str, list[Any]]:
     """Every value of every dimension (for the grid sampler); refused past ``GRID_LIMIT``."""
     values = {name: dim.values() for name, dim in space.items()}

@@ -5,7 +5,10 @@ fork's; its state comes from the fork's run record (finished, pruned, failed, or
 ended); its value(s) are the last observation of each objective on the fork's own events, and
 its intermediate values the observations ``sweep.report`` made with a step. What Optuna keeps
 beside a trial (a pruner's rungs, a sampler's generation) is journaled on the fork as an effect
-(``optuna:attrs``), so a study rebuilt in another process, or after a crash, decides the same.
+(``optuna:attrs``), so a study rebuilt in another process, or after a crash, decides the same;
+what the coordinator told Optuna about it is journaled as ``optuna:told`` (see
+``workbench.sweep.driver``), the fork's own user attributes as ``optuna:user_attr:NAME#N``
+(``sweep.set_user_attr``).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
 from ..errors import InvalidValue, NotFound
+from . import engines
 from . import space as sp
 
 if TYPE_CHECKING:
@@ -27,6 +31,8 @@ if TYPE_CHECKING:
 
 ADAPTIVE = ("optimize", "evolve")
 ATTRS_KEY = "optuna:attrs"  # effect keys (with a suffix) holding a trial's Optuna attributes
+TOLD_KEY = "optuna:told"  # the effect holding what the coordinator told Optuna of a trial
+USER_ATTR_KEY = "optuna:user_attr:"  # effects holding a trial's user attributes (NAME#N)
 UNSAFE_ATTRS = ("cma:",)  # CMA-ES keeps a pickled optimizer: never stored, never loaded
 ENDED = ("finished", "pruned", "paused", "failed")
 
@@ -52,6 +58,21 @@ class StudySpec:
     def name(self) -> str:
         """The Optuna study name (fixed: Hyperband's brackets hash it)."""
         return f"lithify-sweep-{self.sweep}"
+
+    @property
+    def define_by_run(self) -> bool:
+        """Whether a function of an ``optuna.Trial`` chooses each trial's parameters."""
+        return self.extra.get("space_fn") is not None
+
+    @property
+    def sampler_choice(self) -> engines.Choice:
+        """The sampler this study was started with, by name and settings."""
+        return engines.of_spec(self.sampler, self.extra.get("sampler_settings"))
+
+    @property
+    def pruner_choice(self) -> engines.Choice:
+        """The pruner this study prunes with, by name and settings (what the forks build)."""
+        return engines.of_spec(self.pruner, self.extra.get("pruner_settings"))
 
     @classmethod
     def of(cls, info: SweepInfo) -> StudySpec:
@@ -110,6 +131,8 @@ class Trial:
     intermediate: dict[int, float] = field(default_factory=dict)
     attrs: dict[str, Any] = field(default_factory=dict)
     parent: int | None = None
+    user_attrs: dict[str, Any] = field(default_factory=dict)
+    told: dict[str, Any] | None = None  # what the coordinator told Optuna (``optuna:told``)
 
     @property
     def value(self) -> float | None:
@@ -131,6 +154,7 @@ class Trial:
             "value": self.value,
             "step": self.step,
             "parent": self.parent,
+            "user_attrs": self.user_attrs,
         }
 
 
@@ -250,6 +274,8 @@ class _Own:
         self.last: dict[str, float] = {}
         self.steps: dict[str, dict[int, float]] = {}
         self.attrs: dict[str, Any] = {}
+        self.user_attrs: dict[str, Any] = {}
+        self.told: dict[str, Any] | None = None
 
 
 class Reader:
@@ -275,10 +301,8 @@ class Reader:
                         step = r.payload.get("step")
                         if step is not None:
                             o.steps.setdefault(name, {})[int(step)] = value
-                    elif r.kind == "effect" and str(r.payload.get("key", "")).startswith(ATTRS_KEY):
-                        result = r.payload.get("result")
-                        if isinstance(result, dict):
-                            o.attrs.update(result)
+                    elif r.kind == "effect":
+                        _effect(o, str(r.payload.get("key", "")), r.payload.get("result"))
                 o.seen = b.head
             return o
 
@@ -319,9 +343,30 @@ class Reader:
                     dict(o.steps.get(objective, {})),
                     dict(o.attrs),
                     bi.parent,
+                    dict(o.user_attrs),
+                    o.told,
                 )
             )
         return out
+
+
+def _effect(o: _Own, key: str, result: Any) -> None:
+    """What an Optuna effect on a trial's fork says of it."""
+    if not isinstance(result, dict):
+        return
+    if key == TOLD_KEY:
+        o.told = result
+        o.attrs.update(result.get("attrs") or {})
+        if result.get("study_attrs"):
+            o.attrs["_study"] = result["study_attrs"]
+    elif key.startswith(USER_ATTR_KEY):
+        if "value" in result:
+            o.user_attrs[key[len(USER_ATTR_KEY) :].rpartition("#")[0]] = result["value"]
+    elif key.startswith(ATTRS_KEY):
+        # a pruner's decision at a step ({"prune", "attrs"}), or attributes as they were
+        attrs = result.get("attrs") if "prune" in result else result
+        if isinstance(attrs, dict):
+            o.attrs.update(attrs)
 
 
 def to_optuna(spec: StudySpec, trials: list[Trial], *, running: bool = True) -> Any:
@@ -330,15 +375,15 @@ def to_optuna(spec: StudySpec, trials: list[Trial], *, running: bool = True) -> 
     import optuna
     from optuna.trial import TrialState, create_trial
 
-    from . import engines
-
     engines.quiet()
+    from optuna.distributions import json_to_distribution
+
     study = optuna.create_study(
         study_name=spec.name,
         directions=cast(Any, list(spec.directions)),
-        pruner=engines.pruner(spec.pruner),
+        pruner=engines.pruner_of(spec.pruner_choice),
     )
-    dists = sp.distributions(spec.space)
+    space = sp.distributions(spec.space)
     states = {
         "complete": TrialState.COMPLETE,
         "pruned": TrialState.PRUNED,
@@ -349,9 +394,13 @@ def to_optuna(spec: StudySpec, trials: list[Trial], *, running: bool = True) -> 
     for t in trials:
         if t.state == "running" and not running:
             continue
+        told = (t.told or {}).get("distributions")
+        dists = {k: json_to_distribution(json.dumps(v)) for k, v in told.items()} if told else space
         params = {k: v for k, v in t.params.items() if k in dists}
-        if set(params) != set(dists):
+        if set(params) != set(dists) and not (spec.define_by_run and t.state == "running"):
             continue  # a fork someone made by hand in the sweep: not a trial of this space
+        if spec.define_by_run and not told:
+            params, dists = {}, {}  # running: what it suggested is known once it is told
         try:
             frozen = create_trial(
                 state=states[t.state],
@@ -360,7 +409,7 @@ def to_optuna(spec: StudySpec, trials: list[Trial], *, running: bool = True) -> 
                 distributions=dists,
                 intermediate_values={s: v for s, v in t.intermediate.items() if math.isfinite(v)},
                 system_attrs={k: v for k, v in t.attrs.items() if k != "_study"},
-                user_attrs={"branch": t.branch},
+                user_attrs={**t.user_attrs, "branch": t.branch},
             )
         except ValueError:
             continue  # its values lie outside the space (a fork made by hand): not a trial

@@ -1,5 +1,5 @@
-"""Inside a fork: progress reports, and the process runner's worker
-(``python -m workbench.sweep.worker FN JOURNAL BRANCH PARAMS``).
+"""Inside a fork: progress reports, what a fork function returns, and the process runner's
+worker (``python -m workbench.sweep.worker FN JOURNAL BRANCH PARAMS``).
 
 Imports only what the fork needs (never papermill, altair, nbformat or jupyter_server), exits
 if the sweep's parent process dies, and reports an exception as one ``LITHIFY_ERROR {json}``
@@ -9,14 +9,17 @@ line on stderr.
 from __future__ import annotations
 
 import json
+import math
 import os
 import sys
 import threading
 import time
 import traceback
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from ..errors import clean_traceback
+from ..errors import InvalidValue, clean_traceback
 from ..plugins import import_ref
 
 PROGRESS_ENV = "LITHIFY_PROGRESS_FILE"
@@ -39,6 +42,81 @@ def read_progress(path: Path) -> tuple[int, int | None] | None:
         return int(doc["done"]), doc.get("total")
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def call_fork(
+    fn: str | Callable[..., Any], journal: str, branch: int, params: dict[str, Any]
+) -> Any:
+    """Call a fork function ``fn(journal, branch, params)`` (or ``"module:function"``) and
+    observe what it returns on its branch, as an Optuna objective returns its value: a number
+    is the value of the sweep's objective (or of the journal's agent's metric), a dict maps
+    metric names to numbers (entries that are not numbers are left out). A name the fork
+    observed itself without a step (its own final value) is not observed again; one it only
+    ``sweep.report``-ed is. Returns what ``fn`` returned."""
+    f = import_ref(fn) if isinstance(fn, str) else fn
+    out = f(journal, branch, params)
+    observe_returned(journal, branch, out)
+    return out
+
+
+def observe_returned(journal: str, branch: int, returned: Any) -> None:
+    """Observe a fork function's returned values on its branch (see ``call_fork``)."""
+    if returned is None or isinstance(returned, bool):
+        return
+    from ..journal import Journal
+
+    with Journal.open(journal) as j:
+        b = j.branch(branch)
+        if isinstance(returned, (int, float)):
+            values = {_returned_name(j, b.info.sweep, branch): returned}
+        elif isinstance(returned, Mapping):
+            values = {
+                str(k): v
+                for k, v in returned.items()
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+            }
+        else:
+            return
+        for name, value in values.items():
+            if not math.isfinite(value):
+                raise InvalidValue(
+                    f"the fork function returned {value} for {name!r}: a value a sweep can rank "
+                    "is a finite number",
+                    name=name,
+                )
+        final: set[str] = set()
+        if b.head > b.fork_seq:
+            for r in b.history(b.fork_seq + 1):
+                if r.kind == "observe" and r.payload.get("step") is None:
+                    final.add(r.payload["name"])
+        for name, value in values.items():
+            if name not in final:
+                b.observe(name, value)
+
+
+def _returned_name(journal: Any, sweep: int | None, branch: int) -> str:
+    """The metric a returned number is the value of: the study's single objective, else the
+    journal's agent's metric."""
+    from .. import plugins
+
+    if sweep is not None:
+        spec: dict[str, Any] = next((s.spec for s in journal.sweeps() if s.id == sweep), {})
+        objectives = spec.get("objectives") or []
+        if len(objectives) == 1:
+            return str(objectives[0])
+        if len(objectives) > 1:
+            raise InvalidValue(
+                f"the fork function of branch {branch} returned one number, but its study has "
+                f"{len(objectives)} objectives ({', '.join(objectives)}): return a dict "
+                "{name: value} with each"
+            )
+    agent = plugins.agent_for(journal.state_name)
+    if agent is not None and agent.y:
+        return str(agent.y)
+    raise InvalidValue(
+        f"the fork function of branch {branch} returned a number, but nothing says which metric "
+        "it is: return a dict {name: value}, or observe it (branch.observe(name, value))"
+    )
 
 
 PARENT_ENV = "LITHIFY_SWEEP_PARENT"  # the coordinator's pid, given by the process runner
@@ -73,7 +151,7 @@ def main(argv: list[str]) -> int:
         fn = import_ref(ref)  # may take long (a heavy module): the parent may die meanwhile
         if _orphaned(parent):
             return 70  # before the first write
-        fn(journal, branch, params)
+        call_fork(fn, journal, branch, params)
     except BaseException as e:  # noqa: BLE001 (reported to the parent, then exit 1)
         traceback.print_exc()
         tb = traceback.extract_tb(e.__traceback__)

@@ -226,15 +226,16 @@ def _observed_since_report(branch: Branch) -> set[str]:
 
 
 @takes(budget=Param(int, min=1), model=Param(str), seed=Param(int, min=0))
-def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, Any]:
+def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, float]:
     """A sweep fork of the auditor (the process runner's ``fn``): apply the fork's budget and
-    run it to its report. ``params`` may set budget and model; AUDITOR_TRACE names a trace."""
+    run it to its report; returns its metrics (observed on the fork already). ``params`` may
+    set budget and model; AUDITOR_TRACE names a trace."""
     calls = Calls(make_model(str(params.get("model", "mock"))))
     try:
         with Journal.open(journal_path, logic.AuditState) as j:
             b = j.branch(branch_id)
             start(b, budget=params.get("budget"))
-            return run(b, calls, on_step=report_progress, report=True).to_json()
+            return run(b, calls, on_step=report_progress, report=True).metrics
     finally:
         calls.close()
 
