@@ -134,3 +134,56 @@ def climb(journal: str, branch: int, params: dict) -> None:
             b.apply({"add": int(params["rate"])})
             sweep.report(b, float(b.state().total), len(b.state().steps), metric="total")
         b.observe("total", float(b.state().total))
+
+
+def tally(journal: str, branch: int, params: dict) -> None:
+    """The docs' tally.py (docs/how-to/optimize.md): five steps of an effect, a delta and a
+    report of the total so far; it never checks its own progress, so a rerun that appended
+    again would count steps twice (the total cannot exceed 5 * 0.25). Each effect that really
+    runs appends a line to $TALLY_LOG; $TALLY_SLEEP slows each step (a test kills mid-trial);
+    $TALLY_STOP="BRANCH:STEP" stops that fork between the step's delta and its report, as a
+    kill there would."""
+    from tiny_agent import Tally
+
+    from workbench import sweep
+
+    stop = os.environ.get("TALLY_STOP")
+    with Journal.open(journal, Tally) as j:
+        b = j.branch(branch)
+        for step in range(5):
+
+            def gain(step: int = step) -> float:
+                if os.environ.get("TALLY_LOG"):
+                    with open(os.environ["TALLY_LOG"], "a") as f:
+                        f.write(f"{branch}:{step}\n")
+                return params["rate"] * (1 - params["rate"])
+
+            b.apply({"add": b.effect(f"gain:{step}", gain)})
+            if stop == f"{branch}:{step}":
+                raise KeyboardInterrupt(f"stopped at step {step}")
+            sweep.report(b, float(b.state().total), step, metric="total")
+            time.sleep(float(os.environ.get("TALLY_SLEEP", "0")))
+
+
+def quadratic(journal: str, branch: int, params: dict) -> float:
+    """A deterministic objective that returns its value (observed by the runner as the
+    study's objective), as an Optuna objective does."""
+    return -((float(params["x"]) - 0.3) ** 2) - (float(params["y"]) - 0.7) ** 2
+
+
+def quadratic_value(x: float, y: float) -> float:
+    return -((x - 0.3) ** 2) - (y - 0.7) ** 2
+
+
+def quadratic_after(journal: str, branch: int, params: dict) -> float:
+    """``quadratic`` with a journaled half-way point: an effect and a report; the fork on branch
+    $QUADRATIC_STOP stops after them (a kill there), leaving its trial unfinished."""
+    from workbench import sweep
+
+    with Journal.open(journal) as j:
+        b = j.branch(branch)
+        half = b.effect("half", lambda: quadratic(journal, branch, params) / 2)
+        sweep.report(b, half, 0, metric="value")
+        if os.environ.get("QUADRATIC_STOP") == str(branch):
+            raise KeyboardInterrupt("stopped half-way")
+    return quadratic(journal, branch, params)

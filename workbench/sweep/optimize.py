@@ -44,7 +44,7 @@ from . import space as sp
 from .cluster import out_dir_for
 from .driver import Driver, SpaceFn
 from .handle import execute
-from .launch import defaults, for_agent
+from .launch import Launch, defaults, for_agent
 from .plan import Fork, _declared, check_options
 from .runners import _Context, make_runner
 from .trials import Reader, Study, StudySpec, spec_of
@@ -339,10 +339,6 @@ class StudyHandle:
         bar.refresh()
 
 
-def _fork_timeout(timeout: float | None, fork_timeout: float | None) -> float | None:
-    return fork_timeout
-
-
 def _study_timeout(timeout: Any) -> float | None:
     if timeout is None:
         return None
@@ -351,7 +347,33 @@ def _study_timeout(timeout: Any) -> float | None:
     return float(timeout)
 
 
-def start_optimize(
+@dataclass(frozen=True)
+class StudyPlan:
+    """A checked study, nothing written yet: where and how its trials run (``launch``), the
+    spec recorded with it, and what its driver takes that is not recorded (functions)."""
+
+    launch: Launch
+    spec: dict[str, Any]
+    space_fn: SpaceFn | None
+    sampler: engines.Choice
+    constraints: options.Constraints | None
+    callbacks: tuple[Callable[[Any, Any], None], ...]
+    timeout: float | None
+
+    def driver(self, journal: Journal, sweep_id: int) -> Driver:
+        """The study's driver, once its sweep is recorded."""
+        return Driver(
+            journal,
+            spec_of(journal, sweep_id),
+            self.launch.workers,
+            space_fn=self.space_fn,
+            sampler=self.sampler,
+            constraints=self.constraints,
+            callbacks=self.callbacks,
+        )
+
+
+def plan_study(
     journal: Journal,
     at: int | str,
     space: Mapping[str, sp.Dimension] | Sequence[str] | SpaceFn | str,
@@ -372,15 +394,13 @@ def start_optimize(
     timeout: float | None = None,
     fork_timeout: float | None = None,
     scheduler: Any = None,
-    start_timeout: float = 60.0,
-    out_dir: str | os.PathLike[str] | None = None,
     enqueue: Sequence[Mapping[str, Any]] | None = None,
     warm_start: Any = None,
     constraints: Any = None,
     callbacks: Sequence[Callable[[Any, Any], None]] | None = None,
-) -> StudyHandle:
-    """Start an adaptive sweep in the background (see ``optimize``); returns its handle. Every
-    argument is checked, and the runner started, before the sweep's row is written."""
+) -> StudyPlan:
+    """Check everything a study is given and decide how it runs (see ``optimize``); nothing is
+    written."""
     space_fn = options.space_function(space)
     chosen: dict[str, sp.Dimension] | None = None
     if space_fn is None:
@@ -425,7 +445,6 @@ def start_optimize(
     declared, source = _declared(launch.notebook, launch.fn)
     declared_params.check_points(points + queued, declared, source)
     assert launch.base is not None and launch.at is not None
-    how = launch.how()
     spec_doc: dict[str, Any] = {
         "kind": "optimize",
         "space": sp.to_json(chosen or {}),
@@ -449,20 +468,41 @@ def start_optimize(
     ):
         if value:
             spec_doc[key] = value
+    return StudyPlan(
+        launch,
+        spec_doc,
+        space_fn,
+        sampler_choice,
+        constraint_fn,
+        tuple(callbacks or ()),
+        study_timeout,
+    )
+
+
+def start_optimize(
+    journal: Journal,
+    at: int | str,
+    space: Mapping[str, sp.Dimension] | Sequence[str] | SpaceFn | str,
+    objective: str | None = None,
+    direction: str | None = None,
+    *,
+    start_timeout: float = 60.0,
+    out_dir: str | os.PathLike[str] | None = None,
+    **kw: Any,
+) -> StudyHandle:
+    """Start an adaptive sweep in the background (see ``optimize``); returns its handle. Every
+    argument is checked, and the runner started, before the sweep's row is written."""
+    planned = plan_study(journal, at, space, objective, direction, **kw)
+    launch = planned.launch
+    assert launch.base is not None and launch.at is not None
+    how = launch.how()
     started = launch.start_runner(start_timeout)
     try:
-        sweep_id = journal.open_sweep(launch.base, launch.at, spec_doc, how)
-        spec = spec_of(journal, sweep_id)
-        driver = Driver(
-            journal,
-            spec,
-            launch.workers,
-            space_fn=space_fn,
-            sampler=sampler_choice,
-            constraints=constraint_fn,
-            callbacks=callbacks or (),
+        sweep_id = journal.open_sweep(launch.base, launch.at, planned.spec, how)
+        driver = planned.driver(journal, sweep_id)
+        return _handle(
+            journal, driver.spec, started, how, launch.workers, out_dir, driver, planned.timeout
         )
-        return _handle(journal, spec, started, how, launch.workers, out_dir, driver, study_timeout)
     except BaseException:
         started.close()
         raise

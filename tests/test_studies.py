@@ -1,0 +1,319 @@
+"""Studies you can trust: a seeded sampler is that sampler (the same trials as Optuna's own
+study with one sampler object, uninterrupted and resumed), a resumed study writes what an
+uninterrupted one writes, pruners have Optuna's defaults, and what an Optuna user reaches for
+(returned values, enqueue, warm starts, define-by-run spaces, constraints, callbacks, user
+attributes, a study timeout) works as Optuna's docs say.
+
+Most tests drive the study's own coordinator (``StudyHandle``) with a runner that calls the fork
+function in this process, armed for replay as every runner arms its forks; the SIGKILLed runs
+on the real runners are at the end (slow)."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import warnings
+from pathlib import Path
+from typing import Any
+
+import optuna
+import pytest
+from conftest import wait_for
+from sweep_fns import quadratic_value
+
+from workbench import Journal, replay, sweep
+from workbench.errors import ForkFailed, InvalidValue
+from workbench.sweep.driver import Driver
+from workbench.sweep.trials import spec_of
+from workbench.sweep.worker import call_fork
+
+opt = importlib.import_module("workbench.sweep.optimize")  # the module (sweep.optimize is a function)
+TESTS = str(Path(__file__).parent)
+XY = {"x": sweep.Float(0.0, 1.0), "y": sweep.Float(0.0, 1.0)}
+
+
+class Inline:
+    """A runner that calls the fork function in this process (one fork at a time), armed for
+    replay as the process runner arms its workers; what it raises is the fork's error."""
+
+    name = "inline"
+
+    def __init__(self, fn: str) -> None:
+        self.fn = fn
+
+    def run_fork(self, ctx: Any) -> None:
+        with replay.armed(ctx.journal_path, ctx.fork.branch, ctx.fork.start):
+            try:
+                call_fork(self.fn, ctx.journal_path, ctx.fork.branch, ctx.fork.params)
+            except KeyboardInterrupt as e:  # the test's stand-in for a kill: not ended
+                ctx.cancel.set()
+                raise ForkFailed("stopped", ename="Cancelled", evalue=str(e)) from None
+            except Exception as e:  # noqa: BLE001
+                raise ForkFailed("failed", ename=type(e).__name__, evalue=str(e)) from None
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def j(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    from tiny_agent import Tally
+
+    with Journal.open(tmp_path / "s.db", Tally) as journal:
+        journal.root().apply({"add": 0})
+        yield journal
+
+
+def inline(journal: Journal, space: Any = XY, objective: str = "value", **kw: Any) -> sweep.Study:
+    """A study run to its end by its coordinator on the inline runner (one worker)."""
+    kw.setdefault("fn", "sweep_fns:quadratic")
+    planned = opt.plan_study(journal, 1, space, objective, "maximize", workers=1, **kw)
+    sid = journal.open_sweep(0, 1, planned.spec, planned.launch.how())
+    return _handle(journal, sid, planned.driver(journal, sid), planned.timeout).wait(show=False)
+
+
+def resume_inline(journal: Journal, sid: int, **driver_kw: Any) -> sweep.Study:
+    spec = spec_of(journal, sid)
+    driver = Driver(journal, spec, 1, **driver_kw)
+    return _handle(journal, sid, driver, spec.extra.get("timeout")).wait(show=False)
+
+
+def _handle(journal: Journal, sid: int, driver: Driver, timeout: Any) -> opt.StudyHandle:
+    how = next(s.how for s in journal.sweeps() if s.id == sid)
+    return opt._handle(journal, driver.spec, Inline(how["fn"]), how, 1, None, driver, timeout)
+
+
+def optuna_own(sampler: Any, n: int, space: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    """The trials Optuna's own study gives with one sampler object (``study.optimize``)."""
+    study = optuna.create_study(direction="maximize", sampler=sampler)
+    if space is not None:
+        study.optimize(
+            lambda t: quadratic_value(*(t.suggest_categorical(k, v) for k, v in space.items())),
+            n_trials=n,
+        )
+    else:
+        study.optimize(
+            lambda t: quadratic_value(t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)),
+            n_trials=n,
+        )
+    return [t.params for t in study.trials]
+
+
+# -- a seeded sampler is that sampler ----------------------------------------------------------
+
+SAMPLERS = [
+    ("random", lambda: optuna.samplers.RandomSampler(seed=7)),
+    ("tpe", lambda: optuna.samplers.TPESampler(seed=7, n_startup_trials=4)),
+    ("qmc", lambda: optuna.samplers.QMCSampler(seed=7)),
+    ("cmaes", lambda: optuna.samplers.CmaEsSampler(seed=7)),
+    ("nsga2", lambda: optuna.samplers.NSGAIISampler(seed=7, population_size=4)),
+]
+SETTINGS = {"tpe": ":n_startup_trials=4", "nsga2": ":population_size=4"}
+
+
+@pytest.mark.parametrize("name,make", SAMPLERS, ids=[s[0] for s in SAMPLERS])
+def test_a_seeded_sampler_gives_optunas_own_trials(j, name, make):
+    n = 12
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        expected = optuna_own(make(), n)
+    study = inline(j, sampler=name + SETTINGS.get(name, ""), seed=7, forks=n, pruner="none")
+    assert [t.params for t in study.trials] == expected
+    assert all(t.state == "complete" for t in study.trials)
+    assert [t.value for t in study.trials] == [quadratic_value(**p) for p in expected]
+
+
+@pytest.mark.parametrize("name,make", SAMPLERS, ids=[s[0] for s in SAMPLERS])
+def test_a_resumed_study_goes_on_as_the_uninterrupted_one(j, monkeypatch, name, make):
+    """Stopped mid-trial (between a step's delta and its report), then resumed: the same trials
+    as Optuna's own study, CMA-ES's distribution and the QMC sequence included."""
+    n = 10
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        expected = optuna_own(make(), n)
+    planned = opt.plan_study(
+        j,
+        1,
+        XY,
+        "value",
+        "maximize",
+        workers=1,
+        forks=n,
+        fn="sweep_fns:quadratic_after",
+        sampler=name + SETTINGS.get(name, ""),
+        seed=7,
+        pruner="none",
+    )
+    sid = j.open_sweep(0, 1, planned.spec, planned.launch.how())
+    monkeypatch.setenv("QUADRATIC_STOP", "6")  # the sixth trial (branch 6) stops mid-way
+    first = _handle(j, sid, planned.driver(j, sid), None).wait(show=False)
+    assert [t.state for t in first.trials] == ["complete"] * 5 + ["running"]
+    monkeypatch.delenv("QUADRATIC_STOP")
+    study = resume_inline(j, sid, sampler=planned.sampler)
+    assert [t.params for t in study.trials] == expected
+    assert all(t.state == "complete" for t in study.trials)
+
+
+def test_a_seeded_three_by_three_grid_visits_nine_points(j):
+    space = {"x": sweep.Categorical([0.1, 0.5, 0.9]), "y": sweep.Categorical([0.2, 0.6, 1.0])}
+    study = inline(j, space=space, sampler="grid", seed=0, forks=20, pruner="none")
+    points = [(t.params["x"], t.params["y"]) for t in study.trials]
+    assert len(points) == 9 and len(set(points)) == 9  # the grid's size, each point once
+    grid = optuna.samplers.GridSampler({"x": [0.1, 0.5, 0.9], "y": [0.2, 0.6, 1.0]}, seed=0)
+    assert [t.params for t in study.trials] == optuna_own(
+        grid, 9, space={"x": [0.1, 0.5, 0.9], "y": [0.2, 0.6, 1.0]}
+    )
+
+
+def test_a_sampler_object_is_used_as_it_is(j):
+    sampler = optuna.samplers.RandomSampler(seed=3)
+    study = inline(j, sampler=sampler, forks=4, pruner="none")
+    assert [t.params for t in study.trials] == optuna_own(optuna.samplers.RandomSampler(seed=3), 4)
+    sid = study.sweep
+    assert spec_of(j, sid).sampler == "object:RandomSampler"
+    with pytest.raises(InvalidValue, match="sampler object"):
+        opt.start_resume_optimize(j, sid)
+    with pytest.raises(InvalidValue, match="carries its own seed"):
+        inline(j, sampler=optuna.samplers.RandomSampler(seed=3), seed=1, forks=1)
+    with pytest.raises(InvalidValue, match="BaseSampler"):
+        inline(j, sampler=object(), forks=1)
+
+
+# -- pruners ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("median", optuna.pruners.MedianPruner()),
+        ("percentile", optuna.pruners.PercentilePruner(25.0)),
+        ("asha", optuna.pruners.SuccessiveHalvingPruner()),
+        ("hyperband", optuna.pruners.HyperbandPruner()),
+        ("median:n_startup_trials=2,n_warmup_steps=3", optuna.pruners.MedianPruner(2, 3)),
+        ("percentile:percentile=40", optuna.pruners.PercentilePruner(40.0)),
+    ],
+)
+def test_pruners_have_optunas_defaults_and_take_settings(text, expected):
+    from workbench.sweep import engines
+
+    built = engines.pruner_of(engines.parse(text, "pruner", engines.PRUNERS))
+    assert type(built) is type(expected) and vars(built) == vars(expected)
+    # an Optuna pruner object is taken as it is (by its settings: the forks rebuild it)
+    name, settings = engines.pruner_settings(expected)
+    rebuilt = engines.pruner_of(engines.Choice(name, settings))
+    assert vars(rebuilt) == vars(expected)
+
+
+def test_bad_sampler_and_pruner_settings_are_refused_before_anything_is_written(j):
+    before = len(j.sweeps())
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", optuna.exceptions.ExperimentalWarning)
+        patient = optuna.pruners.PatientPruner(None, 2)
+    for kw, message in [
+        ({"pruner": "median:n_startup=5"}, "takes"),
+        ({"pruner": "median:n_warmup_steps"}, "key=value"),
+        ({"sampler": "qmc:qmc_type=bogus"}, "refused"),
+        ({"sampler": "random:seed=1"}, "takes"),
+        ({"pruner": patient}, "by name"),
+        ({"sampler": "random", "constraints": ["cost<=1"]}, "does not weigh constraints"),
+        ({"constraints": ["cost<1"]}, "METRIC<=NUMBER"),
+        ({"enqueue": [{"x": 5.0}]}, "outside its range"),
+        ({"enqueue": [{"z": 0.5}]}, "not in the space"),
+        ({"timeout": 0}, "positive"),
+    ]:
+        with pytest.raises(InvalidValue, match=message):
+            inline(j, forks=2, **kw)
+    assert len(j.sweeps()) == before
+
+
+def test_a_pruned_trial_is_pruned_as_optuna_prunes_it(j, monkeypatch):
+    """The median pruner with Optuna's defaults (5 startup trials, no warm-up) over the tally
+    fork: its answer at each step is journaled, so the study's trials say where each stopped."""
+    monkeypatch.setenv("TALLY_LOG", str(j.path) + ".log")
+    study = inline(
+        j,
+        space={"rate": sweep.Float(0.0, 1.0)},
+        objective="total",
+        fn="sweep_fns:tally",
+        sampler="random",
+        seed=2,
+        forks=12,
+        pruner="median",
+    )
+    states = [t.state for t in study.trials]
+    assert states[:5] == ["complete"] * 5 and "pruned" in states
+    # Optuna's own decision over the same intermediate values, trial by trial
+    mirror = optuna.create_study(direction="maximize", pruner=optuna.pruners.MedianPruner())
+    for t in study.trials:
+        trial = mirror.ask({"rate": optuna.distributions.FloatDistribution(0, 1)})
+        pruned_at = None
+        for step in range(5):
+            trial.report(sum([t.params["rate"] * (1 - t.params["rate"])] * (step + 1)), step)
+            if trial.should_prune():
+                pruned_at = step
+                break
+        if pruned_at is None:
+            mirror.tell(trial, t.value)
+            assert t.state == "complete"
+        else:
+            mirror.tell(trial, state=optuna.trial.TrialState.PRUNED)
+            assert (t.state, t.step) == ("pruned", pruned_at)
+
+
+# -- resumed trials write what uninterrupted ones write ---------------------------------------
+
+
+def _own(journal: Journal, branch: int) -> list[tuple[str, Any]]:
+    b = journal.branch(branch)
+    return [(r.kind, r.payload) for r in b.history(b.fork_seq + 1)]
+
+
+def test_a_trial_stopped_between_a_delta_and_its_report_resumes_without_counting_twice(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    from tiny_agent import Tally
+
+    kw = dict(
+        space={"rate": sweep.Float(0.0, 1.0)},
+        objective="total",
+        fn="sweep_fns:tally",
+        sampler="tpe:n_startup_trials=3",
+        seed=5,
+        forks=6,
+        pruner="median",
+    )
+    histories = []
+    for name, stop in (("ref", None), ("killed", "3")):
+        with Journal.open(tmp_path / f"{name}.db", Tally) as journal:
+            journal.root().apply({"add": 0})
+            monkeypatch.setenv("TALLY_LOG", str(tmp_path / f"{name}.log"))
+            if stop is not None:
+                planned = opt.plan_study(journal, 1, workers=1, **kw, direction="maximize")
+                sid = journal.open_sweep(0, 1, planned.spec, planned.launch.how())
+                monkeypatch.setenv("TALLY_STOP", "4:2")  # branch 4 (the 4th trial), step 2
+                first = _handle(journal, sid, planned.driver(journal, sid), None).wait(show=False)
+                assert [t.state for t in first.trials][-1] == "running"
+                monkeypatch.delenv("TALLY_STOP")
+                study = resume_inline(journal, sid, sampler=planned.sampler)
+            else:
+                study = inline(journal, **kw)
+            histories.append(
+                (
+                    [(t.params, t.state, t.value, t.intermediate) for t in study.trials],
+                    [_own(journal, t.branch) for t in study.trials],
+                    (tmp_path / f"{name}.log").read_text().split(),
+                )
+            )
+            assert all(t.value is None or t.value <= 1.25 for t in study.trials)
+    (ref_trials, ref_own, ref_log), (trials, owns, log) = histories
+    assert trials == ref_trials
+    assert owns == ref_own  # the same deltas, observations, reports and answers, once each
+    assert len(log) == len(set(log)) == len(ref_log)  # no committed effect ran again
