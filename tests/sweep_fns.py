@@ -187,3 +187,50 @@ def quadratic_after(journal: str, branch: int, params: dict) -> float:
         if os.environ.get("QUADRATIC_STOP") == str(branch):
             raise KeyboardInterrupt("stopped half-way")
     return quadratic(journal, branch, params)
+
+
+def two_returned(journal: str, branch: int, params: dict) -> dict:
+    """Returns two metrics (and a note that is not a number, left out), observes none."""
+    x = float(params["x"])
+    return {"loss": (x - 0.5) ** 2, "cost": x, "note": "not a metric"}
+
+
+def observes_and_returns(journal: str, branch: int, params: dict) -> dict:
+    """Observes its value itself, then returns it too: observed once."""
+    v = quadratic(journal, branch, params)
+    with Journal.open(journal) as j:
+        j.branch(branch).observe("value", v)
+    return {"value": v}
+
+
+def returns_nan(journal: str, branch: int, params: dict) -> float:
+    return float("nan")
+
+
+def with_user_attrs(journal: str, branch: int, params: dict) -> float:
+    """Sets a user attribute twice (the second wins) and one it never changes."""
+    from workbench import sweep
+
+    with Journal.open(journal) as j:
+        b = j.branch(branch)
+        sweep.set_user_attr(b, "phase", "warm-up")
+        sweep.set_user_attr(b, "phase", "done")
+        sweep.set_user_attr(b, "inputs", {"x": params["x"], "tags": ["a", "b"]})
+    return quadratic(journal, branch, params)
+
+
+def slow_quadratic(journal: str, branch: int, params: dict) -> float:
+    time.sleep(float(os.environ.get("QUADRATIC_SLEEP", "0.2")))
+    return quadratic(journal, branch, params)
+
+
+def conditional_space(trial) -> None:  # noqa: ANN001 (an optuna.Trial)
+    """A define-by-run space: x always, then y only for the "wide" kind."""
+    kind = trial.suggest_categorical("kind", ["narrow", "wide"])
+    trial.suggest_float("x", 0.0, 1.0)
+    if kind == "wide":
+        trial.suggest_float("y", 0.0, 1.0)
+
+
+def conditional(journal: str, branch: int, params: dict) -> float:
+    return quadratic_value(float(params["x"]), float(params.get("y", 0.7)))

@@ -13,16 +13,12 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import signal
-import subprocess
-import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import optuna
 import pytest
-from conftest import wait_for
 from sweep_fns import quadratic_value
 
 from workbench import Journal, replay, sweep
@@ -31,7 +27,9 @@ from workbench.sweep.driver import Driver
 from workbench.sweep.trials import spec_of
 from workbench.sweep.worker import call_fork
 
-opt = importlib.import_module("workbench.sweep.optimize")  # the module (sweep.optimize is a function)
+opt = importlib.import_module(
+    "workbench.sweep.optimize"
+)  # the module (sweep.optimize is a function)
 TESTS = str(Path(__file__).parent)
 XY = {"x": sweep.Float(0.0, 1.0), "y": sweep.Float(0.0, 1.0)}
 
@@ -70,10 +68,18 @@ def j(tmp_path, monkeypatch):
         yield journal
 
 
-def inline(journal: Journal, space: Any = XY, objective: str = "value", **kw: Any) -> sweep.Study:
+def inline(
+    journal: Journal,
+    space: Any = XY,
+    objective: str | None = "value",
+    direction: str | None = "maximize",
+    **kw: Any,
+) -> sweep.Study:
     """A study run to its end by its coordinator on the inline runner (one worker)."""
     kw.setdefault("fn", "sweep_fns:quadratic")
-    planned = opt.plan_study(journal, 1, space, objective, "maximize", workers=1, **kw)
+    if kw.get("objectives"):
+        direction = None
+    planned = opt.plan_study(journal, 1, space, objective, direction, workers=1, **kw)
     sid = journal.open_sweep(0, 1, planned.spec, planned.launch.how())
     return _handle(journal, sid, planned.driver(journal, sid), planned.timeout).wait(show=False)
 
@@ -221,7 +227,6 @@ def test_bad_sampler_and_pruner_settings_are_refused_before_anything_is_written(
         ({"sampler": "qmc:qmc_type=bogus"}, "refused"),
         ({"sampler": "random:seed=1"}, "takes"),
         ({"pruner": patient}, "by name"),
-        ({"sampler": "random", "constraints": ["cost<=1"]}, "does not weigh constraints"),
         ({"constraints": ["cost<1"]}, "METRIC<=NUMBER"),
         ({"enqueue": [{"x": 5.0}]}, "outside its range"),
         ({"enqueue": [{"z": 0.5}]}, "not in the space"),
@@ -317,3 +322,196 @@ def test_a_trial_stopped_between_a_delta_and_its_report_resumes_without_counting
     assert trials == ref_trials
     assert owns == ref_own  # the same deltas, observations, reports and answers, once each
     assert len(log) == len(set(log)) == len(ref_log)  # no committed effect ran again
+
+
+# -- what an Optuna user reaches for ------------------------------------------------------------
+
+
+def test_what_a_fork_function_returns_is_observed_as_an_objective_returns_its_value(j):
+    study = inline(j, forks=3, sampler="random", seed=1, pruner="none")
+    assert all(t.state == "complete" for t in study.trials)  # quadratic only returns its value
+    two = inline(
+        j,
+        space={"x": sweep.Float(0.0, 1.0)},
+        objective=None,
+        objectives=["loss", "cost"],
+        directions=["minimize", "minimize"],
+        fn="sweep_fns:two_returned",
+        forks=4,
+        sampler="random",
+        seed=1,
+        pruner="none",
+    )
+    assert all(t.state == "complete" for t in two.trials) and two.pareto
+    names = {
+        r.payload["name"] for r in j.branch(two.trials[0].branch).history() if r.kind == "observe"
+    }
+    assert names == {"loss", "cost"}  # the note is not a number: left out
+    once = inline(
+        j, fn="sweep_fns:observes_and_returns", forks=2, sampler="random", seed=1, pruner="none"
+    )
+    for t in once.trials:
+        assert [r.kind for r in j.branch(t.branch).history(j.info(t.branch).fork_seq + 1)].count(
+            "observe"
+        ) == 1
+    nan = inline(j, fn="sweep_fns:returns_nan", forks=1, sampler="random", seed=1, pruner="none")
+    assert nan.trials[0].state == "failed"
+    error = json.loads(next(r.error for r in j.runs(nan.sweep)))
+    assert "finite number" in error["evalue"]
+
+
+def test_enqueued_trials_run_first_and_the_sampler_fills_the_rest(j):
+    study = inline(
+        j,
+        forks=4,
+        sampler="random",
+        seed=4,
+        pruner="none",
+        enqueue=[{"x": 0.3, "y": 0.7}, {"x": 0.9}],
+    )
+    params = [t.params for t in study.trials]
+    assert params[0] == {"x": 0.3, "y": 0.7} and params[1]["x"] == 0.9
+    own = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=4))
+    own.enqueue_trial({"x": 0.3, "y": 0.7})
+    own.enqueue_trial({"x": 0.9})
+    own.optimize(
+        lambda t: quadratic_value(t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)),
+        n_trials=4,
+    )
+    assert params == [t.params for t in own.trials]
+    assert study.best.params == {"x": 0.3, "y": 0.7}
+
+
+def test_a_warm_start_learns_from_another_studys_trials(j):
+    first = inline(j, forks=6, sampler="random", seed=0, pruner="none")
+    warm = inline(
+        j, forks=3, sampler="tpe:n_startup_trials=2", seed=3, pruner="none", warm_start=first.sweep
+    )
+    # Optuna's own: the same complete trials added, then the same seeded TPE
+    own = optuna.create_study(
+        direction="maximize", sampler=optuna.samplers.TPESampler(seed=3, n_startup_trials=2)
+    )
+    own.add_trials(
+        sweep.study(j, first.sweep).get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    )
+    own.optimize(
+        lambda t: quadratic_value(t.suggest_float("x", 0, 1), t.suggest_float("y", 0, 1)),
+        n_trials=3,
+    )
+    assert [t.params for t in warm.trials] == [t.params for t in own.trials[6:]]
+    from_study = inline(
+        j,
+        forks=3,
+        sampler="tpe:n_startup_trials=2",
+        seed=3,
+        pruner="none",
+        warm_start=sweep.study(j, first.sweep),
+    )
+    assert [t.params for t in from_study.trials] == [t.params for t in warm.trials]
+    with pytest.raises(InvalidValue, match="optimizes"):
+        inline(j, forks=1, objective="other", warm_start=first.sweep)
+
+
+def test_a_define_by_run_space_runs_on_each_trial_as_optunas_objective_would(j):
+    from sweep_fns import conditional_space
+
+    study = inline(
+        j,
+        space=conditional_space,
+        fn="sweep_fns:conditional",
+        forks=8,
+        sampler="random",
+        seed=5,
+        pruner="none",
+    )
+    own = optuna.create_study(direction="maximize", sampler=optuna.samplers.RandomSampler(seed=5))
+
+    def objective(t: Any) -> float:
+        conditional_space(t)
+        return quadratic_value(t.params["x"], t.params.get("y", 0.7))
+
+    own.optimize(objective, n_trials=8)
+    assert [t.params for t in study.trials] == [t.params for t in own.trials]
+    assert {len(t.params) for t in study.trials} == {2, 3}  # conditional: y only when wide
+    spec = spec_of(j, study.sweep)
+    assert spec.define_by_run and spec.extra["space_fn"] == "sweep_fns:conditional_space"
+    exported = sweep.study(j, study.sweep)
+    assert [t.params for t in exported.trials] == [t.params for t in own.trials]
+    assert [set(t.distributions) for t in exported.trials] == [set(t.params) for t in own.trials]
+    with pytest.raises(InvalidValue, match="raised ZeroDivisionError"):
+        inline(j, space=lambda t: 1 / 0, forks=1)
+
+
+def test_constraints_are_optunas_constraints_func_on_observed_metrics(j):
+    study = inline(
+        j,
+        space={"x": sweep.Float(0.0, 1.0)},
+        objective="loss",
+        direction="minimize",
+        fn="sweep_fns:two_returned",
+        forks=8,
+        sampler="tpe:n_startup_trials=4",
+        seed=2,
+        pruner="none",
+        constraints=["cost>=0.6"],
+    )
+    for t in study.trials:
+        assert t.constraints == {"cost>=0.6": pytest.approx(0.6 - t.params["x"])}
+        assert t.feasible == (t.params["x"] >= 0.6)
+    feasible = [t for t in study.trials if t.feasible]
+    assert study.best == min(feasible, key=lambda t: t.value)  # the best feasible, as Optuna's
+    own = optuna.create_study(sampler=optuna.samplers.TPESampler(seed=2, n_startup_trials=4))
+
+    def objective(t: Any) -> float:
+        x = t.suggest_float("x", 0, 1)
+        t.set_constraint("cost>=0.6", 0.6 - x)
+        return (x - 0.5) ** 2
+
+    own.optimize(objective, n_trials=8)
+    assert [t.params for t in study.trials] == [t.params for t in own.trials]
+    exported = sweep.study(j, study.sweep)
+    assert exported.best_trial.params == own.best_trial.params
+
+
+def test_callbacks_are_called_after_each_trial_and_can_stop_the_study(j):
+    seen: list[tuple[int, str]] = []
+
+    def note(study: Any, trial: Any) -> None:
+        seen.append((trial.number, trial.state.name))
+
+    stop = optuna.study.MaxTrialsCallback(3)
+    study = inline(j, forks=10, sampler="random", seed=1, pruner="none", callbacks=[note, stop])
+    assert len(study.trials) == 3 and seen == [(0, "COMPLETE"), (1, "COMPLETE"), (2, "COMPLETE")]
+    summary = next(s for s in sweep.summaries(j) if s.id == study.sweep)
+    assert summary.state == "finished" and summary.planned == 3  # stopped, not pending
+
+
+def test_a_forks_user_attributes_are_journaled_with_its_trial(j):
+    study = inline(
+        j, fn="sweep_fns:with_user_attrs", forks=2, sampler="random", seed=1, pruner="none"
+    )
+    t = study.trials[0]
+    assert t.user_attrs == {"phase": "done", "inputs": {"x": t.params["x"], "tags": ["a", "b"]}}
+    frozen = sweep.study(j, study.sweep).trials[0]
+    assert frozen.user_attrs["phase"] == "done" and frozen.user_attrs["branch"] == t.branch
+    with pytest.raises(InvalidValue):
+        sweep.set_user_attr(j.branch(t.branch), "bad", object())
+
+
+def test_a_study_timeout_starts_no_trial_after_it(j, monkeypatch):
+    monkeypatch.setenv("QUADRATIC_SLEEP", "0.3")
+    study = inline(
+        j,
+        fn="sweep_fns:slow_quadratic",
+        forks=1000,
+        sampler="random",
+        seed=1,
+        pruner="none",
+        timeout=0.5,
+    )
+    assert 1 <= len(study.trials) < 1000
+    assert all(t.state == "complete" for t in study.trials)  # the trial in flight ends
+    summary = next(s for s in sweep.summaries(j) if s.id == study.sweep)
+    assert summary.state == "finished"
+    how = next(s.how for s in j.sweeps() if s.id == study.sweep)
+    assert how["stopped"] == {"why": "timed out", "forks": len(study.trials)}

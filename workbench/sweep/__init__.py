@@ -49,7 +49,7 @@ from .plan import (
     status,
     summaries,
 )
-from .report import report
+from .report import report, set_user_attr
 from .space import Categorical, Float, Int
 from .trials import Study, Trial, result, study
 from .worker import PROGRESS_ENV, call_fork, report_progress
@@ -71,6 +71,7 @@ __all__ = [
     "report",
     "result",
     "resume_optimize",
+    "set_user_attr",
     "start_optimize",
     "start_resume_optimize",
     "study",

@@ -3,7 +3,7 @@ life, driven by ask-and-tell, every tell recorded on the trial's fork.
 
 Each tell is journaled on the trial's branch as the effect ``optuna:told``: after how many asks
 it came, its place among the tells, and what was told (state, values, intermediate values, the
-metrics constraints were computed from, the constraint values, user attributes). A resumed
+metrics, the constraint values, user attributes). A resumed
 coordinator rebuilds its study by *replaying* the recorded asks and tells in their order on a
 sampler built as the first one was: the sampler's random state, its grid position, CMA-ES's
 distribution all come back as they were when the coordinator died (as DBOS recovers a workflow
@@ -30,8 +30,6 @@ from .trials import TOLD_KEY, Reader, StudySpec, Trial, safe_attrs
 if TYPE_CHECKING:
     from ..journal import Journal
 
-METRICS_ATTR = "lithify:metrics"  # the trial's observed metrics, for constraints_func
-CONSTRAINTS_ATTR = "constraints"  # where Optuna's samplers keep constraints_func's values
 
 SpaceFn = Callable[[Any], Any]
 
@@ -46,7 +44,7 @@ class Told:
     values: list[float] | None = None
     intermediate: dict[int, float] = field(default_factory=dict)
     metrics: dict[str, float] = field(default_factory=dict)
-    constraints: list[float] | None = None
+    constraints: dict[str, float] | None = None
     user_attrs: dict[str, Any] = field(default_factory=dict)
     attrs: dict[str, Any] = field(default_factory=dict)
     study_attrs: dict[str, Any] = field(default_factory=dict)
@@ -61,7 +59,9 @@ class Told:
             None if doc.get("values") is None else [float(v) for v in doc["values"]],
             {int(k): float(v) for k, v in (doc.get("intermediate") or {}).items()},
             dict(doc.get("metrics") or {}),
-            None if doc.get("constraints") is None else [float(v) for v in doc["constraints"]],
+            None
+            if doc.get("constraints") is None
+            else {str(k): float(v) for k, v in doc["constraints"].items()},
             dict(doc.get("user_attrs") or {}),
             dict(doc.get("attrs") or {}),
             dict(doc.get("study_attrs") or {}),
@@ -99,7 +99,7 @@ class Driver:
         *,
         space_fn: SpaceFn | None = None,
         sampler: engines.Choice | None = None,
-        constraints: Callable[[Mapping[str, float]], Sequence[float]] | None = None,
+        constraints: Callable[[Mapping[str, float]], Any] | None = None,
         callbacks: Sequence[Callable[[Any, Any], None]] = (),
     ) -> None:
         self.journal = journal
@@ -113,37 +113,37 @@ class Driver:
         self.asked = 0
         self.told = 0
         self.stopped = False  # a callback called study.stop()
-        self._recorded: dict[int, list[float]] = {}  # trial number -> constraints, in replay
         self.study = self._new_study(spec.seed)
 
     # -- the study -------------------------------------------------------------------------
 
-    def _constraints_func(self, frozen: Any) -> Sequence[float]:
-        recorded = self._recorded.get(frozen.number)
-        if recorded is not None:
-            return recorded
+    def _constraints(self, metrics: Mapping[str, float]) -> dict[str, float] | None:
+        """The constraint values of a trial with these metrics (<= 0: satisfied), as Optuna's
+        ``trial.set_constraint`` takes them: by name (a bound's text, or the position of a
+        function's value)."""
         if self.constraints is None:
+            if self.spec.extra.get("constraints"):
+                raise InvalidValue(
+                    f"study {self.spec.sweep} has constraints: pass constraints= again to go on"
+                )
+            return None
+        given = self.constraints(metrics)
+        if isinstance(given, Mapping):
+            out = {str(k): float(v) for k, v in given.items()}
+        else:
+            out = {str(i): float(v) for i, v in enumerate(given)}
+        if not all(math.isfinite(v) for v in out.values()):
             raise InvalidValue(
-                f"study {self.spec.sweep} has constraints: pass constraints= again to go on"
+                f"the constraints gave {out} for {dict(metrics)}: finite numbers only"
             )
-        metrics = dict(frozen.system_attrs.get(METRICS_ATTR) or {})
-        out = [float(v) for v in self.constraints(metrics)]
-        if not all(math.isfinite(v) for v in out):
-            raise InvalidValue(f"constraints gave {out} for {metrics}: finite numbers only")
         return out
 
     def _new_study(self, seed: int | None) -> Any:
         import optuna
 
         engines.quiet()
-        has_constraints = self.constraints is not None or bool(self.spec.extra.get("constraints"))
         sampler = engines.make_sampler(
-            self.choice,
-            seed,
-            self.spec.space,
-            len(self.spec.objectives),
-            self.workers,
-            self._constraints_func if has_constraints else None,
+            self.choice, seed, self.spec.space, len(self.spec.objectives), self.workers
         )
         study = optuna.create_study(
             study_name=self.spec.name,
@@ -223,15 +223,15 @@ class Driver:
             state = "pruned"
         else:
             state = "fail"
-        has_constraints = self.constraints is not None or bool(self.spec.extra.get("constraints"))
+        constraints = self._constraints(own.last) if state == "complete" else None
         told = Told(
             self.asked,
             self.told,
             state,
             values,
             steps,
-            dict(own.last) if has_constraints else {},
-            None,
+            dict(own.last) if constraints is not None else {},
+            constraints,
             dict(own.user_attrs),
             distributions=_dists_json(trial.distributions),
         )
@@ -243,9 +243,9 @@ class Driver:
             told.values,
             told.intermediate,
             told.metrics,
-            _constraints_of(frozen),
+            told.constraints,
             told.user_attrs,
-            safe_attrs({k: v for k, v in frozen.system_attrs.items() if k != METRICS_ATTR}),
+            safe_attrs(frozen.system_attrs),
             safe_attrs(self.study._storage.get_study_system_attrs(self.study._study_id)),
             told.distributions,
         )
@@ -267,8 +267,14 @@ class Driver:
         trial.set_user_attr("branch", branch)
         for k, v in told.user_attrs.items():
             trial.set_user_attr(k, v)
-        if told.metrics:
-            self.study._storage.set_trial_system_attr(trial._trial_id, METRICS_ATTR, told.metrics)
+        for k, v in (told.constraints or {}).items():
+            if hasattr(trial, "set_constraint"):  # Optuna 5
+                trial.set_constraint(k, v)
+        if told.constraints and not hasattr(trial, "set_constraint"):  # Optuna 4's one list
+            storage = self.study._storage
+            storage.set_trial_system_attr(
+                trial._trial_id, "constraints", list(told.constraints.values())
+            )
         if len(self.spec.objectives) == 1:
             for step, value in sorted(told.intermediate.items()):
                 if math.isfinite(value):
@@ -328,8 +334,6 @@ class Driver:
                 asked.append(self._ask_again(trials[self.asked]))
             if t.number >= len(asked):
                 raise _Mismatch(f"trial {t.number} was told before it was asked")
-            if record.constraints is not None:
-                self._recorded[asked[t.number].number] = record.constraints
             self._tell(asked[t.number], t.branch, record)
         while self.asked < len(trials):
             asked.append(self._ask_again(trials[self.asked]))
@@ -411,11 +415,6 @@ class Driver:
                     self.space_fn(trial)
                 rerun.append((trial, t.branch))
         return rerun
-
-
-def _constraints_of(frozen: Any) -> list[float] | None:
-    value = frozen.system_attrs.get(CONSTRAINTS_ATTR)
-    return None if value is None else [float(v) for v in value]
 
 
 def _dists_json(dists: Mapping[str, Any]) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -192,7 +192,6 @@ def make_sampler(
     space: Mapping[str, sp.Dimension],
     n_objectives: int,
     workers: int,
-    constraints: Callable[[Any], Any] | None = None,
 ) -> Any:
     """Optuna's sampler for a study (the object itself when one was given), built once per
     study. Optuna's "experimental" notices are silenced: the names offered here are tested
@@ -215,24 +214,12 @@ def make_sampler(
         kw.setdefault("warn_independent_sampling", False)
     if choice.name == "qmc":
         kw.setdefault("warn_asynchronous_seeding", False)
-    if constraints is not None and "constraints_func" in inspect.signature(cls.__init__).parameters:
-        kw["constraints_func"] = constraints
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExperimentalWarning)
         try:
             return cls(**kw)
         except (TypeError, ValueError) as e:
             raise InvalidValue(f"Optuna's {cls.__name__} refused {choice.label!r}: {e}") from None
-
-
-def takes_constraints(choice: Choice) -> bool:
-    """Whether the sampler can weigh constraints (Optuna's ``constraints_func``)."""
-    if choice.obj is not None:
-        return True  # it was built by the caller, with or without them
-    import optuna.samplers as s
-
-    cls = getattr(s, _SAMPLER_CLASSES[choice.name])
-    return "constraints_func" in inspect.signature(cls.__init__).parameters
 
 
 def _grid(search_space: dict[str, list[Any]], seed: int | None) -> Any:

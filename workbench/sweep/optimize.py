@@ -418,11 +418,6 @@ def plan_study(
         pruner_choice = engines.Choice(*engines.pruner_settings(pruner_choice.obj))
     engines.check(sampler_choice, pruner_choice, len(names), chosen, seed)
     constraint_fn, constraints_doc = options.constraints_of(constraints)
-    if constraint_fn is not None and not engines.takes_constraints(sampler_choice):
-        raise InvalidValue(
-            f"the {sampler_choice.name} sampler does not weigh constraints: Optuna's tpe and "
-            "nsga2 samplers take them (constraints_func)"
-        )
     queued = options.enqueued(enqueue, chosen)
     warm = options.warm_trials(journal, warm_start, names)
     grid: dict[str, list[Any]] = {}
@@ -607,7 +602,6 @@ def start_resume_optimize(
                 )
     info = next(s for s in journal.sweeps() if s.id == sweep_id)
     how = dict(info.how)
-    how.pop("stopped", None)
     n = workers if workers is not None else int(how.get("workers") or 1)
     runner_name = how.get("runner") or "process"
     check_options(runner_name, n, how.get("timeout"))
@@ -622,6 +616,8 @@ def start_resume_optimize(
         how.get("scheduler"),
     )
     try:
+        if how.pop("stopped", None) is not None:  # a stopped study goes on: no longer stopped
+            journal.record_how(sweep_id, how)
         driver = Driver(
             journal,
             spec,

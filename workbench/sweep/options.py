@@ -1,6 +1,6 @@
 """What an Optuna user hands a study besides a space of ranges, checked before anything is
 forked: a define-by-run space (a function of an ``optuna.Trial``), constraints on observed
-metrics (Optuna's ``constraints_func``), trials to run first (``enqueue``) and trials of
+metrics (what Optuna's ``trial.set_constraint`` records), trials to run first (``enqueue``) and trials of
 another study to learn from (``warm_start``). Each is recorded with the study in a form a
 resumed coordinator can rebuild (a function by its importable name, constraints as text).
 """
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from ..journal import Journal
 
 CALLABLE = "callable"  # recorded for a function that has no importable name
-Constraints = Callable[[Mapping[str, float]], Sequence[float]]
+Constraints = Callable[[Mapping[str, float]], Any]
 _CONSTRAINT = re.compile(r"^\s*([A-Za-z_][\w.\-]*)\s*(<=|>=)\s*(\S+)\s*$")
 
 
@@ -87,8 +87,8 @@ def try_space(fn: Callable[[Any], Any], tries: int = 16) -> list[dict[str, Any]]
 def constraints_of(given: Any) -> tuple[Constraints | None, Any]:
     """(the constraint function, what the spec records) for ``constraints=``: metric bounds
     like ``"cost<=5"`` (feasible when the trial's last ``cost`` is at most 5), or a function of
-    the trial's last observations returning numbers, feasible when each is <= 0 (Optuna's
-    ``constraints_func`` convention)."""
+    the trial's last observations returning numbers (a list, or a dict by name), feasible when
+    each is <= 0 (Optuna's convention)."""
     if given is None:
         return None, None
     if isinstance(given, str):
@@ -100,16 +100,16 @@ def constraints_of(given: Any) -> tuple[Constraints | None, Any]:
             "constraints= is a list of bounds like ['cost<=5', 'recall>=0.5'] or a function of "
             f"the trial's metrics returning numbers (<= 0: feasible), not {given!r}"
         )
-    bounds = [_bound(c) for c in given]
+    bounds = {c.strip(): _bound(c) for c in given}
 
-    def check(metrics: Mapping[str, float]) -> list[float]:
-        out = []
-        for name, op, limit in bounds:
+    def check(metrics: Mapping[str, float]) -> dict[str, float]:
+        out = {}
+        for text, (name, op, limit) in bounds.items():
             value = metrics.get(name)
             if value is None:
-                out.append(1e300)  # never observed: infeasible
+                out[text] = 1e300  # never observed: infeasible
             else:
-                out.append(value - limit if op == "<=" else limit - value)
+                out[text] = value - limit if op == "<=" else limit - value
         return out
 
     return check, list(given)

@@ -399,7 +399,11 @@ class SweepSummary:
 
 
 def planned_forks(s: SweepInfo) -> int:
-    """The forks a sweep is to have: a study's trials (forked one at a time), else its forks."""
+    """The forks a sweep is to have: a study's trials (forked one at a time; as many as it had
+    when its timeout or a callback stopped it), else its forks."""
+    stopped = s.how.get("stopped")
+    if isinstance(stopped, dict) and isinstance(stopped.get("forks"), int):
+        return int(stopped["forks"])
     planned = s.spec.get("forks")
     return planned if isinstance(planned, int) else len(s.branches)
 

@@ -132,3 +132,28 @@ def _should_prune(journal: Journal, spec: StudySpec, branch: Branch, step: int) 
 
     answer = branch.effect(f"{ATTRS_KEY}:{step}", decide)
     return isinstance(answer, dict) and bool(answer.get("prune"))
+
+
+_user_attr_sets: dict[tuple[str, int, str, str], int] = {}
+
+
+def set_user_attr(branch: Branch, key: str, value: Any) -> None:
+    """Set a user attribute of this fork's trial, as Optuna's ``trial.set_user_attr`` does:
+    a JSON value, journaled on the fork (an effect: a fork run again reads it back), shown with
+    the trial (``Trial.user_attrs``) and in the Optuna study built from the journal. Setting a
+    key again overrides it."""
+    from .. import events as ev
+    from .. import replay
+    from .trials import USER_ATTR_KEY
+
+    ev.check_text(key, "a user attribute's name")
+    if "#" in key:
+        raise InvalidValue(f"a user attribute's name has no '#': {key!r}")
+    text = ev.canonical(value, "a user attribute")  # JSON-safe, or refused before writing
+    run = replay.current()
+    counter = (branch.journal.location, branch.id, run.run if run else "", key)
+    with _lock:
+        n = _user_attr_sets.get(counter, 0)
+        _user_attr_sets[counter] = n + 1
+    doc = {"value": ev.loads(text)}
+    branch.effect(f"{USER_ATTR_KEY}{key}#{n}", lambda: doc)

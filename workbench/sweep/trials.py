@@ -144,6 +144,18 @@ class Trial:
         """The last step reported (where a pruned trial stopped)."""
         return max(self.intermediate) if self.intermediate else None
 
+    @property
+    def constraints(self) -> dict[str, float] | None:
+        """The values the study's constraints gave this trial, by name (<= 0: satisfied)."""
+        value = (self.told or {}).get("constraints")
+        return None if value is None else {str(k): float(v) for k, v in value.items()}
+
+    @property
+    def feasible(self) -> bool:
+        """Whether the trial satisfies every constraint (True when the study has none)."""
+        c = self.constraints
+        return c is None or all(v <= 0.0 for v in c.values())
+
     def to_json(self) -> dict[str, Any]:
         return {
             "number": self.number,
@@ -155,6 +167,8 @@ class Trial:
             "step": self.step,
             "parent": self.parent,
             "user_attrs": self.user_attrs,
+            "constraints": self.constraints,
+            "feasible": self.feasible,
         }
 
 
@@ -174,14 +188,15 @@ class Study:
 
     @property
     def best(self) -> Trial | None:
-        """The trial with the best value (ties: the earliest); None before one completes. For
-        several objectives use ``pareto``."""
+        """The trial with the best value (ties: the earliest) among those that satisfy the
+        study's constraints, as Optuna's ``best_trial``; None before one completes (or none is
+        feasible). For several objectives use ``pareto``."""
         if len(self.objectives) != 1:
             raise InvalidValue(
                 f"this study has {len(self.objectives)} objectives: use study.pareto (the trials "
                 "no other trial beats on every objective)"
             )
-        done = self.completed
+        done = [t for t in self.completed if t.feasible]
         if not done:
             return None
         sign = 1.0 if self.directions[0] == "maximize" else -1.0
@@ -189,10 +204,10 @@ class Study:
 
     @property
     def pareto(self) -> list[Trial]:
-        """The completed trials no other completed trial dominates (better or equal on every
+        """The completed (and feasible) trials no other one dominates (better or equal on every
         objective, better on one), in trial order."""
         signs = [1.0 if d == "maximize" else -1.0 for d in self.directions]
-        done = self.completed
+        done = [t for t in self.completed if t.feasible]
 
         def key(t: Trial) -> list[float]:
             assert t.values is not None
