@@ -1,8 +1,9 @@
 """What an Optuna user hands a study besides a space of ranges, checked before anything is
 forked: a define-by-run space (a function of an ``optuna.Trial``), constraints on observed
-metrics (what Optuna's ``trial.set_constraint`` records), trials to run first (``enqueue``) and trials of
-another study to learn from (``warm_start``). Each is recorded with the study in a form a
-resumed coordinator can rebuild (a function by its importable name, constraints as text).
+metrics (what Optuna's ``trial.set_constraint`` records), trials to run first (``enqueue``)
+and trials of another study to learn from (``warm_start``). Each is recorded with the study in
+a form a resumed coordinator can rebuild (a function by its importable name, constraints as
+text).
 """
 
 from __future__ import annotations
