@@ -234,3 +234,15 @@ def conditional_space(trial) -> None:  # noqa: ANN001 (an optuna.Trial)
 
 def conditional(journal: str, branch: int, params: dict) -> float:
     return quadratic_value(float(params["x"]), float(params.get("y", 0.7)))
+
+
+def kills_itself(journal: str, branch: int, params: dict) -> None:
+    """Writes a line on stderr, then dies by SIGKILL every time it runs (a fork that kills its
+    worker)."""
+    import signal
+
+    with Journal.open(journal) as j:
+        j.branch(branch).observe("started", 1)
+    sys.stderr.write(f"about to die on branch {branch}\n")
+    sys.stderr.flush()
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -124,7 +124,7 @@ def test_a_refused_launch_writes_nothing(tally, kw, message):
 def test_the_plan_records_how_it_runs_with_the_forks(tally):
     """A coordinator killed right after planning resumes the way the sweep was asked to run:
     the runner, workers and target are written in the plan's own transaction."""
-    launch = sweep.for_agent(tally, 3, grid="step=1,2", workers=1, timeout=30)
+    launch = sweep.for_agent(tally, 3, grid="step=1,2", workers=1, fork_timeout=30)
     planned = launch.plan()  # nothing started: as if the coordinator died here
     loaded = sweep.load(tally, planned.id)
     assert loaded.how == launch.how()

@@ -13,12 +13,16 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
+import subprocess
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
 import optuna
 import pytest
+from conftest import wait_for
 from sweep_fns import quadratic_value
 
 from workbench import Journal, replay, sweep
@@ -515,3 +519,310 @@ def test_a_study_timeout_starts_no_trial_after_it(j, monkeypatch):
     assert summary.state == "finished"
     how = next(s.how for s in j.sweeps() if s.id == study.sweep)
     assert how["stopped"] == {"why": "timed out", "forks": len(study.trials)}
+
+
+# -- SIGKILLed studies on the real runners ------------------------------------------------------
+
+TALLY_KW: dict[str, Any] = {
+    "space": {"rate": sweep.Float(0.0, 1.0)},
+    "objective": "total",
+    "sampler": "tpe:n_startup_trials=3",
+    "seed": 11,
+    "forks": 5,
+    "pruner": "median:n_startup_trials=2",
+}
+
+
+def _tally_journal(path: Path) -> Journal:
+    from tiny_agent import Tally
+
+    journal = Journal.open(path, Tally)
+    journal.root().apply({"add": 0})
+    return journal
+
+
+def _written(journal: Journal, study: sweep.Study) -> list[Any]:
+    """What each trial's branch holds and how the study saw it, runner aside."""
+    return [
+        (t.params, t.state, t.value, t.intermediate, _own(journal, t.branch)) for t in study.trials
+    ]
+
+
+def _coordinator(db: Path, runner: str, notebook: str | None) -> str:
+    nb = f", notebook={notebook!r}" if notebook else ""
+    return (
+        "import sys\n"
+        f"sys.path.insert(0, {TESTS!r})\n"
+        "from tiny_agent import Tally\n"
+        "from workbench import Journal, sweep\n"
+        f"with Journal.open({str(db)!r}, Tally) as j:\n"
+        "    sweep.optimize(j, 1, {'rate': sweep.Float(0.0, 1.0)}, 'total', 'maximize',\n"
+        f"        forks=5, workers=1, sampler='tpe:n_startup_trials=3', seed=11,\n"
+        f"        pruner='median:n_startup_trials=2', fn='sweep_fns:tally',\n"
+        f"        runner={runner!r}{nb}, progress=False)\n"
+    )
+
+
+def _descendants(pid: int) -> list[int]:
+    out, todo = [], [pid]
+    while todo:
+        p = todo.pop()
+        kids = []
+        for task in Path(f"/proc/{p}/task").glob("*"):  # a thread's children are its own
+            try:
+                kids += [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                pass
+        out += kids
+        todo += kids
+    return out
+
+
+RUNNERS = [
+    pytest.param("process", None, id="process"),
+    pytest.param("papermill", "generic_fork", id="papermill"),
+    pytest.param("warm", "generic_fork", id="warm"),
+    pytest.param("dask", None, id="dask"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runner,notebook", RUNNERS)
+def test_a_sigkilled_coordinator_resumes_to_the_uninterrupted_study(
+    tmp_path, monkeypatch, runner, notebook
+):
+    if runner == "dask":
+        pytest.importorskip("distributed")
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    monkeypatch.setenv("TALLY_LOG", str(tmp_path / "ref.log"))
+    with _tally_journal(tmp_path / "ref.db") as ref_j:
+        reference = _written(ref_j, inline(ref_j, fn="sweep_fns:tally", **TALLY_KW))
+    log = tmp_path / "killed.log"
+    monkeypatch.setenv("TALLY_LOG", str(log))
+    monkeypatch.setenv("TALLY_SLEEP", "0.3")
+    db = tmp_path / "killed.db"
+    _tally_journal(db).close()
+    proc = subprocess.Popen([sys.executable, "-c", _coordinator(db, runner, notebook)])
+    try:
+
+        def mid_trial() -> bool:  # two trials told, the third one mid-way
+            with Journal.open(db, readonly=True) as r:
+                runs = r.runs()
+                if sum(x.status in ("finished", "pruned") for x in runs) < 2:
+                    return False
+                running = [x.branch for x in runs if x.status == "running"]
+                return any(2 <= len(r.branch(b).history(r.info(b).fork_seq + 1)) for b in running)
+
+        wait_for(mid_trial, what="a trial mid-way after two ended", timeout=240)
+        family = _descendants(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        wait_for(
+            lambda: not any(Path(f"/proc/{p}").exists() and _alive(p) for p in family),
+            what="the killed coordinator's workers to exit",
+            timeout=60,
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    monkeypatch.setenv("TALLY_SLEEP", "0")
+    with Journal.open(db) as j:
+        assert "running" in {r.status for r in j.runs()}  # killed mid-trial
+        resumed = sweep.resume_optimize(j, 1, progress=False)
+        written = _written(j, resumed)
+        assert j.verify().ok
+    assert written == reference  # the same trials, and each branch holds the same events once
+    lines = log.read_text().split()
+    assert len(lines) == len(set(lines)) == len((tmp_path / "ref.log").read_text().split())
+    assert all(v is None or v <= 1.25 for _, _, v, _, _ in written)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.slow
+def test_a_sigkilled_worker_is_run_again_and_the_study_ends_as_uninterrupted(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    monkeypatch.setenv("TALLY_LOG", str(tmp_path / "ref.log"))
+    with _tally_journal(tmp_path / "ref.db") as ref_j:
+        reference = _written(ref_j, inline(ref_j, fn="sweep_fns:tally", **TALLY_KW))
+    log = tmp_path / "killed.log"
+    monkeypatch.setenv("TALLY_LOG", str(log))
+    monkeypatch.setenv("TALLY_SLEEP", "0.3")
+    with _tally_journal(tmp_path / "k.db") as j:
+        kw = {k: v for k, v in TALLY_KW.items() if k not in ("space", "objective")}
+        handle = sweep.start_optimize(
+            j, 1, TALLY_KW["space"], "total", "maximize", workers=1, fn="sweep_fns:tally", **kw
+        )
+
+        def worker_mid_trial() -> int | None:
+            runs = j.runs(handle.sweep_id)
+            if sum(x.status in ("finished", "pruned") for x in runs) < 1:
+                return None
+            for x in runs:
+                if x.status == "running" and len(_own(j, x.branch)) >= 2:
+                    kids = _descendants(os.getpid())
+                    workers = [p for p in kids if "workbench.sweep.worker" in _cmdline(p)]
+                    return workers[0] if workers else None
+            return None
+
+        worker = wait_for(worker_mid_trial, what="a worker mid-trial", timeout=240)
+        os.kill(worker, signal.SIGKILL)
+        monkeypatch.setenv("TALLY_SLEEP", "0")
+        study = handle.wait(show=False)
+        assert _written(j, study) == reference
+    lines = log.read_text().split()
+    assert len(lines) == len(set(lines)) == len((tmp_path / "ref.log").read_text().split())
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_text().replace("\0", " ")
+    except OSError:
+        return ""
+
+
+@pytest.mark.slow
+def test_a_fork_that_kills_its_worker_fails_saying_by_which_signal(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    with _tally_journal(tmp_path / "k.db") as j:
+        study = sweep.optimize(
+            j,
+            1,
+            XY,
+            "value",
+            "maximize",
+            forks=1,
+            workers=1,
+            fn="sweep_fns:kills_itself",
+            sampler="random",
+            seed=1,
+            pruner="none",
+            progress=False,
+        )
+        assert study.trials[0].state == "failed"
+        run = j.runs(study.sweep)[0]
+        error = json.loads(run.error)
+        assert error["ename"] == "Killed" and error["signal"] == signal.SIGKILL
+        assert "SIGKILL" in error["evalue"]
+        assert error["stderr"][-1] == f"about to die on branch {run.branch}"
+        # run twice (retried once): its one observation read back, not written again
+        assert [r.kind for r in j.branch(run.branch).history(2)].count("observe") == 1
+
+
+# -- evolve -------------------------------------------------------------------------------------
+
+EVOLVE_KW: dict[str, Any] = {
+    "space": {"rate": sweep.Float(0.0, 1.0)},
+    "objective": "total",
+    "population": 4,
+    "generations": 3,
+    "interval": 2,
+    "seed": 3,
+    "fn": "sweep_fns:tally",
+}
+
+
+def _members(journal: Journal, study: sweep.Study) -> list[Any]:
+    out = []
+    for t in study.trials:
+        info = journal.info(t.branch)
+        out.append(
+            (t.params, t.state, t.value, info.parent, info.fork_seq, _own(journal, t.branch))
+        )
+    return out
+
+
+@pytest.mark.slow
+def test_an_evolution_of_the_docs_tally_stays_within_the_objectives_range(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    with _tally_journal(tmp_path / "e.db") as j:
+        study = sweep.evolve(j, 1, workers=2, progress=False, **EVOLVE_KW)
+        gens = {t.branch: j.info(t.branch).params["generation"] for t in study.trials}
+        assert sorted(gens.values()) == [0] * 4 + [1] * 4 + [2] * 4
+        last = [t for t in study.trials if gens[t.branch] == 2]
+        assert all(t.state == "complete" for t in last)
+        for t in study.trials:  # every member's history holds five steps at most, once each
+            steps = j.branch(t.branch).state().steps
+            assert len(steps) <= 1 + 5 and (gens[t.branch] < 2 or len(steps) == 6)
+            assert t.value is None or t.value <= 1.25 + 1e-12
+        assert study.best.value <= 1.25 + 1e-12
+        with pytest.raises(InvalidValue, match="evolve --resume"):
+            sweep.resume(j, study.sweep)  # a grid resume would rerun the paused members
+
+
+@pytest.mark.slow
+def test_a_sigkilled_evolution_resumes_to_the_uninterrupted_one(tmp_path, monkeypatch):
+    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    monkeypatch.syspath_prepend(TESTS)
+    monkeypatch.setenv("TALLY_LOG", str(tmp_path / "ref.log"))
+    with _tally_journal(tmp_path / "ref.db") as j:
+        reference = _members(j, sweep.evolve(j, 1, workers=1, progress=False, **EVOLVE_KW))
+    log = tmp_path / "killed.log"
+    monkeypatch.setenv("TALLY_LOG", str(log))
+    monkeypatch.setenv("TALLY_SLEEP", "0.25")
+    db = tmp_path / "killed.db"
+    _tally_journal(db).close()
+    script = (
+        "import sys\n"
+        f"sys.path.insert(0, {TESTS!r})\n"
+        "from tiny_agent import Tally\n"
+        "from workbench import Journal, sweep\n"
+        f"with Journal.open({str(db)!r}, Tally) as j:\n"
+        "    sweep.evolve(j, 1, {'rate': sweep.Float(0.0, 1.0)}, 'total', population=4,\n"
+        "        generations=3, interval=2, seed=3, fn='sweep_fns:tally', workers=1,\n"
+        "        progress=False)\n"
+    )
+    proc = subprocess.Popen([sys.executable, "-c", script])
+    try:
+
+        def in_generation_one() -> bool:
+            with Journal.open(db, readonly=True) as r:
+                gen1 = [b.id for b in r.branches() if b.params.get("generation") == 1]
+                status = {x.branch: x.status for x in r.runs()}
+                return any(status.get(b) == "running" and len(_own(r, b)) >= 2 for b in gen1)
+
+        wait_for(in_generation_one, what="a member of generation 1 mid-way", timeout=240)
+        family = _descendants(proc.pid)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(30)
+        wait_for(lambda: not any(_alive(p) for p in family), what="the workers to exit", timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    monkeypatch.setenv("TALLY_SLEEP", "0")
+    with Journal.open(db) as j:
+        paused = {r.branch: r.started for r in j.runs() if r.status == "paused"}
+        assert paused  # generation 0 had paused
+        cli = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "workbench",
+                "--db",
+                str(db),
+                "--json",
+                "evolve",
+                "--resume",
+                "1",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert cli.returncode == 0, cli.stderr
+        study = sweep.result(j, 1)
+        assert _members(j, study) == reference
+        after = {r.branch: r.started for r in j.runs()}
+        assert all(after[b] == started for b, started in paused.items())  # stayed paused
+        assert json.loads(cli.stdout)["best"]["value"] == study.best.value
+    lines = log.read_text().split()
+    assert len(lines) == len(set(lines)) == len((tmp_path / "ref.log").read_text().split())

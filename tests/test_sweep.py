@@ -137,7 +137,7 @@ def test_a_sweep_remembers_how_it_ran_for_reruns_and_resumes(base, tmp_path):
     j, at, _ = base
     fix = tmp_path / "fixed"
     p = sweep.plan(j, 0, at, {"budget": [300, 600], "fix_file": [str(fix)]})  # no template yet
-    r = sweep.run(p, notebook=FLAKY, workers=2, timeout=120, progress=False)  # given to run()
+    r = sweep.run(p, notebook=FLAKY, workers=2, fork_timeout=120, progress=False)  # given to run()
     assert [f.status for f in r.forks] == ["finished", "failed"]
     (info,) = [s for s in j.sweeps() if s.id == p.id]
     assert info.how == {
@@ -310,7 +310,7 @@ def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
         (["sweep", "--at", "AT", "--runner", "bogus"], "runner"),
         (["sweep", "--at", "AT", "--notebook", "JOURNAL"], "not a readable notebook"),
         (["sweep", "--at", "AT", "--notebook", "NOPARAMS"], "parameters"),
-        (["sweep", "--at", "AT", "--timeout", "-1"], "timeout"),
+        (["sweep", "--at", "AT", "--fork-timeout", "-1"], "timeout"),
         (["sweep", "--at", "AT", "--param", "budget=300", "--param", "budget=600"], "twice"),
         (["sweep", "--at", "AT", "--param", "temperature=0.2"], "no parameter 'temperature'"),
         (
@@ -374,7 +374,7 @@ def test_a_bad_start_leaves_no_kernel_or_folder_behind(base, tmp_path, monkeypat
         {"only": "bogus"},
         {"only": [10_000]},
         {"workers": 0},
-        {"timeout": -1},
+        {"fork_timeout": -1},
         {"runner": "bogus"},
     ):
         with pytest.raises(InvalidValue):

@@ -15,6 +15,15 @@ from ..errors import InvalidValue
 from .app import agent_of, command, console, emit, matrix_rows, open_journal, options
 
 
+def _fork_timeout(timeout: float | None, fork_timeout: float | None) -> float | None:
+    if timeout is None:
+        return fork_timeout
+    if fork_timeout is not None:
+        raise InvalidValue("give --fork-timeout; --timeout is its old name")
+    typer.echo("note: --timeout is now --fork-timeout (seconds a fork may run)", err=True)
+    return timeout
+
+
 def _shorthands(extra: list[str], agent: plugins.Agent | None) -> dict[str, str]:
     """``--NAME V1,V2`` options the journal's agent adds (its ``shorthands``), as grid lines
     ``PARAM=V1,V2``; anything else left on the command line is an unknown option."""
@@ -90,7 +99,12 @@ def sweep(
     workers: int = typer.Option(
         None, "--workers", help="Forks run in parallel (default: 4, or the cores here if fewer)."
     ),
-    timeout: float = typer.Option(None, "--timeout", help="Seconds a fork may run."),
+    fork_timeout: float = typer.Option(
+        None, "--fork-timeout", help="Seconds a fork may run (then it fails)."
+    ),
+    timeout: float = typer.Option(
+        None, "--timeout", help="Seconds a fork may run: the old name of --fork-timeout."
+    ),
     branch: str = typer.Option(
         None, "--branch", help="Branch to fork (id or name; default: main)."
     ),
@@ -111,7 +125,7 @@ def sweep(
             seeds=seeds,
             branch=branch,
             workers=workers,
-            timeout=timeout,
+            fork_timeout=_fork_timeout(timeout, fork_timeout),
             scheduler=scheduler,
         )
         handle = launch.start()

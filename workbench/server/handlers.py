@@ -390,6 +390,12 @@ class Rerun(Base):
                 study = sweeps.start_resume_optimize(j, sweep_id)
                 self.hub.started(j, study)
                 return {"sweep": sweep_id, "forks": []}
+            if kind == "evolve" and self.only is None:  # its paused members must stay paused
+                raise InvalidValue(
+                    f"sweep {sweep_id} is an evolution: resume it as one, with "
+                    f"`lithify evolve --resume {sweep_id}` (sweep.evolve(journal, resume="
+                    f"{sweep_id}))"
+                )
             plan = sweeps.load(j, sweep_id)
             recorded = {r.branch: r.status for r in sweeps.status(j, sweep_id)}
             wanted = [

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from .engines import DIRECTIONS, PRUNERS, SAMPLERS
 from .evolve import evolve
+from .export import export_study
 from .handle import SweepHandle, resume, run, start
 from .launch import Launch, defaults, for_agent, grid_text
 from .optimize import (
@@ -67,6 +68,7 @@ __all__ = [
     "Trial",
     "call_fork",
     "evolve",
+    "export_study",
     "optimize",
     "report",
     "result",

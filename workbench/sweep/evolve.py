@@ -42,7 +42,7 @@ from .cluster import out_dir_for
 from .handle import execute
 from .launch import for_agent
 from .optimize import _is_lines, _objectives, _progress_default
-from .plan import Fork, _declared, check_options
+from .plan import Fork, _declared, check_options, fork_timeout_of
 from .runners import _Context, make_runner
 from .trials import Reader, Study, StudySpec, spec_of
 
@@ -100,7 +100,7 @@ def evolve(
     ``resume=ID`` finishes an evolution whose coordinator died, as it was started (give nothing
     else but ``workers``). ``fork_timeout``: seconds one member's run may take (``timeout`` is
     its old name)."""
-    fork_timeout = _renamed_timeout(timeout, fork_timeout, "evolve")
+    fork_timeout = fork_timeout_of(timeout, fork_timeout, "evolve")
     if resume is not None:
         return _resume(journal, resume, workers, start_timeout, progress, at, space, objective)
     if at is None or space is None:
@@ -132,7 +132,7 @@ def evolve(
         notebook=notebook,
         branch=branch,
         workers=workers,
-        timeout=fork_timeout,
+        fork_timeout=fork_timeout,
         scheduler=scheduler,
     )
     declared, source = _declared(launch.notebook, launch.fn)
@@ -161,20 +161,6 @@ def evolve(
         return _Population(journal, sweep_id, started, how, launch.workers).run(progress)
     finally:
         started.close()
-
-
-def _renamed_timeout(timeout: float | None, fork_timeout: float | None, where: str) -> float | None:
-    """``fork_timeout``, or the old ``timeout`` it replaces (with a deprecation warning)."""
-    if timeout is None:
-        return fork_timeout
-    if fork_timeout is not None:
-        raise InvalidValue("give fork_timeout= (seconds per fork); timeout= is its old name")
-    warnings.warn(
-        f"{where}(timeout=) is now fork_timeout= (seconds one fork may run)",
-        DeprecationWarning,
-        stacklevel=3,
-    )
-    return timeout
 
 
 def _resume(

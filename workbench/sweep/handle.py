@@ -20,7 +20,7 @@ from .. import replay
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
 from .cluster import out_dir_for
-from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, load, status
+from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, fork_timeout_of, load, status
 from .runners import _Context, make_runner
 from .worker import read_progress
 
@@ -267,9 +267,12 @@ def start(
     start_timeout: float = 60.0,
     out_dir: str | os.PathLike[str] | None = None,
     scheduler: Any = None,
+    *,
+    fork_timeout: float | None = None,
 ) -> SweepHandle:
     """Start running a sweep's forks in background threads; returns at once. Every argument is
-    checked before a kernel or worker starts.
+    checked before a kernel or worker starts. ``fork_timeout``: seconds one fork may run
+    (``timeout`` is its old name).
 
     What is not given is taken from how the sweep was last run (recorded with the sweep, so a
     rerun of the failed forks or a resume after a crash runs them the same way), else from its
@@ -277,6 +280,7 @@ def start(
     workers (4) and the timeout (none). ``runner="dask"`` runs the forks on a Dask cluster:
     ``scheduler`` is a ``distributed.Client``, an address (tcp://host:8786) or None for a
     LocalCluster of ``workers`` processes here."""
+    timeout = fork_timeout_of(timeout, fork_timeout, "start")
     how = plan.how
     if notebook is not None:
         nb: str | None = str(resolve_notebook(notebook))
@@ -290,6 +294,18 @@ def start(
     if timeout is None:
         timeout = how.get("timeout")
     check_options(runner, workers, timeout)
+    kind = next((s.spec.get("kind") for s in plan.journal.sweeps() if s.id == plan.id), None)
+    if kind in ("optimize", "evolve") and only is None:
+        how_to = (
+            f"`lithify optimize --resume {plan.id}` (sweep.resume_optimize)"
+            if kind == "optimize"
+            else f"`lithify evolve --resume {plan.id}` (sweep.evolve(journal, resume={plan.id}))"
+        )
+        raise InvalidValue(
+            f"sweep {plan.id} is an {kind} study: its coordinator decides which forks run (an "
+            f"evolution's paused members stay paused); finish it with {how_to}, or rerun its "
+            "failed forks with only='failed' (--failed)"
+        )
     recorded = {r.branch: r.status for r in plan.journal.runs(plan.id)}
     if only is None:
         forks = [f for f in plan.forks if recorded.get(f.branch) != "finished"]
@@ -375,11 +391,26 @@ def run(
     out_dir: str | os.PathLike[str] | None = None,
     scheduler: Any = None,
     progress: bool | None = None,
+    *,
+    fork_timeout: float | None = None,
 ) -> SweepResult:
     """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
     ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False.
     Options not given are the ones the sweep last ran with (see ``start``)."""
-    h = start(plan, notebook, fn, workers, runner, only, timeout, start_timeout, out_dir, scheduler)
+    fork_timeout = fork_timeout_of(timeout, fork_timeout, "run")
+    h = start(
+        plan,
+        notebook,
+        fn,
+        workers,
+        runner,
+        only,
+        None,
+        start_timeout,
+        out_dir,
+        scheduler,
+        fork_timeout=fork_timeout,
+    )
     return h.wait(show=progress)
 
 

@@ -37,7 +37,7 @@ from .. import plugins
 from ..bundled import resolve_notebook
 from ..errors import InvalidValue
 from .cluster import check_scheduler, runners_here
-from .plan import RUNNERS, SweepPlan, check_options, fn_ref, parse_grid, plan
+from .plan import RUNNERS, SweepPlan, check_options, fn_ref, fork_timeout_of, parse_grid, plan
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -267,10 +267,13 @@ def for_agent(
     workers: int | None = None,
     timeout: float | None = None,
     scheduler: Any = None,
+    fork_timeout: float | None = None,
 ) -> Launch:
     """Decide a sweep forked at ``at`` (a seq on ``branch``, default main, or any ref) by the
     rule in the module docstring, and check everything that can be checked without writing:
-    the point, the grid against what the fork declares, the runner, the scheduler."""
+    the point, the grid against what the fork declares, the runner, the scheduler.
+    ``fork_timeout``: seconds one fork may run (``timeout`` is its old name)."""
+    timeout = fork_timeout_of(timeout, fork_timeout, "for_agent")
     agent, chosen, runner_name, nb, function, n = _decide(
         journal, grid, runner, fn, notebook, workers
     )

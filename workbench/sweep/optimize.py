@@ -433,7 +433,7 @@ def plan_study(
         notebook=notebook,
         branch=branch,
         workers=workers,
-        timeout=fork_timeout,
+        fork_timeout=fork_timeout,
         scheduler=scheduler,
     )
     check_options(launch.runner, launch.workers, fork_timeout)

@@ -299,12 +299,20 @@ def plan(
     )
 
 
+def _space_params(params: Mapping[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in params.items() if k != "generation"}
+
+
 def load(journal: Journal, sweep_id: int) -> SweepPlan:
     """The plan of a recorded sweep (to rerun or resume it)."""
     for s in journal.sweeps():
         if s.id == sweep_id:
-            if s.spec.get("kind") in ("optimize", "evolve"):  # forked one at a time
+            if s.spec.get("kind") == "optimize":  # forked one at a time
                 forks = tuple(Fork(b, dict(journal.info(b).params)) for b in s.branches)
+            elif s.spec.get("kind") == "evolve":  # members run from the study's start
+                forks = tuple(
+                    Fork(b, _space_params(journal.info(b).params), start=s.at) for b in s.branches
+                )
             else:
                 params = s.spec.get("params", [])
                 forks = tuple(Fork(b, p) for b, p in zip(s.branches, params, strict=True))
@@ -396,6 +404,23 @@ class SweepSummary:
             "counts": dict(self.counts),
             "state": self.state,
         }
+
+
+def fork_timeout_of(timeout: float | None, fork_timeout: float | None, where: str) -> float | None:
+    """``fork_timeout`` (seconds one fork may run), or ``timeout``, its old name, with a
+    deprecation warning (in a study, ``timeout`` is the whole study's, as in Optuna)."""
+    if timeout is None:
+        return fork_timeout
+    if fork_timeout is not None:
+        raise InvalidValue("give fork_timeout= (seconds per fork); timeout= is its old name")
+    import warnings
+
+    warnings.warn(
+        f"{where}(timeout=) is now fork_timeout= (seconds one fork may run)",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return timeout
 
 
 def planned_forks(s: SweepInfo) -> int:
