@@ -826,3 +826,65 @@ def test_a_sigkilled_evolution_resumes_to_the_uninterrupted_one(tmp_path, monkey
         assert json.loads(cli.stdout)["best"]["value"] == study.best.value
     lines = log.read_text().split()
     assert len(lines) == len(set(lines)) == len((tmp_path / "ref.log").read_text().split())
+
+
+# -- the study in Optuna's tools, and from the command line ------------------------------------
+
+
+def test_a_study_exports_to_an_optuna_storage_as_an_optuna_study(j, tmp_path):
+    from cli import lithify
+
+    study = inline(
+        j,
+        space={"x": sweep.Float(0.0, 1.0)},
+        objective="loss",
+        direction="minimize",
+        fn="sweep_fns:two_returned",
+        forks=5,
+        sampler="random",
+        seed=4,
+        pruner="none",
+        constraints=["cost>=0.3"],
+    )
+    url = f"sqlite:///{tmp_path / 'optuna.db'}"
+    r = lithify("--db", j.path, "--json", "study", "export", str(study.sweep), "--storage", url)
+    assert r.returncode == 0, r.stderr
+    doc = json.loads(r.stdout)
+    assert doc == {
+        "sweep": study.sweep,
+        "storage": url,
+        "study": f"lithify-sweep-{study.sweep}",
+        "trials": 5,
+    }
+    loaded = optuna.load_study(study_name=doc["study"], storage=url)
+    assert [t.params for t in loaded.trials] == [t.params for t in study.trials]
+    assert [t.value for t in loaded.trials] == [t.value for t in study.trials]
+    assert [t.user_attrs["branch"] for t in loaded.trials] == [t.branch for t in study.trials]
+    assert loaded.best_trial.params == study.best.params  # the best feasible, as Optuna says
+    assert loaded.user_attrs["lithify_sweep"] == study.sweep
+    again = lithify("--db", j.path, "study", "export", str(study.sweep), "--storage", url)
+    assert again.returncode == 1 and "--replace" in again.stderr
+    ok = lithify("--db", j.path, "study", "export", str(study.sweep), "--storage", url, "--replace")
+    assert ok.returncode == 0, ok.stderr
+    bad = lithify("--db", j.path, "study", "export", str(study.sweep), "--storage", "nosuch://x")
+    assert bad.returncode == 2 and "storage" in bad.stderr
+
+
+def test_the_cli_takes_what_an_optuna_user_gives_a_study(j, tmp_path):
+    from cli import lithify
+
+    args = ["--db", j.path, "optimize", "--at", "1", "--objective", "value"]
+    bad = [
+        (["--space", "x=float:0:1", "--pruner", "median:n_startup=3"], "takes"),
+        (["--space", "x=float:0:1", "--enqueue", "x=7"], "outside its range"),
+        (["--space", "x=float:0:1", "--constraint", "value<0"], "METRIC<=NUMBER"),
+        (["--space", "sweep_fns:nosuch"], "cannot be imported"),
+    ]
+    for extra, says in bad:
+        r = lithify(*args, *extra, "--fn", "sweep_fns:quadratic")
+        assert r.returncode == 2 and says in r.stderr, (extra, r.stderr)
+    assert j.sweeps() == []  # refused before anything was written
+    resume = lithify("--db", j.path, "optimize", "--resume", "1", "--enqueue", "x=0.5")
+    assert resume.returncode == 2 and "drop --enqueue" in resume.stderr
+    evolve = lithify("--db", j.path, "evolve", "--resume", "1", "--at", "1")
+    assert evolve.returncode == 2 and "drop --at" in evolve.stderr
