@@ -242,6 +242,9 @@ class TrialJson(TypedDict):
     value: float | None
     step: int | None
     parent: int | None
+    user_attrs: dict[str, Any]
+    constraints: dict[str, float] | None  # by name; <= 0 is satisfied
+    feasible: bool
 
 
 class StudyReply(TypedDict, total=False):

@@ -40,10 +40,10 @@ from . import engines
 from . import space as sp
 from .cluster import out_dir_for
 from .handle import execute
-from .launch import for_agent
+from .launch import as_recorded, for_agent
 from .optimize import _is_lines, _objectives, _progress_default
-from .plan import Fork, _declared, check_options, fork_timeout_of
-from .runners import _Context, make_runner
+from .plan import Fork, _declared, fork_timeout_of
+from .runners import _Context
 from .trials import Reader, Study, StudySpec, spec_of
 
 if TYPE_CHECKING:
@@ -185,22 +185,9 @@ def _resume(
         raise InvalidValue(
             "resume= finishes an evolution as it was started: drop at, space, objective"
         )
-    info = next(s for s in journal.sweeps() if s.id == sweep_id)
-    how = dict(info.how)
-    n = workers if workers is not None else int(how.get("workers") or 1)
-    runner_name = how.get("runner") or "process"
-    check_options(runner_name, n, how.get("timeout"))
-    started = make_runner(
-        journal.location,
-        runner_name,
-        how.get("notebook") if runner_name != "process" else None,
-        how.get("fn"),
-        start_timeout,
-        n,
-        how.get("scheduler"),
-    )
+    how, n, started = as_recorded(journal, sweep_id, workers, start_timeout)
     try:
-        return _Population(journal, sweep_id, started, {**how, "workers": n}, n).run(progress)
+        return _Population(journal, sweep_id, started, how, n).run(progress)
     finally:
         started.close()
 

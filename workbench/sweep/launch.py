@@ -148,6 +148,31 @@ class Launch:
         return start_planned(planned, runner, out_dir=out_dir)
 
 
+def as_recorded(
+    journal: Journal, sweep_id: int, workers: int | None, start_timeout: float
+) -> tuple[dict[str, Any], int, Any]:
+    """(how the sweep last ran, the workers to run it with now, its runner started) for a
+    resumed study: the runner, template or function, scheduler and fork timeout it was
+    recorded with, ``workers`` unless given."""
+    from .runners import make_runner
+
+    info = next(s for s in journal.sweeps() if s.id == sweep_id)
+    how = dict(info.how)
+    n = workers if workers is not None else int(how.get("workers") or 1)
+    runner_name = how.get("runner") or "process"
+    check_options(runner_name, n, how.get("timeout"))
+    started = make_runner(
+        journal.location,
+        runner_name,
+        how.get("notebook") if runner_name != "process" else None,
+        how.get("fn"),
+        start_timeout,
+        n,
+        how.get("scheduler"),
+    )
+    return {**how, "workers": n}, n, started
+
+
 def grid_text(grid: Mapping[str, Sequence[Any]] | None) -> str:
     """A grid as the ``NAME=V1,V2`` lines ``parse_grid`` reads back ("" for none)."""
     return "\n".join(

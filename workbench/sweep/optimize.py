@@ -44,9 +44,9 @@ from . import space as sp
 from .cluster import out_dir_for
 from .driver import Driver, SpaceFn
 from .handle import execute
-from .launch import Launch, defaults, for_agent
+from .launch import Launch, as_recorded, defaults, for_agent
 from .plan import Fork, _declared, check_options
-from .runners import _Context, make_runner
+from .runners import _Context
 from .trials import Reader, Study, StudySpec, spec_of
 from .worker import read_progress
 
@@ -600,21 +600,8 @@ def start_resume_optimize(
                     f"sweep {sweep_id} weighs constraints from a function: give it again, "
                     f"sweep.resume_optimize(journal, {sweep_id}, constraints=...)"
                 )
-    info = next(s for s in journal.sweeps() if s.id == sweep_id)
-    how = dict(info.how)
-    n = workers if workers is not None else int(how.get("workers") or 1)
-    runner_name = how.get("runner") or "process"
-    check_options(runner_name, n, how.get("timeout"))
     study_timeout = _study_timeout(timeout if timeout is not None else spec.extra.get("timeout"))
-    started = make_runner(
-        journal.location,
-        runner_name,
-        how.get("notebook") if runner_name != "process" else None,
-        how.get("fn"),
-        start_timeout,
-        n,
-        how.get("scheduler"),
-    )
+    how, n, started = as_recorded(journal, sweep_id, workers, start_timeout)
     try:
         if how.pop("stopped", None) is not None:  # a stopped study goes on: no longer stopped
             journal.record_how(sweep_id, how)
@@ -627,9 +614,7 @@ def start_resume_optimize(
             constraints=constraint_fn,
             callbacks=callbacks or (),
         )
-        return _handle(
-            journal, spec, started, {**how, "workers": n}, n, None, driver, study_timeout
-        )
+        return _handle(journal, spec, started, how, n, None, driver, study_timeout)
     except BaseException:
         started.close()
         raise
