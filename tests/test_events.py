@@ -222,6 +222,26 @@ def test_a_50_mb_value_and_a_1_mb_effect_key_are_refused_by_default(any_journal)
 
 
 @pytest.mark.parametrize(
+    "big", [2**53, -(2**53), 10**400, 10**5000], ids=["2**53", "-2**53", "1e400", "1e5000"]
+)
+def test_observe_refuses_an_integer_a_float_would_round_as_apply_does(big):
+    # observe stored float(value): 2**53 + 1 came back as 2**53; 10**400 raised OverflowError
+    from workbench import Journal
+
+    with Journal.in_memory() as j:
+        b = j.root()
+        with pytest.raises(InvalidValue, match=r"2\*\*53-1.*pass a float") as err:
+            b.observe("tokens", big)
+        assert err.value.name == "tokens" and len(str(err.value)) < 300
+        with pytest.raises(InvalidValue, match=r"2\*\*53-1"):  # one rule for both
+            b.apply({"tokens": big})
+        assert b.head == 0  # nothing written
+        b.observe("tokens", MAX_SAFE_INT)
+        b.observe("tokens", 2.0**53)  # a float says the rounding is accepted
+        assert [r.payload["value"] for r in b.history()] == [MAX_SAFE_INT, 2**53]
+
+
+@pytest.mark.parametrize(
     "options", [{"max_event_bytes": 0}, {"max_key_bytes": -1}, {"max_event_bytes": 1.5}]
 )
 def test_size_limits_are_positive_ints(options, tmp_path):

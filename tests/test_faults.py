@@ -6,10 +6,12 @@ read-only files and folders."""
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import resource
 import shutil
+import sqlite3
 import subprocess
 import sys
 from pathlib import Path
@@ -355,3 +357,87 @@ def test_a_read_as_the_file_stands_never_mixes_two_versions_of_it(tmp_path):
         else:
             assert [row[0] for row in first + rest] == list(range(1, 10_001))
         assert r.root().head == 10_001 and r.verify().ok  # a new read sees the new file
+
+
+# -- an I/O error is not a full disk --------------------------------------------------------------
+
+
+def _sqlite_error(name: str | None, message: str = "disk I/O error") -> sqlite3.OperationalError:
+    """An error as sqlite3 raises it (SQLCipher's carry no code: ``name`` None)."""
+    err = sqlite3.OperationalError(message)
+    if name is not None:
+        err.sqlite_errorname = name  # type: ignore[attr-defined]
+    return err
+
+
+def _real_eio() -> tuple[sqlite3.Error, OSError]:
+    """A real SQLite I/O error and a real EIO from the kernel: /proc/self/mem fails to read
+    where this process maps nothing (address 0)."""
+    try:
+        with open("/proc/self/mem", "rb") as f:
+            f.read(1)
+    except OSError as e:
+        os_err = e
+    else:
+        pytest.skip("reading /proc/self/mem at 0 did not fail here")
+    con = None
+    try:
+        con = sqlite3.connect("file:/proc/self/mem?mode=ro", uri=True)
+        con.execute("SELECT * FROM sqlite_master").fetchall()
+    except sqlite3.Error as e:
+        sql_err = e
+    else:
+        pytest.skip("SQLite read /proc/self/mem without an I/O error")
+    finally:
+        if con is not None:
+            con.close()
+    return sql_err, os_err
+
+
+def test_an_io_error_is_an_io_failure_not_a_full_disk(tmp_path, monkeypatch):
+    # Every SQLITE_IOERR on a write (and a bare IOERR) was DiskFull ("free space and try
+    # again"), every other one and OSError EIO a bare StorageError.
+    from workbench.cli.app import exit_code
+    from workbench.errors import Busy, DiskFull, IOFailure, StorageError, os_error
+    from workbench.server.base import http_status
+    from workbench.storage.sqlite import faults
+
+    db = tmp_path / "a.db"
+    Journal.open(db).close()
+    path = str(db)
+    real_sql, real_os = _real_eio()
+    assert real_sql.sqlite_errorname.startswith("SQLITE_IOERR")  # type: ignore[attr-defined]
+    assert real_os.errno == errno.EIO
+    io_errors = [
+        real_sql,
+        _sqlite_error("SQLITE_IOERR_READ"),
+        _sqlite_error("SQLITE_IOERR_WRITE"),  # the disk failed, and it has room
+        _sqlite_error("SQLITE_IOERR_FSYNC"),
+        _sqlite_error("SQLITE_IOERR"),
+        _sqlite_error(None),  # SQLCipher: the message only
+    ]
+    for err in io_errors:
+        t = faults.translate(err, path, "appending")
+        assert type(t) is IOFailure, (err, t)
+        assert "not a lack of space" in str(t) and "free space" not in str(t), t
+    t = os_error(real_os, path, "announcing an effect")
+    assert type(t) is IOFailure and "not a lack of space" in str(t), t
+    assert type(faults.translate(real_os, path)) is IOFailure
+    # A lack of room stays DiskFull: SQLite's FULL, ENOSPC, EFBIG...
+    full = _sqlite_error("SQLITE_FULL", "database or disk is full")
+    assert type(faults.translate(full, path)) is DiskFull
+    for code in (errno.ENOSPC, errno.EFBIG):
+        assert type(os_error(OSError(code, os.strerror(code)), path)) is DiskFull
+    # ...and so does the IOERR_WRITE SQLite reports when write() fails with EFBIG: a file of the
+    # journal has reached this process's file size limit
+    limit = db.stat().st_size + 4096
+    monkeypatch.setattr(faults.resource, "getrlimit", lambda what: (limit, -1))
+    for name in ("SQLITE_IOERR_WRITE", None):
+        assert type(faults.translate(_sqlite_error(name), path)) is DiskFull
+    assert type(faults.translate(_sqlite_error("SQLITE_IOERR_READ"), path)) is IOFailure
+    monkeypatch.undo()
+    # the CLI and the server treat it as they treat its siblings
+    failure = IOFailure("the disk failed", path=path)
+    assert isinstance(failure, StorageError)
+    assert exit_code(failure) == exit_code(Busy("locked")) == exit_code(DiskFull("full")) == 1
+    assert http_status(failure) == (500, "IOFailure")

@@ -373,6 +373,46 @@ def test_sweep_creates_one_fork_per_param_set(journal):
     assert journal.sweep(0, 1, [{}])[0].head == 1
 
 
+BIG = "x" * (50 * 2**20)  # 50 MB: over the 16 MiB an event may hold
+OVERSIZED = {
+    "fork": lambda j: j.root().fork(params={"prompt": BIG}),
+    "fork_at": lambda j: j.root().fork_at(1, params={"prompt": BIG}),
+    "journal.fork": lambda j: j.fork(j.root(), 1, [("a", {}), ("b", {"prompt": BIG})]),
+    "sweep": lambda j: j.sweep(0, 1, [{"k": 1}, {"prompt": BIG}], how={"runner": "process"}),
+    "sweep spec": lambda j: j.sweep(0, 1, [{"k": 1}], spec={"note": BIG}),
+    "sweep how": lambda j: j.sweep(0, 1, [{"k": 1}], how={"runner": "process", "x": BIG}),
+    "open_sweep": lambda j: j.open_sweep(0, 1, {"note": BIG}, {"runner": "process"}),
+    "sweep_fork": lambda j: j.sweep_fork(j.sweeps()[0].id, 0, 1, {"prompt": BIG}),
+}
+
+
+def _rows(path: Path) -> dict[str, int]:
+    with sqlite3.connect(path) as c:
+        tables = [t for (t,) in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: c.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+
+
+@pytest.mark.parametrize("call", sorted(OVERSIZED))
+def test_fork_and_sweep_params_over_max_event_bytes_are_refused_before_any_row(call, tmp_path):
+    # Params were stored whatever their size: a 50 MB string went into the branches row.
+    db = tmp_path / "j.db"
+    with Journal.open(db, Ctx) as j:
+        j.root().apply({"x": 1})
+        if call == "sweep_fork":  # the sweep it adds a fork to
+            j.open_sweep(0, 1, {}, {"runner": "process"})
+    before = _rows(db)
+    with Journal.open(db, Ctx) as j:
+        with pytest.raises(InvalidValue, match="max_event_bytes") as err:
+            OVERSIZED[call](j)
+        assert len(str(err.value)) < 600 and "outside the journal" in str(err.value)
+    assert _rows(db) == before
+    with Journal.in_memory(Ctx, max_event_bytes=1000) as j:  # the journal's own limit
+        j.root().apply({"x": 1})
+        with pytest.raises(InvalidValue, match="max_event_bytes"):
+            j.root().fork(params={"prompt": "p" * 1000})
+        assert j.root().fork(params={"prompt": "p" * 900}).params == {"prompt": "p" * 900}
+
+
 def test_tail_streams_events_after_a_cursor(journal):
     root = journal.root()
     fill(root, 3)

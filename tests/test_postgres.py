@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 
@@ -230,6 +231,46 @@ def test_an_effect_running_in_another_process_is_in_flight_not_run_twice(
     assert second.stdout.startswith("in-flight"), second.stdout + second.stderr
     out = runner.communicate("go\n", timeout=120)[0]  # released: it finishes its effect
     assert out.strip() == "done result of tool:slow"
+
+
+@pytest.mark.slow
+def test_eight_processes_racing_one_effect_key_commit_it_once_and_raise_nothing_raw(
+    pg: PgServer, pg_db: str
+) -> None:
+    # Each key is raced by 8 processes at once. Those with a stale handle announce it, see the
+    # branch moved and withdraw (deleting the intent row they created); an announcer whose row
+    # went between its insert and its locking read got no row: a raw TypeError.
+    url = fresh(pg, pg_db)
+    keys, start = 20, time.time() + 5  # every worker connected before the start line
+    procs = [
+        subprocess.Popen(
+            [sys.executable, WORKER, "race", url, str(keys), str(start), handle],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for handle in ["stale", "fresh"] * 4
+    ]
+    with Journal.open(url) as j:
+        for p in procs:
+            assert p.stdout is not None and p.stdout.readline() == "ready\n"
+        j.root().apply({"x": 0})  # the "stale" workers' handles are behind from now on
+    assert time.time() < start, "the workers took too long to start"
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0] * 8, [err for _, err in outs]
+    lines = [line.split(" ", 2) for out, _ in outs for line in out.splitlines()]
+    assert [line for line in lines if line[0] not in ("ran", "ok", "conflict", "in-flight")] == []
+    with Journal.open(url, readonly=True) as j:
+        committed = [e.payload for e in j.root().history() if e.kind == "effect"]
+        assert j.verify().ok
+    # fn ran once for each committed key, and each key committed at most once (a key whose
+    # every fresh announcer met a stale one's announcement, EffectInFlight, ran nowhere)
+    ran = sorted(line[1] for line in lines if line[0] == "ran")
+    assert sorted(p["key"] for p in committed) == ran and len(set(ran)) == len(ran) > 0
+    results = {p["key"]: p["result"] for p in committed}
+    for line in lines:
+        if line[0] == "ok":  # every process that got a result got the committed one
+            assert line[2] == results[line[1]]
 
 
 @pytest.mark.slow

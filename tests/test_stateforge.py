@@ -11,10 +11,12 @@ import operator
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import textwrap
 import threading
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, TypedDict
@@ -36,7 +38,7 @@ from workbench.compat.stateforge import (
     ValueTypeError,
     units,
 )
-from workbench.errors import InvalidValue, NotAJournal, NotFound
+from workbench.errors import Busy, InvalidValue, NotAJournal, NotFound
 
 
 class AgentState(TypedDict):
@@ -443,6 +445,38 @@ def test_a_ticker_keeps_ticking_during_100_awaited_snapshots(tmp_path: Path) -> 
     during = asyncio.run(main())
     print(f"a 1 ms ticker advanced {during} times during 100 awaited snapshots")
     assert during >= 10  # blocking calls wrapped in coroutines: 0
+
+
+@pytest.mark.parametrize("effects", [False, True], ids=["sessions", "unindexed-effects"])
+def test_vacuum_on_a_locked_journal_waits_one_busy_timeout_then_fails_busy(
+    tmp_path: Path, effects: bool
+) -> None:
+    # It waited twice (three times with effects to index): a TRUNCATE checkpoint waited out the
+    # timeout and said so only in a result row, then VACUUM waited again (and before both, the
+    # intent log's compaction swallowed a Busy from the effect index's catch-up).
+    db = tmp_path / "v.db"
+    with StateForge(db) as sf:
+        s = sf.create_session_sync(label="run")
+        sf.snapshot_sync(s.id, units=[units.kv(s.id, "goal", {"task": "x"})], label="one")
+        if effects:
+            sf.effect_sync(s.id, "tool:a", lambda: 1)
+    timeout = 1.0
+    holder = sqlite3.connect(db, isolation_level=None)  # another connection holds the lock
+    holder.execute("BEGIN IMMEDIATE")
+    holder.execute("INSERT OR REPLACE INTO meta VALUES ('held', '1')")
+    sf = StateForge(db, pragmas={"busy_timeout": str(int(timeout * 1000))})
+    try:
+        started = time.monotonic()
+        with pytest.raises(Busy, match="locked"):
+            sf.vacuum_sync()
+        waited = time.monotonic() - started
+        assert waited < 1.5 * timeout, f"waited {waited:.2f} s for a {timeout} s timeout"
+        holder.execute("ROLLBACK")
+        sf.vacuum_sync()  # released: it runs
+        assert [x.label for x in sf.snapshots_sync(s.id)] == ["one"]
+    finally:
+        sf.close_sync()
+        holder.close()
 
 
 def test_the_loop_runs_while_the_store_works(tmp_path: Path) -> None:

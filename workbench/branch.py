@@ -395,6 +395,7 @@ class Branch(Effects):
         ev.check_text(name, "an observation name")
         if step is not None and (isinstance(step, bool) or not isinstance(step, int) or step < 0):
             raise InvalidValue(f"step is a whole number >= 0, not {step!r}", name=name)
+        ev.check_observed_int(name, value)
         if (
             isinstance(value, bool)
             or not isinstance(value, (int, float))

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from . import events as ev
 from .context import CharEstimator, default_renderer, make_receipt, render_parts
-from .errors import BranchConflict, EffectInFlight, StorageError, WorkbenchError
+from .errors import BranchConflict, Busy, EffectInFlight, StorageError, WorkbenchError
 
 if TYPE_CHECKING:
     from .journal import Journal
@@ -441,6 +441,9 @@ def compact_intents(db: Storage, force: bool = False, due: bool = False) -> None
         return
     try:
         db.catch_up_effect_index()  # so the check below reads the index, not the events
+    except Busy:
+        if force:  # vacuum: it would wait for the same lock again; one wait, then Busy
+            raise
     except WorkbenchError:
         pass  # it reads the events the index lacks instead
 

@@ -177,7 +177,12 @@ class ReadOnly(StorageError):
 
 
 class DiskFull(StorageError):
-    """A write failed for lack of space, a file size limit, or an I/O error while writing."""
+    """A write failed for lack of space or a file size limit."""
+
+
+class IOFailure(StorageError):
+    """The disk or file system failed to read or write: an I/O error, not a lack of space (that
+    is ``DiskFull``)."""
 
 
 class Corrupt(StorageError):
@@ -264,4 +269,11 @@ def os_error(err: OSError, path: str, doing: str = "") -> WorkbenchError:
         )
     if err.errno == errno.ENOENT:
         return NotFound(f"{where}{while_}: a file is missing {said}", path=path)
+    if err.errno == errno.EIO:
+        return IOFailure(
+            f"{where}{while_}: the disk or file system failed to read or write {said}; this is "
+            "not a lack of space: check the disk (the kernel log, dmesg, names the device), "
+            "then run `lithify verify`",
+            path=path,
+        )
     return StorageError(f"{where}{while_}: the file system failed {said}", path=path)

@@ -177,7 +177,7 @@ def to_plain(v: Any, path: str = "value") -> Any:
     if isinstance(v, int):
         if not -MAX_SAFE_INT <= v <= MAX_SAFE_INT:
             raise InvalidValue(
-                f"{path} is the integer {v}, outside ±(2**53-1) where JSON numbers stay exact; "
+                f"{path} is {_int_text(v)}, outside ±(2**53-1) where JSON numbers stay exact; "
                 "store it as a string",
                 path=path,
             )
@@ -333,6 +333,25 @@ def check_text(value: Any, what: str) -> str:
                 "UTF-8 cannot encode; decode your bytes with errors='replace' first"
             ) from None
     return value
+
+
+def _int_text(v: int) -> str:
+    # str() of an int past 4,300 digits raises ValueError (CPython's int_max_str_digits)
+    bits = v.bit_length()
+    return f"the integer {int(v)}" if bits <= 256 else f"an integer of {bits} bits"
+
+
+def check_observed_int(name: str, value: Any) -> None:
+    """Refuse an observed int that a float would round (outside ±(2**53-1)), as ``apply``
+    refuses one in a delta: an observation is stored as a JSON number."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if not -MAX_SAFE_INT <= value <= MAX_SAFE_INT:
+            raise InvalidValue(
+                f"observation {name!r} is {_int_text(value)}, outside ±(2**53-1) "
+                "where a stored number stays exact; pass a float (float(value)) to accept the "
+                "rounding, or scale it into range (e.g. thousands instead of units)",
+                name=name,
+            )
 
 
 def chain_payloads(

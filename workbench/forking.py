@@ -32,6 +32,26 @@ class SweepInfo:
     how: dict[str, Any] = field(default_factory=dict)  # how it was last run (runner, ...)
 
 
+def checked_params(journal: Journal, params: Mapping[str, Any] | None, what: str) -> str:
+    """A fork's params as canonical JSON, or InvalidValue: not a dict, not JSON-safe, or more
+    bytes than one event may hold (``max_event_bytes``: params are read with every fork)."""
+    given = {} if params is None else params
+    if not isinstance(given, Mapping):
+        raise InvalidValue(
+            f"{what} must be a dict of JSON-safe values, not {type(given).__name__}", path=what
+        )
+    text = ev.canonical(dict(given), what)
+    ev.check_size(text, journal.max_event_bytes, what)
+    return text
+
+
+def _checked(journal: Journal, value: Mapping[str, Any], what: str) -> str:
+    """A sweep's spec or how as canonical JSON, at most ``max_event_bytes`` of it."""
+    text = ev.canonical(dict(value), what)
+    ev.check_size(text, journal.max_event_bytes, what)
+    return text
+
+
 def fork(
     journal: Journal,
     base: Branch,
@@ -46,12 +66,7 @@ def fork(
     for name, params in specs:
         if name is not None and ev.check_text(name, "a branch name").isdigit():
             raise InvalidValue(f"a branch name is a non-empty, non-numeric str, not {name!r}")
-        given = {} if params is None else params
-        if not isinstance(given, Mapping):
-            raise InvalidValue(
-                f"params must be a dict of JSON-safe values, not {type(given).__name__}"
-            )
-        rows.append((name, base.id, at, ev.canonical(dict(given), "params"), sweep))
+        rows.append((name, base.id, at, checked_params(journal, params, "params"), sweep))
     ids = journal.storage.insert_branches(rows)
     at_hash = base._hash_at(at)
     out = []
@@ -74,12 +89,17 @@ def sweep(
     ``how`` (runner, workers, target...), also how it runs and a pending run per fork, in
     the same transaction (a coordinator killed right after planning resumes the same way)."""
     b = base if isinstance(base, Branch) else journal.branch(base)
-    plist = [dict(p) for p in params]
-    if not plist:
+    given = list(params)
+    if not given:
         raise InvalidValue("a sweep needs at least one parameter set")
+    for i, p in enumerate(given):  # every set checked before the sweep's row is written
+        checked_params(journal, p, f"params[{i}]")
+    plist = [dict(p) for p in given]
     b._check_seq(at, "sweep at")
+    if spec:
+        _checked(journal, spec, "the sweep's spec")
     text = ev.canonical({"params": plist, **(dict(spec) if spec else {})}, "sweep")
-    how_text = ev.canonical(dict(how), "how") if how is not None else None
+    how_text = _checked(journal, how, "how") if how is not None else None
     journal.flush(
         b.id
     )  # not inside the transaction: a rollback would take acknowledged events with it
@@ -104,8 +124,9 @@ def open_sweep(
     with ``sweep_fork``); returns its id."""
     b = base if isinstance(base, Branch) else journal.branch(base)
     b._check_seq(at, "sweep at")
+    _checked(journal, spec, "the sweep's spec")
     text = ev.canonical({"params": [], **dict(spec)}, "sweep")
-    how_text = ev.canonical(dict(how), "how")
+    how_text = _checked(journal, how, "how")
     journal.flush(b.id)
     with journal.storage.atomic():
         sweep_id = journal.storage.insert_sweep(b.id, at, text)
@@ -124,6 +145,7 @@ def sweep_fork(
     """Add one fork of ``base`` at ``at`` to a recorded sweep, with its pending run, in one
     transaction (an adaptive sweep's next trial)."""
     b = base if isinstance(base, Branch) else journal.branch(base)
+    checked_params(journal, params, "params")  # before the transaction (and its writer row)
     journal.flush(b.id)
     with journal.storage.atomic():
         (new,) = fork(journal, b, at, [(None, params)], sweep=sweep)

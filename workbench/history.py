@@ -1,5 +1,7 @@
 """The resolved history of a branch, over a ``Storage``: which branch wrote each seq, the hash at
-any seq, and the state at any seq (snapshots, sealed and checked when loaded, then replay).
+any seq, and the state at any seq (snapshots, sealed and checked when loaded, then replay). A
+snapshot only caches what the events give: a damaged one is passed over with a warning and
+``rebuild_snapshots`` rewrites it.
 
 A branch's resolved history is its parent's resolved history up to the fork point, then its
 own events; seqs continue the parent's numbering. States are rebuilt by the journal's State
@@ -12,13 +14,24 @@ import dataclasses
 import functools
 import gc
 import threading
+import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from . import deltas
 from . import events as ev
-from .errors import IntegrityError, NotFound, StateUnavailable, WorkbenchError
+from .errors import Corrupt, IntegrityError, NotFound, StateUnavailable, WorkbenchError
 from .storage import BranchRow, Segment, SnapshotRow, Storage
+
+
+class DamagedSnapshotWarning(UserWarning):
+    """A snapshot could not be used (its seal broken, its state not decompressing or decoding):
+    the state was rebuilt from the events without it. ``journal.rebuild_snapshots()`` repairs
+    it."""
+
+
+_BROKEN_SEAL = "its state does not match its seal: it changed after it was written"
+_NO_DECOMPRESS = "its compressed state does not decompress"
 
 
 class Rebuilt(NamedTuple):
@@ -218,22 +231,17 @@ class History:
 
         Snapshots built from other delta versions or another state schema are not used: the
         state is rebuilt from the events (each upcast), and such snapshots passed on the way
-        are rewritten (unless the journal is read-only)."""
+        are rewritten (unless the journal is read-only). A damaged snapshot (its seal broken,
+        its state not decompressing or decoding) is passed over with a DamagedSnapshotWarning,
+        and left as it is for ``verify`` to report until ``rebuild_snapshots`` repairs it."""
+        return self._state_at(branch, seq, warn=True)
+
+    def _state_at(self, branch: int, seq: int, warn: bool) -> Rebuilt:
         self.need_state()
         segs = self.segments(branch)
         db = self.storage
         built = self.built()
-        snap = db.nearest_snapshot(segs, seq)
         stale: list[tuple[int, int]] = []  # passed over on the way down; rebuilt on the way up
-        if snap is not None and not compatible(snap.built, built):
-            snap = None
-            for mark_branch, mark_seq, mark_built in db.snapshot_marks(segs, seq):
-                if compatible(mark_built, built):
-                    snap = db.snapshot_at(mark_branch, mark_seq)
-                    break
-                stale.append((mark_branch, mark_seq))
-        if db.readonly:
-            stale = []
         # A replay allocates a container or more per event and frees most of them at once,
         # and a snapshot's parse builds the whole state at once: the cyclic collector would
         # rescan the growing state again and again for nothing (a third of a 10^5-event
@@ -241,26 +249,103 @@ class History:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._rebuild(segs, seq, snap, stale, built)
+            start = self._start(segs, seq, built, stale, warn)
+            if db.readonly:
+                stale = []
+            return self._rebuild(segs, seq, start, stale, built)
         finally:
             if collecting:
                 gc.enable()
+
+    def _start(
+        self,
+        segs: list[Segment],
+        seq: int,
+        built: str,
+        stale: list[tuple[int, int]],
+        warn: bool,
+    ) -> tuple[int, int, Any] | None:
+        """(seq, characters, state) of the newest usable snapshot at or before ``seq``, or None
+        (replay from the start). Incompatible snapshots passed on the way are added to
+        ``stale``; a damaged one (its seal broken, its bytes not decompressing, its state not
+        decoding) is passed with a warning: a snapshot only caches what the events give."""
+        db = self.storage
+        try:
+            snap = db.nearest_snapshot(segs, seq)
+        except Corrupt as e:  # a compressed state that does not decompress: which one, below
+            snap, skip = None, None
+            fault: Exception | None = e
+        else:
+            if snap is None:
+                return None
+            skip, fault = (snap.branch, snap.seq), None
+            if compatible(snap.built, built):
+                loaded = self._load(snap, warn)
+                if loaded is not None:
+                    return snap.seq, *loaded
+            else:
+                skip = None  # met again first among the marks: stale
+        for mark_branch, mark_seq, mark_built in db.snapshot_marks(segs, seq):
+            if (mark_branch, mark_seq) == skip:
+                continue  # the nearest one, damaged: warned about above
+            if not compatible(mark_built, built):
+                stale.append((mark_branch, mark_seq))
+                continue
+            try:
+                row = db.snapshot_at(mark_branch, mark_seq)
+            except Corrupt:
+                if warn:
+                    self._warn_damaged(mark_branch, mark_seq, _NO_DECOMPRESS)
+                fault = None  # found: the snapshot the nearest one's query met
+                continue
+            if row is not None:
+                loaded = self._load(row, warn)
+                if loaded is not None:
+                    return row.seq, *loaded
+        if fault is not None:
+            raise fault  # no snapshot was found damaged after all: a fault of its own kind
+        return None
+
+    def _load(self, snap: SnapshotRow, warn: bool) -> tuple[int, Any] | None:
+        """(characters, state) of a snapshot, or None (with a warning) when it is damaged."""
+        try:
+            text = self.sealed(snap)
+        except IntegrityError:
+            if warn:
+                self._warn_damaged(snap.branch, snap.seq, _BROKEN_SEAL)
+            return None
+        try:
+            return len(text), self.decode(ev.loads(text))
+        except Exception as e:  # noqa: BLE001 (whatever the State raises: the events rebuild it)
+            if warn:
+                err = ev.describe(str(e), 120)
+                self._warn_damaged(
+                    snap.branch, snap.seq, f"its state does not decode ({type(e).__name__}: {err})"
+                )
+            return None
+
+    def _warn_damaged(self, branch: int, seq: int, why: str) -> None:
+        warnings.warn(
+            f"the snapshot of branch {branch} at seq {seq} in {self.storage.path} is damaged "
+            f"({why}) and was not used: the state was rebuilt from the events, which a snapshot "
+            "only caches; journal.rebuild_snapshots() (`lithify snapshots rebuild`) repairs it, "
+            "and `lithify verify` lists every damaged part of the journal",
+            DamagedSnapshotWarning,
+            stacklevel=2,
+        )
 
     def _rebuild(
         self,
         segs: list[Segment],
         seq: int,
-        snap: SnapshotRow | None,
+        start: tuple[int, int, Any] | None,
         stale: list[tuple[int, int]],
         built: str,
     ) -> Rebuilt:
-        """``state_at``'s work once the snapshot to start from is chosen."""
+        """``state_at``'s work once the snapshot to start from is chosen and loaded."""
         db = self.storage
-        if snap is not None:
-            base = snap.seq
-            text = self.sealed(snap)
-            base_bytes = len(text)
-            state = self.decode(ev.loads(text))
+        if start is not None:
+            base, base_bytes, state = start
         else:
             base = base_bytes = 0
             state = self.fresh()
@@ -293,30 +378,44 @@ class History:
     def _resnapshot(self, at: tuple[int, int], state: Any, built: str) -> int | None:
         """Rewrite a stale snapshot with the state rebuilt now; the characters written, or
         None: a failure only leaves it stale."""
-        branch, seq = at
         try:
-            text = ev.canonical(ev.encode_state(state), "state")
-            h = self.hash_at(branch, seq)
-            self.storage.put_snapshot(
-                branch, seq, text, ev.snapshot_digest(h, text), built, replace=True
-            )
+            return self._rewrite(at, state, built)
         except WorkbenchError:
             return None
+
+    def _rewrite(self, at: tuple[int, int], state: Any, built: str) -> int:
+        """Store the snapshot at (branch, seq) anew from ``state``; the characters written."""
+        branch, seq = at
+        text = ev.canonical(ev.encode_state(state), "state")
+        h = self.hash_at(branch, seq)
+        self.storage.put_snapshot(
+            branch, seq, text, ev.snapshot_digest(h, text), built, replace=True
+        )
         return len(text)
 
     def rebuild_snapshots(self) -> int:
-        """Rebuild every snapshot built from something other than ``built()``; how many."""
+        """Rebuild every snapshot built from something other than ``built()`` (rewritten on the
+        way by ``state_at``) and every damaged one (a broken seal, a state that does not
+        decompress or decode: rebuilt from the events without it); how many."""
         self.need_state()
         self.storage.writable()
         built = self.built()
-        stale = [
-            (b, q)
-            for b, q, then in self.storage.all_snapshot_marks()
-            if not compatible(then, built)
-        ]
+        stale, damaged = [], []
+        for b, q, then in self.storage.all_snapshot_marks():
+            if not compatible(then, built):
+                stale.append((b, q))
+                continue
+            try:
+                row = self.storage.snapshot_at(b, q)
+            except Corrupt:
+                row = None
+            if row is None or self._load(row, warn=False) is None:
+                damaged.append((b, q))
         for branch, seq in stale:
             self.state_at(branch, seq)
-        return len(stale)
+        for at in damaged:
+            self._rewrite(at, self._state_at(*at, warn=False).state, built)
+        return len(stale) + len(damaged)
 
     def sealed(self, snap: SnapshotRow) -> str:
         """A snapshot's state text, after checking its seal (a changed byte raises)."""
@@ -336,10 +435,15 @@ class History:
     def initial(self) -> Any:
         """The state before the first event (the journal's first snapshot, or a fresh state)."""
         self.need_state()
-        snap = self.storage.snapshot_at(0, 0)
+        try:
+            snap = self.storage.snapshot_at(0, 0)
+        except Corrupt:
+            self._warn_damaged(0, 0, _NO_DECOMPRESS)
+            return self.fresh()
         if snap is None or not compatible(snap.built, self.built()):
             return self.fresh()
-        return self.decode(ev.loads(self.sealed(snap)))
+        loaded = self._load(snap, warn=True)
+        return self.fresh() if loaded is None else loaded[1]
 
     def valid_at(self, branch: int, head: int, when: int, known: int | None = None) -> Any:
         """The state built from the deltas whose world time is at or before ``when`` (recorded by

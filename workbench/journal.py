@@ -510,7 +510,8 @@ class Journal:
 
     def rebuild_snapshots(self) -> int:
         """Rebuild every snapshot built from other delta versions or another state schema than
-        this process's (what ``state()`` and ``at()`` also do, lazily); returns how many."""
+        this process's (what ``state()`` and ``at()`` also do, lazily), and every damaged one
+        (which reads pass over with a warning); returns how many."""
         self._settle()
         return self.history.rebuild_snapshots()
 

@@ -543,7 +543,8 @@ def provenance(
 @snapshots_app.command("rebuild")
 def snapshots_rebuild(ctx: typer.Context) -> None:
     """Rebuild every snapshot built from other delta versions or another state schema than the
-    State class's now (reads do this lazily; this does all of them at once)."""
+    State class's now (reads do this lazily; this does all of them at once), and repair every
+    damaged one (reads pass it over with a warning)."""
     opts = options(ctx)
     with open_journal(opts, write=True) as j:
         n = j.rebuild_snapshots()

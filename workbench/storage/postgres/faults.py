@@ -1,5 +1,5 @@
 """Faults of psycopg, translated at the storage boundary: every driver exception becomes a
-``StorageError`` subclass (``Busy``, ``ReadOnly``, ``DiskFull``) or ``NotFound`` /
+``StorageError`` subclass (``Busy``, ``ReadOnly``, ``DiskFull``, ``IOFailure``) or ``NotFound`` /
 ``NotAJournal``, naming the journal (its URL without a password) and what to do."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ from __future__ import annotations
 from ...errors import (
     Busy,
     DiskFull,
+    IOFailure,
     NotAJournal,
     NotFound,
     ReadOnly,
@@ -42,6 +43,13 @@ def translate(err: BaseException, where: str, doing: str = "") -> WorkbenchError
         return DiskFull(
             f"the PostgreSQL server of {where} is out of resources{while_} {said}; nothing of "
             "this operation was written: free space (or connections) on the server and try again",
+            path=where,
+        )
+    if state == "58030":  # io_error: the server's disk failed
+        return IOFailure(
+            f"the PostgreSQL server of {where} failed to read or write its disk{while_} {said}; "
+            "this is not a lack of space: ask its administrator to check the disk (the "
+            "server's log names the file)",
             path=where,
         )
     if state == "3D000" or ('database "' in str(err) and "does not exist" in str(err)):

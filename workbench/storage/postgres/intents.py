@@ -59,16 +59,15 @@ class PgIntents:
         self._since += 1
         try:
             with s._guard, s.atomic():
-                # the row exists (and is locked) before it is read: a second announcer waits here
-                s.conn.execute(
-                    "INSERT INTO intents VALUES (%s, %s, %s, %s, 0, NULL, NULL) ON CONFLICT DO "
-                    "NOTHING",
-                    (branch, key_hash, key, now_ms()),
-                )
+                # One statement inserts the row or locks the one there, and returns it: a second
+                # announcer waits here. (An insert, then a locking read, found no row when
+                # another process's withdraw() deleted it in between.) The no-op update only
+                # takes the lock; a fresh row reads attempts 0 and no pid.
                 attempts, pid, backend = s.conn.execute(
-                    "SELECT attempts, pid, backend FROM intents WHERE branch = %s AND key_hash = "
-                    "%s FOR UPDATE",
-                    (branch, key_hash),
+                    "INSERT INTO intents VALUES (%s, %s, %s, %s, 0, NULL, NULL) ON CONFLICT "
+                    "(branch, key_hash) DO UPDATE SET attempts = intents.attempts "
+                    "RETURNING attempts, pid, backend",
+                    (branch, key_hash, key, now_ms()),
                 ).fetchone()
                 if pid and self._live(pid, backend):
                     end_announcement(running, ann)

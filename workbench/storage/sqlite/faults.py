@@ -1,11 +1,12 @@
 """Faults of the database and the file system, translated at the storage boundary: every
 ``sqlite3`` (or SQLCipher) and ``OSError`` exception becomes a ``StorageError`` subclass
-(``Busy``, ``ReadOnly``, ``DiskFull``, ``Corrupt``) or ``NotAJournal``, naming the file and what
-to do, so no driver exception reaches a caller."""
+(``Busy``, ``ReadOnly``, ``DiskFull``, ``IOFailure``, ``Corrupt``) or ``NotAJournal``, naming
+the file and what to do, so no driver exception reaches a caller."""
 
 from __future__ import annotations
 
 import os
+import resource
 import sqlite3
 from typing import Any
 
@@ -15,6 +16,7 @@ from ...errors import (
     Busy,
     Corrupt,
     DiskFull,
+    IOFailure,
     NotAJournal,
     ReadOnly,
     StorageError,
@@ -120,12 +122,13 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
             path=path,
         )
     if code == "FULL" or (
-        code == "IOERR" and any(w in ext for w in ("WRITE", "FSYNC", "TRUNCATE", "SHMSIZE"))
+        code == "IOERR"
+        and (ext == "SQLITE_IOERR" or any(w in ext for w in _ROOM_CODES))
+        and _out_of_room(path)
     ):
         return DiskFull(
-            f"could not write {where}{while_}: the disk is full, a file size limit was hit or "
-            f"the disk failed {said}; nothing of this operation was written: free space and "
-            "try again",
+            f"could not write {where}{while_}: the disk is full or a file size limit was hit "
+            f"{said}; nothing of this operation was written: free space and try again",
             path=path,
         )
     if code == "CORRUPT":
@@ -153,11 +156,44 @@ def translate(err: BaseException, path: str, doing: str = "") -> WorkbenchError:
             path=path,
         )
     if code == "IOERR":
-        return StorageError(
-            f"{where}: the disk failed{while_} {said}; check the disk, then run `lithify verify`",
+        return IOFailure(
+            f"{where}: the disk or file system failed to read or write{while_} {said}; this is "
+            "not a lack of space: check the disk (the kernel log, dmesg, names the device), "
+            "then run `lithify verify`",
             path=path,
         )
     return StorageError(f"{where}{while_}: {said}", path=path)
+
+
+# SQLite reports some failures for lack of room as I/O errors: write() failing with EFBIG (a
+# file size limit) is SQLITE_IOERR_WRITE, ENOSPC while growing the -shm or at fsync another
+# IOERR. Such a code (or a bare IOERR, from a driver that gives no extended code) is DiskFull
+# when the room is in fact gone (``_out_of_room``), else an I/O failure of the disk.
+_ROOM_CODES = ("WRITE", "FSYNC", "TRUNCATE", "SHMSIZE")
+_NEAR_LIMIT = 1 << 20  # a file this close to RLIMIT_FSIZE has met it (pages, WAL frames)
+_LOW_SPACE = 16 << 20  # a file system with less free than this has run out
+
+
+def _out_of_room(path: str) -> bool:
+    """Whether a failed write of the journal at ``path`` may be for lack of room: one of its
+    files has reached this process's file size limit, or its file system is nearly full. (Only
+    stat and statvfs: no descriptor is opened beside the connection.)"""
+    if path == ":memory:":
+        return False
+    soft = resource.getrlimit(resource.RLIMIT_FSIZE)[0]
+    if soft != resource.RLIM_INFINITY:
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            try:
+                if os.stat(path + suffix).st_size + _NEAR_LIMIT >= soft:
+                    return True
+            except OSError:
+                continue
+    try:
+        fs = os.statvfs(os.path.dirname(os.path.abspath(path)))
+    except OSError:
+        return False
+    free = fs.f_bfree if os.geteuid() == 0 else fs.f_bavail  # root may use the reserve
+    return free * fs.f_frsize < _LOW_SPACE
 
 
 def _foreign_sidecars(path: str) -> str:

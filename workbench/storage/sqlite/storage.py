@@ -474,10 +474,13 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         return sum(os.path.getsize(p) for p in (self.path, self.path + "-wal") if os.path.exists(p))
 
     def vacuum(self) -> None:
-        """Checkpoint the WAL into the file and rebuild it compactly."""
+        """Checkpoint the WAL into the file and rebuild it compactly; ``Busy`` after one busy
+        timeout when another connection holds the write lock."""
         with self._guard:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-            self.conn.execute("VACUUM")
+            # PASSIVE: what it can without waiting. A TRUNCATE here waited out the busy timeout
+            # for a writer, reported it only as a result row, and VACUUM then waited again.
+            self.conn.execute("PRAGMA wal_checkpoint(PASSIVE)")
+            self.conn.execute("VACUUM")  # the one wait for the write lock: Busy after it
             self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # VACUUM wrote through the WAL
 
     def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
