@@ -22,7 +22,7 @@ from test_browser import ARTIFACTS, CHROMIUM, lab, offline_page  # noqa: F401 (f
 
 from workbench import Journal, bundled, plugins, sweep
 from workbench.agents.auditor import AuditState, Calls, MockModel, run, start
-from workbench.sweep.cluster import runners_here
+from workbench.sweep.runners import runners_here
 
 DOCS_IMG = Path(__file__).resolve().parents[1] / "docs" / "img"
 TESTS = str(Path(__file__).parent)
@@ -413,7 +413,7 @@ def test_the_sweep_form_starts_from_the_journals_agent(tally_agent, lab):  # noq
         # -- a third-party agent: its grid, runner and workers, sent as nothing -----------------
         dialog = fork_form(page, open_section(page, "tally.db"), 0, 4)
         assert dialog.locator("textarea[name=grid]").input_value() == "step=1,2,5"
-        assert dialog.locator("select[name=runner]").input_value() == "process"
+        assert dialog.locator("select[name=runner]").input_value() == "pool"
         options = dialog.locator("select[name=runner] option").all_inner_texts()
         assert set(options) == set(runners_here())
         assert dialog.locator("input[name=workers]").input_value() == "2"

@@ -118,7 +118,7 @@ def test_optimize_from_an_event(lab):  # noqa: F811
         "sampler": "random",
         "pruner": "none",
         "seed": "0",
-        "runner": "process",
+        "runner": "pool",
     }
     assert posts == [
         {**sent, "space": "budget=int:4800:300"},

@@ -42,20 +42,20 @@ def test_defaults_are_the_journals_agents(tally):
     assert (d.agent, d.grid, d.runner, d.fn, d.notebook) == (
         "tally",
         {"step": [1, 2, 5]},
-        "process",
+        "pool",
         "tiny_agent:fork",
         None,
     )
     assert d.to_json()["grid_text"] == "step=1,2,5"
     assert sweep.parse_grid(d.to_json()["grid_text"]) == d.grid
-    assert 1 <= d.workers <= 4 and "process" in d.runners
+    assert 1 <= d.workers <= 4 and {"pool", "process"} <= set(d.runners)
 
 
 def test_a_launch_takes_what_is_given_and_the_agent_fills_the_rest(tally):
     launch = sweep.for_agent(tally, "main@2", grid="step=2,3", seeds=2, workers=1)
     assert (launch.base, launch.at, launch.grid, launch.seeds) == (0, 2, {"step": [2, 3]}, 2)
     assert (launch.runner, launch.fn, launch.notebook, launch.workers) == (
-        "process",
+        "pool",
         "tiny_agent:fork",
         None,
         1,
@@ -80,14 +80,14 @@ def test_a_templated_runner_takes_the_agents_template(tally, monkeypatch):
     # a function other than the agent's is passed on to the template (a generic one calls it)
     other = sweep.for_agent(tally, 3, runner="papermill", fn="sweep_fns:sleepy", grid="sleep=0")
     assert other.notebook == str(template("generic_fork")) and other.fn == "sweep_fns:sleepy"
-    assert sweep.for_agent(tally, 3).runner == "process"  # a fork function wins without a runner
+    assert sweep.for_agent(tally, 3).runner == "pool"  # a fork function wins without a runner
 
 
 def test_a_journal_without_an_agent_must_be_told_what_to_sweep(tmp_path):
     with Journal.open(tmp_path / "plain.db") as j:
         j.root().apply({"x": 1})
         d = sweep.defaults(j)
-        assert (d.agent, d.grid, d.runner, d.fn) == (None, {}, "process", None)
+        assert (d.agent, d.grid, d.runner, d.fn) == (None, {}, "pool", None)
         with pytest.raises(InvalidValue, match="what to sweep"):
             sweep.for_agent(j, 1)
         with pytest.raises(InvalidValue, match="which fork function"):
@@ -128,9 +128,9 @@ def test_the_plan_records_how_it_runs_with_the_forks(tally):
     planned = launch.plan()  # nothing started: as if the coordinator died here
     loaded = sweep.load(tally, planned.id)
     assert loaded.how == launch.how()
-    assert loaded.how["runner"] == "process" and loaded.how["workers"] == 1
+    assert loaded.how["runner"] == "pool" and loaded.how["workers"] == 1
     assert {r.status for r in tally.runs(planned.id)} == {"pending"}
-    assert {r.runner for r in tally.runs(planned.id)} == {"process"}
+    assert {r.runner for r in tally.runs(planned.id)} == {"pool"}
 
 
 @pytest.mark.slow
@@ -138,7 +138,7 @@ def test_a_planned_sweep_resumes_with_what_it_recorded(tally):
     planned = sweep.for_agent(tally, 3, grid="step=1,2", workers=1).plan()
     result = sweep.resume(tally, planned.id, progress=False)
     assert result.ok and len(result.forks) == 2
-    assert {r.runner for r in tally.runs(planned.id)} == {"process"}
+    assert {r.runner for r in tally.runs(planned.id)} == {"pool"}
 
 
 @pytest.mark.slow

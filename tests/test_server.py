@@ -367,7 +367,7 @@ async def test_sweep_defaults_come_from_the_library_and_warm_takes_the_agents_te
     d = await get(jp_fetch, "defaults", journal=journal_file)
     assert d["agent"] == "auditor" and d["grid"] == {"budget": [300, 600, 1200, 2400, 4800]}
     assert d["grid_text"] == "budget=300,600,1200,2400,4800"
-    assert d["runner"] == "process" and d["fn"] == "workbench.agents.auditor:run_fork"
+    assert d["runner"] == "pool" and d["fn"] == "workbench.agents.auditor:run_fork"
     assert "warm" in d["runners"] and d["workers"] >= 1
     # warm without a notebook: the agent's template, as the CLI and the widgets would run it
     body = {"journal": journal_file, "at": 21, "grid": "budget=100", "runner": "warm", "workers": 1}

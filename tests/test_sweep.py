@@ -345,7 +345,8 @@ def test_kernel_runners_import_what_kernels_need_before_their_threads_start(runn
     # load (KeyError: 'IPython', CPython gh-83065): the runner imports it first, in one thread.
     code = textwrap.dedent(f"""
         import sys
-        from workbench.sweep.runners import PapermillRunner, WarmRunner
+        from workbench.sweep.runners.papermill import PapermillRunner
+        from workbench.sweep.runners.warm import WarmRunner
         if {runner!r} == "papermill":
             PapermillRunner({str(TEMPLATE)!r}, 60).close()
         else:

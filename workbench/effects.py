@@ -69,6 +69,15 @@ class Effects:
         self._expecting = expect
         j = self._ready()
         db = j.storage
+        warm = j.warm
+        if warm is not None:  # a pool worker: an inherited result is decoded once per worker
+            where = (self._fx if self._fx is not None else self._load_fx(db)).get(kh)
+            if where is not None and where[0] != self.id:
+                return (
+                    True,
+                    warm.result(where, lambda: ev.loads(db.effect_payload(*where))["result"]),
+                    kh,
+                )
         payload, stored = self._find(db, kh)
         if payload is not None:
             return True, ev.loads(payload)["result"], kh
@@ -192,7 +201,18 @@ class Effects:
         # open or when the index cannot be written (a full disk must not stop a replay).
         if self._head <= FX_MAP_MAX:
             self._fx_indexed = 0
-            self._fx = db.effect_keys(self._segments, self._head)
+            warm = self._j.warm
+            segs = self._segments
+            if warm is not None and len(segs) > 1 and self._head >= self.fork_seq:
+                # a pool worker: the inherited part is read once per fork point
+                prefix = tuple(segs[:-1])
+                fx = warm.prefix_effects(
+                    prefix, lambda: db.effect_keys(list(prefix), self.fork_seq)
+                )
+                fx.update(db.effect_keys(segs[-1:], self._head))
+                self._fx = fx
+            else:
+                self._fx = db.effect_keys(segs, self._head)
             return self._fx
         try:
             indexed = db.catch_up_effect_index()

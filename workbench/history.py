@@ -96,6 +96,7 @@ class History:
         self._segments: dict[int, list[Segment]] = {}
         self._built: tuple[int, str] = (-1, "")  # (delta registry generation, built_from(state))
         self._lock = threading.Lock()
+        self.warm: Any = None  # a pool worker's WarmCache (states at fork points), else None
 
     # -- branches ---------------------------------------------------------------------------
 
@@ -233,7 +234,20 @@ class History:
         state is rebuilt from the events (each upcast), and such snapshots passed on the way
         are rewritten (unless the journal is read-only). A damaged snapshot (its seal broken,
         its state not decompressing or decoding) is passed over with a DamagedSnapshotWarning,
-        and left as it is for ``verify`` to report until ``rebuild_snapshots`` repairs it."""
+        and left as it is for ``verify`` to report until ``rebuild_snapshots`` repairs it.
+
+        In a pool worker the state at a point a branch inherits (a fork point) is built once
+        and copied for every later fork from it (``workbench.warmcache``)."""
+        warm = self.warm
+        if warm is not None and seq > 0:
+            owner = self.owner(branch, seq)[0]
+            if owner != branch:
+                key = (owner, seq, self.hash_at(branch, seq), self.built())
+                return warm.state(  # type: ignore[no-any-return]
+                    key,
+                    lambda: self._state_at(branch, seq, warn=True),
+                    lambda r: r.base_bytes + r.since_bytes,
+                )
         return self._state_at(branch, seq, warn=True)
 
     def _state_at(self, branch: int, seq: int, warn: bool) -> Rebuilt:

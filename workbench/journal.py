@@ -14,7 +14,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
-from . import forking, refs
+from . import forking, opening, refs
 from .branch import Branch
 from .buffer import LazyBuffer
 from .diff import diff as diff_states
@@ -47,6 +47,7 @@ from .storage import (
 )
 from .subscriptions import Subscription
 from .verify import VerifyReport, expected_heads, verify
+from .warmcache import WarmCache
 
 if TYPE_CHECKING:
     import polars as pl
@@ -93,6 +94,8 @@ class Journal:
         self._closed = False
         self._lazy = durability == "lazy"
         self._buffer = LazyBuffer(storage, self.durable_head, signals=self._lazy)
+        self._keep = False  # kept open by a pool worker (close only flushes)
+        self.warm: WarmCache | None = None  # what a pool worker keeps between forks
 
     # -- opening --------------------------------------------------------------------------
 
@@ -160,6 +163,26 @@ class Journal:
             raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
         if callable(key):
             key = key()
+        if clock is None and not raw:  # in a pool worker, the journal kept open is reused
+            place = path if is_url(path) else os.path.realpath(path)
+            arguments = (place, state, durability, snapshot_every, source, key, create, readonly)
+            journal = opening.kept(
+                (*arguments, float(timeout), limits),
+                lambda: cls._make(
+                    path,
+                    state,
+                    durability,
+                    snapshot_every,
+                    source,
+                    key,
+                    create=create,
+                    readonly=readonly,
+                    timeout=float(timeout),
+                    limits=limits,
+                )._kept_open(),
+            )
+            if journal is not None:
+                return journal
         return cls._make(
             path,
             state,
@@ -259,10 +282,21 @@ class Journal:
         """True when opened read-only (nothing can be written through this journal)."""
         return self._storage.readonly
 
+    def _kept_open(self) -> Journal:
+        """This journal, kept open by a pool worker: ``close`` only flushes it, and it carries
+        the worker's warm caches."""
+        self._keep, self.warm = True, WarmCache()
+        self.history.warm = self.warm
+        return self
+
     def close(self) -> None:
-        """Flush buffered events and close the connection; safe to call twice."""
+        """Flush buffered events and close the connection; safe to call twice. (A journal a
+        pool worker keeps open is only flushed: see ``keep_journals_open``.)"""
         with self._lock:
             if self._closed:
+                return
+            if self._keep:
+                self.flush()
                 return
             try:
                 self.flush()

@@ -5,8 +5,10 @@ are built from), and which State class states are rebuilt with for what a file r
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from datetime import datetime
+from typing import Any, TypeVar
 
 from . import events as ev
 from . import plugins
@@ -15,6 +17,36 @@ from .history import built_from
 from .storage import Storage
 
 DURABILITY = ("process", "fsync", "lazy")
+
+# In a pool worker: the journals opened so far by the arguments they were opened with, handed to
+# every later open with the same arguments and kept open between forks. None elsewhere.
+_kept: dict[tuple[Any, ...], Any] | None = None
+_kept_lock = threading.Lock()
+T = TypeVar("T")
+
+
+def keep_journals_open() -> None:
+    """From now on in this process, ``Journal.open`` with arguments already seen returns the
+    journal it opened then, still open, and ``close()`` only flushes it (a pool worker runs
+    fork after fork on one handle, and caches what forks share: ``workbench.warmcache``)."""
+    global _kept
+    with _kept_lock:
+        if _kept is None:
+            _kept = {}
+
+
+def kept(arguments: tuple[Any, ...], make: Callable[[], T]) -> T | None:
+    """The journal kept for these ``Journal.open`` arguments (made now if none is open), or
+    None when journals are not kept in this process."""
+    if _kept is None:
+        return None
+    with _kept_lock:
+        journal = _kept.get(arguments)
+        if journal is None or journal._closed:
+            journal = _kept[arguments] = make()
+        return journal
+
+
 PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
 Clock = Callable[[], "int | float | datetime"]
 

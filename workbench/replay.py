@@ -2,8 +2,10 @@
 instead of appending them again (durable execution, as DBOS and Temporal replay a workflow's
 recorded steps).
 
-A runner *arms* each fork run: ``armed(location, branch, start)`` around a call in this thread,
-or the ``LITHIFY_FORK`` environment variable for a fresh process or kernel (``fork_env``).
+A runner *arms* each fork run: ``arm(run)`` (or ``armed(location, branch, start)``) around a
+call in this thread or asyncio task (a context variable: forks running side by side in one
+process each see their own), or the ``LITHIFY_FORK`` environment variable for a fresh process
+or kernel (``fork_env``).
 Every ``Branch`` handle this process then opens on that branch starts at the run's ``start``
 event (where the trial began: its fork point, or for a member of an evolving population the
 study's start) instead of the branch's head, and each write it makes is matched with the next
@@ -26,6 +28,7 @@ process share one cursor, so opening ``journal.branch(id)`` twice does not repla
 
 from __future__ import annotations
 
+import contextvars
 import json
 import os
 import threading
@@ -74,26 +77,33 @@ def fork_env(run: ForkRun) -> dict[str, str]:
     return {FORK_ENV: run.to_env()}
 
 
-_local = threading.local()
+_armed: contextvars.ContextVar[ForkRun | None] = contextvars.ContextVar(
+    "lithify_fork_run", default=None
+)
 _cursors: dict[tuple[str, int, str], Cursor] = {}
 _env_cache: tuple[str, ForkRun | None] = ("", None)
 _lock = threading.Lock()
 
 
 @contextmanager
-def armed(journal: str, branch: int, start: int | None) -> Iterator[ForkRun]:
-    """Arm a fork run for this thread while the block runs (runners that call fork functions
-    in their own process: pool workers, tests)."""
-    run = new_run(journal, branch, start)
-    before = getattr(_local, "run", None)
-    _local.run = run
+def arm(run: ForkRun) -> Iterator[ForkRun]:
+    """Arm ``run`` for this thread or task while the block runs (runners that call fork
+    functions in their own process: pool workers, tests); its cursors go with it."""
+    token = _armed.set(run)
     try:
         yield run
     finally:
-        _local.run = before
+        _armed.reset(token)
         with _lock:
             for key in [k for k in _cursors if k[2] == run.run]:
                 del _cursors[key]
+
+
+@contextmanager
+def armed(journal: str, branch: int, start: int | None) -> Iterator[ForkRun]:
+    """``arm`` a fresh attempt at running ``branch`` from ``start``."""
+    with arm(new_run(journal, branch, start)) as run:
+        yield run
 
 
 def _from_env() -> ForkRun | None:
@@ -118,8 +128,8 @@ def _from_env() -> ForkRun | None:
 
 
 def current() -> ForkRun | None:
-    """The fork run armed for this thread (or, failing that, this process), if any."""
-    run: ForkRun | None = getattr(_local, "run", None)
+    """The fork run armed for this thread or task (or, failing that, this process), if any."""
+    run = _armed.get()
     return run if run is not None else _from_env()
 
 

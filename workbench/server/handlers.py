@@ -16,8 +16,8 @@ from .. import sweep as sweeps
 from ..diff import diff
 from ..errors import Conflict, InvalidValue, NotFound
 from ..events import encode_state
-from ..sweep.cluster import runners_here
 from ..sweep.plan import planned_forks
+from ..sweep.runners import runners_here
 from . import shapes
 from .base import Base, Download, _body_int, _int, _plain, http_status
 from .hub import Hub

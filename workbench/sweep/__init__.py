@@ -10,8 +10,8 @@ journal's agent (``workbench.sweep.launch``: the one rule the CLI, server and wi
     s = sweep.plan(j, base=0, at=191, grid={"budget": [300, 600, 1200]}, seeds=3)
     result = sweep.run(s, notebook="auditor_fork", workers=4)
 
-Runners ("papermill", "warm", "process"; all orchestrated from threads of this process) are
-described in ``workbench.sweep.runners``.
+Runners ("pool", the default for fork functions, "process", "papermill", "warm", "dask"; all
+orchestrated from threads of this process) are described in ``workbench.sweep.runners``.
 
 Every fork's status (pending, running, finished, failed, cancelled), error (cell, error
 name, message), wall time and executed notebook are recorded in the journal, so a sweep can
@@ -37,7 +37,6 @@ from .optimize import (
     study_defaults,
 )
 from .plan import (
-    RUNNERS,
     Fork,
     ForkRun,
     SweepPlan,
@@ -51,6 +50,7 @@ from .plan import (
     summaries,
 )
 from .report import report, set_user_attr
+from .runners import RUNNERS
 from .space import Categorical, Float, Int
 from .trials import Study, Trial, result, study
 from .worker import PROGRESS_ENV, call_fork, report_progress

@@ -38,12 +38,11 @@ from .. import params as declared_params
 from ..errors import InvalidValue
 from . import engines
 from . import space as sp
-from .cluster import out_dir_for
 from .handle import execute
 from .launch import as_recorded, for_agent
 from .optimize import _is_lines, _objectives, _progress_default
 from .plan import Fork, _declared, fork_timeout_of
-from .runners import _Context
+from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for
 from .trials import Reader, Study, StudySpec, spec_of
 
 if TYPE_CHECKING:
@@ -200,7 +199,7 @@ class _Population:
         self.spec: StudySpec = spec_of(journal, sweep_id)
         self.runner = runner
         self.how = dict(how)
-        self.workers = workers
+        self.workers = max(workers, int(getattr(runner, "slots", workers)))  # members at once
         self.cancel = threading.Event()
         self.reader = Reader(journal)
         self.out_dir = out_dir_for(journal.path) / str(sweep_id)
@@ -257,10 +256,10 @@ class _Population:
         ended = self.runs.get(fork.branch)
         if ended in ("paused", "finished", "failed", "pruned"):
             return ended  # ran before the coordinator died: its outcome stands
-        ctx = _Context(
+        ctx = ForkContext(
             self.journal.location, fork, self.out_dir, self.cancel, self.how.get("timeout")
         )
-        if self.how.get("runner") != "process":
+        if self.how.get("runner") not in FUNCTION_RUNNERS:
             ctx.function = self.how.get("fn")
         return execute(self.runner, ctx, self.cancel, self._record)
 

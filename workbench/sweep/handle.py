@@ -19,9 +19,8 @@ from typing import TYPE_CHECKING, Any
 from .. import replay
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
-from .cluster import out_dir_for
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, fork_timeout_of, load, status
-from .runners import _Context, make_runner
+from .runners import FUNCTION_RUNNERS, ForkContext, make_runner, out_dir_for
 from .worker import read_progress
 
 if TYPE_CHECKING:
@@ -35,7 +34,7 @@ _PRUNED_AT = re.compile(r"(?:pruned|paused) at step (\d+)")
 KILLED_RETRIES = 1
 
 
-def _attempt(runner: Any, ctx: _Context, cancel: threading.Event) -> str | None:
+def _attempt(runner: Any, ctx: ForkContext, cancel: threading.Event) -> str | None:
     for attempt in range(KILLED_RETRIES + 1):
         try:
             return runner.run_fork(ctx)  # type: ignore[no-any-return]
@@ -47,7 +46,7 @@ def _attempt(runner: Any, ctx: _Context, cancel: threading.Event) -> str | None:
 
 
 def execute(
-    runner: Any, ctx: _Context, cancel: threading.Event, record: Callable[..., None]
+    runner: Any, ctx: ForkContext, cancel: threading.Event, record: Callable[..., None]
 ) -> str:
     """Run one fork on ``runner`` and record how it went through ``record(branch, status,
     **fields)``: running, then finished, failed, pruned or paused (``sweep.report`` stopped
@@ -117,13 +116,14 @@ class SweepHandle:
         self.forks = forks
         self.out_dir = out_dir
         self._cancel = threading.Event()
-        self._contexts: dict[int, _Context] = {}
+        self._contexts: dict[int, ForkContext] = {}
         self.status: dict[int, str] = {f.branch: "pending" for f in forks}
         self.started = time.monotonic()
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix=f"sweep-{plan.id}")
+        slots = max(workers, int(getattr(runner, "slots", workers)))  # async pool: more at once
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=f"sweep-{plan.id}")
         self._futures: list[Future[None]] = []
         for f in forks:
-            ctx = _Context(plan.journal.location, f, out_dir, self._cancel, timeout)
+            ctx = ForkContext(plan.journal.location, f, out_dir, self._cancel, timeout)
             ctx.function = function
             self._contexts[f.branch] = ctx
             self._futures.append(self._pool.submit(self._run_one, ctx))
@@ -136,7 +136,7 @@ class SweepHandle:
             branch, self.plan.id, status, runner=self.runner.name, **fields
         )
 
-    def _run_one(self, ctx: _Context) -> None:
+    def _run_one(self, ctx: ForkContext) -> None:
         execute(self.runner, ctx, self._cancel, self._record)
 
     def _finish(self) -> None:
@@ -287,7 +287,7 @@ def start(
     else:
         nb = plan.notebook or how.get("notebook")
     ref = fn_ref(fn) or plan.fn or how.get("fn")
-    runner = runner or how.get("runner") or ("papermill" if nb else "process")
+    runner = runner or how.get("runner") or ("papermill" if nb else "pool")
     if scheduler is None and runner == "dask" and how.get("runner") == "dask":
         scheduler = how.get("scheduler")  # the address it last ran on (None: a LocalCluster)
     workers = workers if workers is not None else int(how.get("workers", 4))
@@ -331,7 +331,7 @@ def start(
         raise
     recorded_how = {
         "runner": runner,
-        "notebook": nb if runner != "process" else None,
+        "notebook": nb if runner not in FUNCTION_RUNNERS else None,
         "fn": ref,
         "workers": workers,
         "timeout": timeout,
@@ -375,7 +375,7 @@ def _handle(
         int(how.get("workers") or 1),
         target,
         how.get("timeout"),
-        ref if how.get("runner") != "process" else None,
+        ref if how.get("runner") not in FUNCTION_RUNNERS else None,
     )
 
 

@@ -36,8 +36,9 @@ from typing import TYPE_CHECKING, Any
 from .. import plugins
 from ..bundled import resolve_notebook
 from ..errors import InvalidValue
-from .cluster import check_scheduler, runners_here
-from .plan import RUNNERS, SweepPlan, check_options, fn_ref, fork_timeout_of, parse_grid, plan
+from .plan import SweepPlan, check_options, fn_ref, fork_timeout_of, parse_grid, plan
+from .runners import FUNCTION_RUNNERS, RUNNERS, runners_here
+from .runners.dask import check_scheduler
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -75,7 +76,7 @@ class Launch:
         """How the sweep runs, as recorded with it (so a resume runs it the same way)."""
         how: dict[str, Any] = {
             "runner": self.runner,
-            "notebook": self.notebook if self.runner != "process" else None,
+            "notebook": self.notebook if self.runner not in FUNCTION_RUNNERS else None,
             "fn": self.fn,
             "workers": self.workers,
             "timeout": self.timeout,
@@ -125,7 +126,7 @@ class Launch:
         return make_runner(
             self.journal.location,
             self.runner,
-            self.notebook if self.runner != "process" else None,
+            self.notebook if self.runner not in FUNCTION_RUNNERS else None,
             self.fn,
             start_timeout,
             self.workers,
@@ -164,7 +165,7 @@ def as_recorded(
     started = make_runner(
         journal.location,
         runner_name,
-        how.get("notebook") if runner_name != "process" else None,
+        how.get("notebook") if runner_name not in FUNCTION_RUNNERS else None,
         how.get("fn"),
         start_timeout,
         n,
@@ -233,7 +234,7 @@ def _decide(
         if nb is not None:
             runner = "papermill"
         elif function is not None or agent is None or not agent.template:
-            runner = "process"
+            runner = "pool"
         else:
             runner = "papermill"
     if runner not in RUNNERS:

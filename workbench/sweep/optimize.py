@@ -41,12 +41,11 @@ from .. import plugins
 from ..errors import InvalidValue
 from . import engines, options
 from . import space as sp
-from .cluster import out_dir_for
 from .driver import Driver, SpaceFn
 from .handle import execute
 from .launch import Launch, as_recorded, defaults, for_agent
 from .plan import Fork, _declared, check_options
-from .runners import _Context
+from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for
 from .trials import Reader, Study, StudySpec, spec_of
 from .worker import read_progress
 
@@ -168,12 +167,12 @@ class StudyHandle:
         self.sweep_id = spec.sweep
         self.runner = runner
         self.how = dict(how)
-        self.workers = workers
+        self.workers = max(workers, int(getattr(runner, "slots", workers)))  # trials in flight
         self.out_dir = out_dir
         self.driver = driver
         self.timeout = timeout
         self.status: dict[int, str] = {}
-        self._contexts: dict[int, _Context] = {}
+        self._contexts: dict[int, ForkContext] = {}
         self._cancel = threading.Event()
         self._lock = threading.Lock()
         self._error: BaseException | None = None
@@ -254,10 +253,10 @@ class StudyHandle:
         return self.spec.forks
 
     def _run(self, fork: Fork) -> str:
-        ctx = _Context(
+        ctx = ForkContext(
             self.journal.location, fork, self.out_dir, self._cancel, self.how.get("timeout")
         )
-        if self.how.get("runner") != "process":
+        if self.how.get("runner") not in FUNCTION_RUNNERS:
             ctx.function = self.how.get("fn")
         with self._lock:
             self._contexts[fork.branch] = ctx

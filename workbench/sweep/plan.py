@@ -23,25 +23,14 @@ from ..bundled import resolve_notebook
 from ..errors import InvalidValue, NotFound
 from ..events import canonical
 from ..plugins import import_ref
+from .runners import RUNNERS
+from .runners.context import Fork as Fork  # defined with the runners; a plan is made of them
 
 if TYPE_CHECKING:
     import polars as pl
 
     from ..forking import SweepInfo
     from ..journal import Journal
-
-RUNNERS = ("papermill", "warm", "process", "dask")
-
-
-@dataclass(frozen=True)
-class Fork:
-    """One fork of a sweep: its branch, its own params, and the seq its run starts from (None:
-    its fork point; a population member's run starts at the study's start, see
-    ``workbench.replay``)."""
-
-    branch: int
-    params: dict[str, Any]
-    start: int | None = None
 
 
 @dataclass(frozen=True)

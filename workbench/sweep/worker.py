@@ -1,5 +1,6 @@
-"""Inside a fork: progress reports, what a fork function returns, and the process runner's
-worker (``python -m workbench.sweep.worker FN JOURNAL BRANCH PARAMS``).
+"""Inside a fork: progress reports, what a fork function returns, and the entry point of the
+process runner's worker: ``python -m workbench.sweep.worker FN JOURNAL BRANCH PARAMS`` runs one
+fork (the pool runner's workers are ``workbench.sweep.poolworker``).
 
 Imports only what the fork needs (never papermill, altair, nbformat or jupyter_server), exits
 if the sweep's parent process dies, and reports an exception as one ``LITHIFY_ERROR {json}``
@@ -8,6 +9,7 @@ line on stderr.
 
 from __future__ import annotations
 
+import contextvars
 import json
 import math
 import os
@@ -23,11 +25,15 @@ from ..errors import InvalidValue, clean_traceback
 from ..plugins import import_ref
 
 PROGRESS_ENV = "LITHIFY_PROGRESS_FILE"
+# the progress file of the fork this task runs (a pool worker may run several), or $PROGRESS_ENV
+progress_file: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "lithify_progress_file", default=None
+)
 
 
 def report_progress(done: int, total: int | None = None) -> None:
     """Called inside a fork (template or fn) to report steps done; shown by the launcher."""
-    path = os.environ.get(PROGRESS_ENV)
+    path = progress_file.get() or os.environ.get(PROGRESS_ENV)
     if not path:
         return
     tmp = f"{path}.{os.getpid()}.tmp"
@@ -122,52 +128,53 @@ def _returned_name(journal: Any, sweep: int | None, branch: int) -> str:
 PARENT_ENV = "LITHIFY_SWEEP_PARENT"  # the coordinator's pid, given by the process runner
 
 
-def _orphaned(parent: int) -> bool:
+def orphaned(parent: int) -> bool:
+    """Whether the coordinator ``parent`` has gone (this process was reparented)."""
     return os.getppid() != parent
 
 
-def _exit_with_parent(parent: int) -> None:
+def exit_with_parent(parent: int) -> None:
     """Exit at once if the coordinator ``parent`` is gone (checked now, and every 0.1 s), so a
     worker whose sweep died never writes to a fork the resumed sweep also runs."""
-    if _orphaned(parent):
+    if orphaned(parent):
         os._exit(70)
 
     def watch() -> None:
         while True:
-            if _orphaned(parent):
+            if orphaned(parent):
                 os._exit(70)  # the sweep's parent died: do not run on as an orphan
             time.sleep(0.1)
 
     threading.Thread(target=watch, daemon=True).start()
 
 
+def error_doc(e: BaseException) -> dict[str, Any]:
+    """A fork's exception as the JSON its runner records (name, message, where, traceback)."""
+    tb = traceback.extract_tb(e.__traceback__)
+    return {
+        "ename": type(e).__name__,
+        "evalue": str(e)[:2000],
+        "where": f"{tb[-1].filename}:{tb[-1].lineno}" if tb else "",
+        "traceback": clean_traceback(
+            "".join(traceback.format_exception(type(e), e, e.__traceback__))
+        ),
+    }
+
+
 def main(argv: list[str]) -> int:
-    ref, journal, branch, params = argv[0], argv[1], int(argv[2]), json.loads(argv[3])
     # The pid the runner gave, not our parent's now: a coordinator that died while this
     # interpreter started would leave us reparented, and getppid() would be someone else.
     parent = int(os.environ.get(PARENT_ENV) or os.getppid())
-    _exit_with_parent(parent)
+    exit_with_parent(parent)
+    ref, journal, branch, params = argv[0], argv[1], int(argv[2]), json.loads(argv[3])
     try:
         fn = import_ref(ref)  # may take long (a heavy module): the parent may die meanwhile
-        if _orphaned(parent):
+        if orphaned(parent):
             return 70  # before the first write
         call_fork(fn, journal, branch, params)
     except BaseException as e:  # noqa: BLE001 (reported to the parent, then exit 1)
         traceback.print_exc()
-        tb = traceback.extract_tb(e.__traceback__)
-        where = f"{tb[-1].filename}:{tb[-1].lineno}" if tb else ""
-        sys.stderr.write(
-            "LITHIFY_ERROR "
-            + json.dumps(
-                {
-                    "ename": type(e).__name__,
-                    "evalue": str(e)[:2000],
-                    "where": where,
-                    "traceback": clean_traceback(traceback.format_exc()),
-                }
-            )
-            + "\n"
-        )
+        sys.stderr.write("LITHIFY_ERROR " + json.dumps(error_doc(e)) + "\n")
         return 1
     return 0
 

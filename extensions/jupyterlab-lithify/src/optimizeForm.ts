@@ -19,7 +19,7 @@ const FALLBACK = {
   samplers: ['tpe', 'random', 'grid', 'cmaes', 'nsga2', 'qmc'],
   pruners: ['none', 'median', 'percentile', 'asha', 'hyperband'],
   directions: ['maximize', 'minimize'],
-  runners: ['process', 'papermill', 'warm']
+  runners: ['pool', 'process', 'papermill', 'warm']
 };
 
 type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;

@@ -11,7 +11,7 @@ import { el, message } from './dom';
 import type { Selection } from './journals';
 import type { SweepDefaults, SweepRequest } from './types';
 
-const FALLBACK_RUNNERS = ['process', 'papermill', 'warm'];
+const FALLBACK_RUNNERS = ['pool', 'process', 'papermill', 'warm'];
 
 type Field = HTMLInputElement | HTMLTextAreaElement | HTMLSelectElement;
 

@@ -14,15 +14,14 @@ machine (``scheduler=None``, or a ``Client`` of one).
 
 from __future__ import annotations
 
-import os
 import threading
 import uuid
 from pathlib import Path
 from typing import Any
 
-from ..errors import ForkFailed, InvalidValue
-from ..storage import is_url
-from .plan import Fork
+from ...errors import ForkFailed, InvalidValue
+from ...storage import is_url
+from .context import Fork, ForkContext
 
 
 def _distributed() -> Any:
@@ -42,13 +41,6 @@ def available() -> bool:
     except ImportError:
         return False
     return True
-
-
-def runners_here() -> list[str]:
-    """The runners this installation can use (dask only with Dask distributed installed)."""
-    from .plan import RUNNERS
-
-    return [r for r in RUNNERS if r != "dask" or available()]
 
 
 def check_scheduler(journal: str, scheduler: Any) -> None:
@@ -99,7 +91,8 @@ def run_on_worker(
     ({"notebook"} or {"error"}), so nothing but JSON-safe values travels back."""
     import distributed
 
-    from .runners import PapermillRunner, ProcessRunner, _Context
+    from .papermill import PapermillRunner
+    from .process import ProcessRunner
 
     try:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -108,7 +101,7 @@ def run_on_worker(
 
         out_dir = tempfile.mkdtemp(prefix="lithify-runs-")
     cancel = threading.Event()
-    ctx = _Context(journal, Fork(branch, params, start), Path(out_dir), cancel, timeout)
+    ctx = ForkContext(journal, Fork(branch, params, start), Path(out_dir), cancel, timeout)
     ctx.function = function
     runner: Any = (
         ProcessRunner(target) if kind == "process" else PapermillRunner(target, start_timeout)
@@ -185,7 +178,7 @@ class DaskRunner:
         self.address = str(self.client.scheduler.address)
         self._event = distributed.Event(self.cancel_name, client=self.client)
 
-    def run_fork(self, ctx: Any) -> str | None:
+    def run_fork(self, ctx: ForkContext) -> str | None:
         distributed = _distributed()
         future = self.client.submit(
             run_on_worker,
@@ -237,11 +230,3 @@ class DaskRunner:
             except Exception:  # noqa: BLE001 (closing: nothing left to save)
                 pass
         self._own = []
-
-
-def out_dir_for(journal: str) -> Path:
-    """Where executed notebooks go by default: beside a journal file, or ./lithify-runs for a
-    PostgreSQL journal."""
-    if is_url(journal):
-        return Path(os.getcwd()) / "lithify-runs"
-    return Path(journal).resolve().parent / "runs"

@@ -1,0 +1,129 @@
+"""The runners that execute a sweep's forks, one module each, chosen by name:
+
+- ``"pool"`` (the default for fork functions): ``workers`` persistent processes that import the
+  fork function once and run fork after fork, keeping the journal open and the fork points'
+  states and inherited effect results decoded (``workbench.sweep.runners.pool``); async fork
+  functions run ``concurrency`` at a time per worker.
+- ``"process"``: a fresh worker process per fork: full isolation, an interpreter's start-up and
+  the function's imports paid by every fork.
+- ``"papermill"``: the template notebook per fork with papermill, on a kernel kept per worker.
+- ``"warm"``: the template's cells in long-lived kernels, without papermill.
+- ``"dask"``: the fork function (or template) as tasks on a Dask cluster.
+
+Every runner is an object with ``name``, ``slots`` (forks it runs at once), ``run_fork(ctx)``
+(blocks until the fork ends; raises ``ForkFailed``) and ``close()``; ``make_runner`` builds one
+by name, every argument checked before a kernel or worker starts. All of them arm each fork's
+run for replay (``workbench.replay``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import params as declared_params
+from ...errors import InvalidValue
+from .context import Fork, ForkContext, out_dir_for
+from .dask import DaskRunner, available
+from .papermill import PapermillRunner
+from .pool import PoolRunner
+from .process import ProcessRunner
+from .warm import WarmRunner
+
+RUNNERS = ("pool", "process", "papermill", "warm", "dask")
+FUNCTION_RUNNERS = ("pool", "process")  # run a fork function (dask does either)
+TEMPLATE_RUNNERS = ("papermill", "warm")  # run a template notebook
+
+
+def runners_here() -> list[str]:
+    """The runners this installation can use (dask only with Dask distributed installed)."""
+    return [r for r in RUNNERS if r != "dask" or available()]
+
+
+def make_runner(
+    journal: str,
+    runner: str,
+    notebook: str | None,
+    fn: str | None,
+    start_timeout: float,
+    workers: int = 1,
+    scheduler: Any = None,
+    *,
+    concurrency: int = 1,
+    max_forks_per_worker: int | None = None,
+) -> Any:
+    """The runner for a sweep of the journal at ``journal`` (its location), every argument
+    checked before a kernel or worker starts. ``"dask"`` runs the template (with papermill) or
+    else the fork function as tasks on ``scheduler`` (a Client, an address, or None for a
+    LocalCluster). ``concurrency`` and ``max_forks_per_worker`` are the pool's."""
+    if runner not in RUNNERS:
+        raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
+    if scheduler is not None and runner != "dask":
+        raise InvalidValue(f"scheduler= is for the dask runner, not {runner!r}")
+    check_pool_options(runner, concurrency, max_forks_per_worker)
+    if runner == "dask":
+        if notebook is not None:
+            declared_params.of_notebook(notebook)
+            return DaskRunner(journal, "papermill", notebook, start_timeout, workers, scheduler)
+        if fn is None:
+            raise InvalidValue(
+                "the dask runner needs fn= (a function or 'module:function') or notebook="
+            )
+        return DaskRunner(journal, "process", fn, start_timeout, workers, scheduler)
+    if runner in FUNCTION_RUNNERS:
+        if fn is None:
+            raise InvalidValue(f"the {runner} runner needs fn= (a function or 'module:function')")
+        if runner == "process":
+            return ProcessRunner(fn)
+        return PoolRunner(fn, workers, concurrency, max_forks_per_worker, start_timeout)
+    if notebook is None:
+        raise InvalidValue(
+            f"the {runner} runner needs notebook= (a template with a 'parameters' cell)"
+        )
+    declared_params.of_notebook(notebook)  # a readable notebook with a parameters cell
+    try:
+        import jupyter_client  # noqa: F401
+        import papermill  # noqa: F401
+    except ImportError:
+        raise InvalidValue(
+            "notebook sweeps need papermill and ipykernel: pip install papermill ipykernel"
+        ) from None
+    if runner == "papermill":
+        return PapermillRunner(notebook, start_timeout, workers)
+    return WarmRunner(notebook, start_timeout, workers)
+
+
+def check_pool_options(runner: str, concurrency: Any, max_forks_per_worker: Any) -> None:
+    """``concurrency`` (async forks at once per worker) and ``max_forks_per_worker`` (recycle a
+    worker after that many forks): whole numbers >= 1, for the pool runner only."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise InvalidValue(f"concurrency is a whole number >= 1, not {concurrency!r}")
+    if max_forks_per_worker is not None and (
+        isinstance(max_forks_per_worker, bool)
+        or not isinstance(max_forks_per_worker, int)
+        or max_forks_per_worker < 1
+    ):
+        raise InvalidValue(
+            f"max_forks_per_worker is a whole number >= 1 (or None), not {max_forks_per_worker!r}"
+        )
+    if runner != "pool" and (concurrency != 1 or max_forks_per_worker is not None):
+        raise InvalidValue(
+            f"concurrency and max_forks_per_worker are the pool runner's, not the {runner} runner's"
+        )
+
+
+__all__ = [
+    "FUNCTION_RUNNERS",
+    "RUNNERS",
+    "DaskRunner",
+    "Fork",
+    "PapermillRunner",
+    "PoolRunner",
+    "ProcessRunner",
+    "WarmRunner",
+    "TEMPLATE_RUNNERS",
+    "ForkContext",
+    "check_pool_options",
+    "make_runner",
+    "out_dir_for",
+    "runners_here",
+]

@@ -1,0 +1,292 @@
+"""The ``"pool"`` runner: ``workers`` persistent worker processes that import the fork function
+once and run fork after fork (``python -m workbench.sweep.poolworker``).
+
+Each worker keeps the journal open between forks and caches, by content, the states at fork
+points and the results of inherited effects (``workbench.warmcache``): the Nth fork from one
+event pays no replay, no snapshot decode and no effect decode. An ``async def`` fork function
+runs ``concurrency`` forks at once per worker, in one event loop.
+
+What a worker shares between its forks, as Dask's and Ray's workers do: imported modules and
+their global state. ``max_forks_per_worker`` recycles a worker after that many forks.
+
+Crash isolation: a fork that kills its worker (``os._exit``, a signal, running out of memory)
+fails with the signal and the worker's last lines on stderr, the worker is replaced, and the
+other forks go on; a cancel or a fork's timeout stops a synchronous fork by killing its worker
+(replaced), an async one by cancelling its task (its worker is killed if the task has not ended
+a second later). A worker whose coordinator died exits at once (it watches its parent).
+
+Protocol: the coordinator writes one JSON line per job to the worker's stdin (``run``,
+``cancel``); the worker (``workbench.sweep.poolworker``) answers on a pipe of its own (``ready``,
+a job's outcome), never on stdout, which a fork's prints would garble (stdout is discarded, as
+the process runner does).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import threading
+from collections import deque
+from typing import Any
+
+from ...errors import ForkFailed
+from ..worker import PARENT_ENV
+from .context import ForkContext
+from .process import STDERR_LINES, killed
+
+CANCEL_GRACE = 1.0  # seconds an async fork's task has to end once cancelled
+
+
+class _Job:
+    """One fork sent to a worker: its outcome once the worker answers (or dies)."""
+
+    def __init__(self, job_id: int) -> None:
+        self.id = job_id
+        self.done = threading.Event()
+        self.outcome: dict[str, Any] = {}
+
+    def finish(self, outcome: dict[str, Any]) -> None:
+        if not self.done.is_set():
+            self.outcome = outcome
+            self.done.set()
+
+
+class _Worker:
+    """One worker process, its jobs in flight, and its last lines on stderr."""
+
+    def __init__(self, fn: str, concurrency: int) -> None:
+        read, write = os.pipe()
+        env = {**os.environ, PARENT_ENV: str(os.getpid())}
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "workbench.sweep.poolworker", fn, str(write)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            pass_fds=(write,),
+            env=env,
+            text=True,
+        )
+        os.close(write)
+        self.concurrency = concurrency
+        self.jobs: dict[int, _Job] = {}
+        self.forks = 0  # forks sent to it
+        self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
+        self.lock = threading.Lock()
+        self.dead = False
+        self._answers = os.fdopen(read, "r", encoding="utf-8")
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._drain = threading.Thread(target=self._read_stderr, daemon=True)
+        self._reader.start()
+        self._drain.start()
+
+    def _read_stderr(self) -> None:
+        assert self.proc.stderr is not None
+        try:
+            for line in self.proc.stderr:
+                self.stderr.append(line.rstrip("\n"))
+        except (OSError, ValueError):
+            pass
+        finally:
+            self.proc.stderr.close()
+
+    def _read(self) -> None:
+        try:
+            for line in self._answers:
+                try:
+                    doc = json.loads(line)
+                except ValueError:
+                    continue
+                if "id" in doc:
+                    with self.lock:
+                        job = self.jobs.pop(int(doc["id"]), None)
+                    if job is not None:
+                        job.finish(doc)
+                elif "fatal" in doc:  # the function could not be imported: say why to all
+                    self._fail({"error": doc["fatal"]})
+        except (OSError, ValueError):
+            pass
+        finally:
+            self._answers.close()
+        # the pipe closed: the worker exited or was killed; what was in flight fails with why
+        code = self.proc.wait()
+        self._drain.join(1.0)
+        tail = list(self.stderr)
+        if code < 0:
+            error = killed(-code, tail)
+        else:
+            error = {
+                "ename": "WorkerError",
+                "evalue": f"the pool worker exited with code {code}"
+                + (f": {tail[-1][:500]}" if tail else ""),
+                "stderr": tail,
+            }
+        self._fail({"error": error})
+
+    def _fail(self, outcome: dict[str, Any]) -> None:
+        with self.lock:
+            self.dead = True
+            jobs, self.jobs = list(self.jobs.values()), {}
+        for job in jobs:
+            job.finish(outcome)
+
+    @property
+    def load(self) -> int:
+        with self.lock:
+            return len(self.jobs)
+
+    def send(self, doc: dict[str, Any], job: _Job | None = None) -> bool:
+        """Write one line to the worker; False when it is gone."""
+        with self.lock:
+            if self.dead:
+                return False
+            if job is not None:
+                self.jobs[job.id] = job
+                self.forks += 1
+            try:
+                assert self.proc.stdin is not None
+                self.proc.stdin.write(json.dumps(doc) + "\n")
+                self.proc.stdin.flush()
+            except (OSError, ValueError):
+                if job is not None:
+                    self.jobs.pop(job.id, None)
+                self.dead = True
+                return False
+        return True
+
+    def kill(self) -> None:
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Let the worker finish and exit (its stdin closed), killing it if it does not."""
+        try:
+            if self.proc.stdin is not None:
+                self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            self.proc.wait()
+        self._reader.join(5.0)
+        self._drain.join(5.0)
+
+
+class PoolRunner:
+    """Runs a fork function in ``workers`` persistent worker processes (see the module
+    docstring); ``slots`` = workers × concurrency forks run at once."""
+
+    name = "pool"
+
+    def __init__(
+        self,
+        fn: str,
+        workers: int = 1,
+        concurrency: int = 1,
+        max_forks_per_worker: int | None = None,
+        start_timeout: float = 60.0,
+    ) -> None:
+        self.fn = fn
+        self.workers = workers
+        self.concurrency = concurrency
+        self.max_forks = max_forks_per_worker
+        self.slots = workers * concurrency
+        self._ids = itertools.count(1)
+        self._lock = threading.Condition()
+        self._pool: list[_Worker] = [_Worker(fn, concurrency) for _ in range(workers)]
+        self._closed = False
+
+    def _acquire(self) -> _Worker:
+        """The least loaded live worker with room, replacing dead and spent ones."""
+        with self._lock:
+            while True:
+                if self._closed:
+                    raise ForkFailed("closed", ename="Cancelled", evalue="the runner was closed")
+                self._pool = [w for w in self._pool if not w.dead]
+                room = [w for w in self._pool if w.load < self.concurrency and not self._spent(w)]
+                if room:
+                    return min(room, key=lambda w: w.load)
+                if len(self._pool) < self.workers:
+                    worker = _Worker(self.fn, self.concurrency)
+                    self._pool.append(worker)
+                    return worker
+                retiring = [w for w in self._pool if self._spent(w)]
+                for w in retiring:
+                    if w.load == 0:
+                        self._pool.remove(w)
+                        threading.Thread(target=w.close, daemon=True).start()
+                if not retiring or all(w.load for w in retiring):
+                    self._lock.wait(0.05)
+
+    def _spent(self, worker: _Worker) -> bool:
+        """Whether a worker has run its ``max_forks_per_worker`` (then it is recycled)."""
+        return self.max_forks is not None and worker.forks >= self.max_forks
+
+    def run_fork(self, ctx: ForkContext) -> None:
+        worker = self._acquire()
+        job = _Job(next(self._ids))
+        doc = {
+            "op": "run",
+            "id": job.id,
+            "journal": ctx.journal_path,
+            "branch": ctx.fork.branch,
+            "params": ctx.fork.params,
+            "start": ctx.fork.start,
+            "run": ctx.run.run,
+            "progress": str(ctx.progress_file),
+        }
+        stopped = threading.Event()
+
+        def stop() -> None:
+            stopped.set()
+            if self.concurrency == 1:
+                worker.kill()
+                return
+            worker.send({"op": "cancel", "id": job.id})
+
+            def late() -> None:
+                if not job.done.is_set():
+                    worker.kill()
+
+            timer = threading.Timer(CANCEL_GRACE, late)
+            timer.daemon = True
+            timer.start()
+
+        try:
+            if not worker.send(doc, job):
+                job.finish({"error": {"ename": "WorkerError", "evalue": "the worker was gone"}})
+            ctx.on_stop(stop)
+            if not job.done.wait(ctx.timeout):
+                stop()
+                job.done.wait()
+                raise ForkFailed(
+                    "timed out",
+                    ename="TimeoutError",
+                    evalue=f"fork ran longer than {ctx.timeout} s",
+                )
+        finally:
+            ctx.on_stop(None)
+            with self._lock:
+                self._lock.notify_all()
+        error = job.outcome.get("error")
+        if error is not None:
+            if stopped.is_set() and ctx.cancel.is_set():
+                error = {"ename": "Cancelled", "evalue": "the sweep was cancelled"}
+            raise ForkFailed("fork failed", **error)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            workers, self._pool = self._pool, []
+            self._lock.notify_all()
+        threads = [threading.Thread(target=w.close, daemon=True) for w in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
