@@ -579,6 +579,7 @@ def _descendants(pid: int) -> list[int]:
 
 
 RUNNERS = [
+    pytest.param("pool", None, id="pool"),
     pytest.param("process", None, id="process"),
     pytest.param("papermill", "generic_fork", id="papermill"),
     pytest.param("warm", "generic_fork", id="warm"),
@@ -646,7 +647,10 @@ def _alive(pid: int) -> bool:
 
 
 @pytest.mark.slow
-def test_a_sigkilled_worker_is_run_again_and_the_study_ends_as_uninterrupted(tmp_path, monkeypatch):
+@pytest.mark.parametrize("runner", ["pool", "process"])
+def test_a_sigkilled_worker_is_run_again_and_the_study_ends_as_uninterrupted(
+    tmp_path, monkeypatch, runner
+):
     monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
     monkeypatch.syspath_prepend(TESTS)
     monkeypatch.setenv("TALLY_LOG", str(tmp_path / "ref.log"))
@@ -658,7 +662,15 @@ def test_a_sigkilled_worker_is_run_again_and_the_study_ends_as_uninterrupted(tmp
     with _tally_journal(tmp_path / "k.db") as j:
         kw = {k: v for k, v in TALLY_KW.items() if k not in ("space", "objective")}
         handle = sweep.start_optimize(
-            j, 1, TALLY_KW["space"], "total", "maximize", workers=1, fn="sweep_fns:tally", **kw
+            j,
+            1,
+            TALLY_KW["space"],
+            "total",
+            "maximize",
+            workers=1,
+            fn="sweep_fns:tally",
+            runner=runner,
+            **kw,
         )
 
         def worker_mid_trial() -> int | None:
@@ -668,7 +680,7 @@ def test_a_sigkilled_worker_is_run_again_and_the_study_ends_as_uninterrupted(tmp
             for x in runs:
                 if x.status == "running" and len(_own(j, x.branch)) >= 2:
                     kids = _descendants(os.getpid())
-                    workers = [p for p in kids if "workbench.sweep.worker" in _cmdline(p)]
+                    workers = [p for p in kids if "workbench.sweep." in _cmdline(p)]
                     return workers[0] if workers else None
             return None
 

@@ -112,6 +112,20 @@ app.add_typer(snapshots_app, name="snapshots", rich_help_panel="Journal")
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+# the pool runner's options, the same on every command that runs forks
+CONCURRENCY: Any = typer.Option(
+    1,
+    "--concurrency",
+    help="With the pool runner and an async fork function: forks run at once per worker "
+    "(in flight: workers x concurrency).",
+)
+MAX_FORKS_PER_WORKER: Any = typer.Option(
+    None,
+    "--max-forks-per-worker",
+    help="With the pool runner: recycle a worker after this many forks (module state persists "
+    "between the forks of one worker).",
+)
+
 
 def command(panel: str, name: str | None = None, **kw: Any) -> Callable[[F], F]:
     """``app.command`` for lithify: grouped under ``panel`` in ``lithify --help``, with the

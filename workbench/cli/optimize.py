@@ -11,7 +11,16 @@ import typer
 from .. import sweep as sweeps
 from ..errors import InvalidValue
 from ..sweep.options import parse_enqueue
-from .app import app, command, console, emit, open_journal, options
+from .app import (
+    CONCURRENCY,
+    MAX_FORKS_PER_WORKER,
+    app,
+    command,
+    console,
+    emit,
+    open_journal,
+    options,
+)
 
 study_app = typer.Typer(
     help="Studies: export one to an Optuna storage (for optuna-dashboard and Optuna's tools).",
@@ -128,6 +137,8 @@ def optimize(
     fork_timeout: float = typer.Option(
         None, "--fork-timeout", help="Seconds one trial may run (then it fails)."
     ),
+    concurrency: int = CONCURRENCY,
+    max_forks_per_worker: int = MAX_FORKS_PER_WORKER,
     branch: str = typer.Option(
         None, "--branch", help="Branch to fork (id or name; default: main)."
     ),
@@ -200,6 +211,8 @@ def optimize(
             enqueue=parse_enqueue(enqueue) or None,
             warm_start=warm_start,
             constraints=list(constraint) or None,
+            concurrency=concurrency,
+            max_forks_per_worker=max_forks_per_worker,
         )
         study = handle.wait(show=not opts.json)
     _emit(opts, study)
@@ -233,6 +246,8 @@ def evolve(
     fork_timeout: float = typer.Option(
         None, "--fork-timeout", help="Seconds one member's run may take (then it fails)."
     ),
+    concurrency: int = CONCURRENCY,
+    max_forks_per_worker: int = MAX_FORKS_PER_WORKER,
     resume: int = typer.Option(
         None,
         "--resume",
@@ -275,6 +290,8 @@ def evolve(
             workers=workers,
             branch=branch,
             fork_timeout=fork_timeout,
+            concurrency=concurrency,
+            max_forks_per_worker=max_forks_per_worker,
             progress=not opts.json,
         )
     _emit(opts, study)

@@ -12,7 +12,17 @@ import typer
 from .. import plugins
 from .. import sweep as sweeps
 from ..errors import InvalidValue
-from .app import agent_of, command, console, emit, matrix_rows, open_journal, options
+from .app import (
+    CONCURRENCY,
+    MAX_FORKS_PER_WORKER,
+    agent_of,
+    command,
+    console,
+    emit,
+    matrix_rows,
+    open_journal,
+    options,
+)
 
 
 def _fork_timeout(timeout: float | None, fork_timeout: float | None) -> float | None:
@@ -102,6 +112,8 @@ def sweep(
     fork_timeout: float = typer.Option(
         None, "--fork-timeout", help="Seconds a fork may run (then it fails)."
     ),
+    concurrency: int = CONCURRENCY,
+    max_forks_per_worker: int = MAX_FORKS_PER_WORKER,
     timeout: float = typer.Option(
         None, "--timeout", help="Seconds a fork may run: the old name of --fork-timeout."
     ),
@@ -127,6 +139,8 @@ def sweep(
             workers=workers,
             fork_timeout=_fork_timeout(timeout, fork_timeout),
             scheduler=scheduler,
+            concurrency=concurrency,
+            max_forks_per_worker=max_forks_per_worker,
         )
         handle = launch.start()
         result = handle.wait(show=not opts.json)

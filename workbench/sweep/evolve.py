@@ -92,6 +92,8 @@ def evolve(
     progress: bool | None = None,
     resume: int | None = None,
     timeout: float | None = None,
+    concurrency: int = 1,
+    max_forks_per_worker: int | None = None,
 ) -> Study:
     """Run a population of forks for ``generations`` generations of ``interval`` reports each,
     replacing the worst ``quantile`` by perturbed forks of the leaders' latest events (see the
@@ -133,6 +135,8 @@ def evolve(
         workers=workers,
         fork_timeout=fork_timeout,
         scheduler=scheduler,
+        concurrency=concurrency,
+        max_forks_per_worker=max_forks_per_worker,
     )
     declared, source = _declared(launch.notebook, launch.fn)
     declared_params.check_points(sp.corners(chosen), declared, source)

@@ -20,7 +20,14 @@ from .. import replay
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, fork_timeout_of, load, status
-from .runners import FUNCTION_RUNNERS, ForkContext, make_runner, out_dir_for
+from .runners import (
+    FUNCTION_RUNNERS,
+    ForkContext,
+    check_pool_options,
+    make_runner,
+    out_dir_for,
+    pool_options,
+)
 from .worker import read_progress
 
 if TYPE_CHECKING:
@@ -269,10 +276,12 @@ def start(
     scheduler: Any = None,
     *,
     fork_timeout: float | None = None,
+    concurrency: int | None = None,
+    max_forks_per_worker: int | None = None,
 ) -> SweepHandle:
     """Start running a sweep's forks in background threads; returns at once. Every argument is
     checked before a kernel or worker starts. ``fork_timeout``: seconds one fork may run
-    (``timeout`` is its old name).
+    (``timeout`` is its old name); ``concurrency`` and ``max_forks_per_worker``: the pool's.
 
     What is not given is taken from how the sweep was last run (recorded with the sweep, so a
     rerun of the failed forks or a resume after a crash runs them the same way), else from its
@@ -294,6 +303,12 @@ def start(
     if timeout is None:
         timeout = how.get("timeout")
     check_options(runner, workers, timeout)
+    pool = pool_options(how) if runner == how.get("runner") else pool_options({})
+    if concurrency is not None:
+        pool["concurrency"] = concurrency
+    if max_forks_per_worker is not None:
+        pool["max_forks_per_worker"] = max_forks_per_worker
+    check_pool_options(runner, pool["concurrency"], pool["max_forks_per_worker"])
     kind = next((s.spec.get("kind") for s in plan.journal.sweeps() if s.id == plan.id), None)
     if kind in ("optimize", "evolve") and only is None:
         how_to = (
@@ -322,7 +337,9 @@ def start(
             )
         forks = [f for f in plan.forks if f.branch in set(wanted)]
     try:
-        r = make_runner(plan.journal.location, runner, nb, ref, start_timeout, workers, scheduler)
+        r = make_runner(
+            plan.journal.location, runner, nb, ref, start_timeout, workers, scheduler, **pool
+        )
     except Exception as e:
         # The sweep did not start: its forks say why, instead of staying "pending" forever.
         error = json.dumps({"ename": type(e).__name__, "evalue": str(e)[:2000], "where": "start"})
@@ -338,6 +355,7 @@ def start(
     }
     if runner == "dask" and isinstance(scheduler, str):
         recorded_how["scheduler"] = scheduler
+    recorded_how.update({k: v for k, v in pool.items() if v not in (None, 1)})
     try:
         plan.journal.record_how(plan.id, recorded_how)
         plan.how.clear()
@@ -393,6 +411,8 @@ def run(
     progress: bool | None = None,
     *,
     fork_timeout: float | None = None,
+    concurrency: int | None = None,
+    max_forks_per_worker: int | None = None,
 ) -> SweepResult:
     """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
     ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False.
@@ -410,6 +430,8 @@ def run(
         out_dir,
         scheduler,
         fork_timeout=fork_timeout,
+        concurrency=concurrency,
+        max_forks_per_worker=max_forks_per_worker,
     )
     return h.wait(show=progress)
 

@@ -37,7 +37,7 @@ from .. import plugins
 from ..bundled import resolve_notebook
 from ..errors import InvalidValue
 from .plan import SweepPlan, check_options, fn_ref, fork_timeout_of, parse_grid, plan
-from .runners import FUNCTION_RUNNERS, RUNNERS, runners_here
+from .runners import FUNCTION_RUNNERS, RUNNERS, check_pool_options, pool_options, runners_here
 from .runners.dask import check_scheduler
 
 if TYPE_CHECKING:
@@ -71,6 +71,8 @@ class Launch:
     scheduler: Any = None
     agent: str | None = None
     runners: tuple[str, ...] = field(default_factory=tuple)
+    concurrency: int = 1  # the pool's: async forks at once per worker
+    max_forks_per_worker: int | None = None  # the pool's: recycle a worker after this many
 
     def how(self) -> dict[str, Any]:
         """How the sweep runs, as recorded with it (so a resume runs it the same way)."""
@@ -83,6 +85,10 @@ class Launch:
         }
         if self.runner == "dask" and isinstance(self.scheduler, str):
             how["scheduler"] = self.scheduler
+        if self.concurrency != 1:
+            how["concurrency"] = self.concurrency
+        if self.max_forks_per_worker is not None:
+            how["max_forks_per_worker"] = self.max_forks_per_worker
         return how
 
     def to_json(self) -> dict[str, Any]:
@@ -131,6 +137,8 @@ class Launch:
             start_timeout,
             self.workers,
             self.scheduler,
+            concurrency=self.concurrency,
+            max_forks_per_worker=self.max_forks_per_worker,
         )
 
     def start(self, start_timeout: float = 60.0, out_dir: str | None = None) -> SweepHandle:
@@ -170,6 +178,7 @@ def as_recorded(
         start_timeout,
         n,
         how.get("scheduler"),
+        **pool_options(how),
     )
     return {**how, "workers": n}, n, started
 
@@ -294,16 +303,21 @@ def for_agent(
     timeout: float | None = None,
     scheduler: Any = None,
     fork_timeout: float | None = None,
+    concurrency: int = 1,
+    max_forks_per_worker: int | None = None,
 ) -> Launch:
     """Decide a sweep forked at ``at`` (a seq on ``branch``, default main, or any ref) by the
     rule in the module docstring, and check everything that can be checked without writing:
     the point, the grid against what the fork declares, the runner, the scheduler.
-    ``fork_timeout``: seconds one fork may run (``timeout`` is its old name)."""
+    ``fork_timeout``: seconds one fork may run (``timeout`` is its old name). ``concurrency``
+    (async fork functions run that many at once per worker) and ``max_forks_per_worker``
+    (recycle a worker after that many forks) are the pool runner's."""
     timeout = fork_timeout_of(timeout, fork_timeout, "for_agent")
     agent, chosen, runner_name, nb, function, n = _decide(
         journal, grid, runner, fn, notebook, workers
     )
     check_options(runner_name, n, timeout)
+    check_pool_options(runner_name, concurrency, max_forks_per_worker)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise InvalidValue(f"seeds must be a positive int, not {seeds!r}")
     if not chosen:
@@ -342,4 +356,6 @@ def for_agent(
         scheduler,
         agent.name if agent else None,
         tuple(runners_here()),
+        concurrency,
+        max_forks_per_worker,
     )

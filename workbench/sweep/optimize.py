@@ -397,6 +397,8 @@ def plan_study(
     warm_start: Any = None,
     constraints: Any = None,
     callbacks: Sequence[Callable[[Any, Any], None]] | None = None,
+    concurrency: int = 1,
+    max_forks_per_worker: int | None = None,
 ) -> StudyPlan:
     """Check everything a study is given and decide how it runs (see ``optimize``); nothing is
     written."""
@@ -434,6 +436,8 @@ def plan_study(
         workers=workers,
         fork_timeout=fork_timeout,
         scheduler=scheduler,
+        concurrency=concurrency,
+        max_forks_per_worker=max_forks_per_worker,
     )
     check_options(launch.runner, launch.workers, fork_timeout)
     declared, source = _declared(launch.notebook, launch.fn)
@@ -549,8 +553,8 @@ def optimize(
     trial's metrics (Optuna's ``constraints_func``, <= 0 feasible); ``callbacks``: functions
     ``(study, frozen_trial)`` called after each trial, as ``study.optimize`` calls them;
     ``timeout``: seconds for the whole study (no new trial starts after it);
-    ``fork_timeout``: seconds for one fork. ``fn``, ``notebook``, ``runner``, ``scheduler`` as
-    for ``sweep.for_agent``."""
+    ``fork_timeout``: seconds for one fork. ``fn``, ``notebook``, ``runner``, ``scheduler``,
+    ``concurrency`` and ``max_forks_per_worker`` as for ``sweep.for_agent``."""
     handle = start_optimize(journal, at, space, objective, direction, **kw)
     return handle.wait(show=progress)
 

@@ -10,6 +10,7 @@ line on stderr.
 from __future__ import annotations
 
 import contextvars
+import inspect
 import json
 import math
 import os
@@ -58,9 +59,14 @@ def call_fork(
     is the value of the sweep's objective (or of the journal's agent's metric), a dict maps
     metric names to numbers (entries that are not numbers are left out). A name the fork
     observed itself without a step (its own final value) is not observed again; one it only
-    ``sweep.report``-ed is. Returns what ``fn`` returned."""
+    ``sweep.report``-ed is. An ``async def`` function runs to its end in an event loop of its
+    own. Returns what ``fn`` returned."""
     f = import_ref(fn) if isinstance(fn, str) else fn
     out = f(journal, branch, params)
+    if inspect.iscoroutine(out):  # an async fork function, run on its own here
+        import asyncio
+
+        out = asyncio.run(out)
     observe_returned(journal, branch, out)
     return out
 

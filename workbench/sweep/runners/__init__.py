@@ -92,6 +92,15 @@ def make_runner(
     return WarmRunner(notebook, start_timeout, workers)
 
 
+def pool_options(how: Any) -> dict[str, Any]:
+    """The pool's options a sweep recorded in how it runs (``concurrency``,
+    ``max_forks_per_worker``), as ``make_runner`` takes them."""
+    return {
+        "concurrency": int(how.get("concurrency") or 1),
+        "max_forks_per_worker": how.get("max_forks_per_worker"),
+    }
+
+
 def check_pool_options(runner: str, concurrency: Any, max_forks_per_worker: Any) -> None:
     """``concurrency`` (async forks at once per worker) and ``max_forks_per_worker`` (recycle a
     worker after that many forks): whole numbers >= 1, for the pool runner only."""
@@ -125,5 +134,6 @@ __all__ = [
     "check_pool_options",
     "make_runner",
     "out_dir_for",
+    "pool_options",
     "runners_here",
 ]

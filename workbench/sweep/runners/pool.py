@@ -208,7 +208,9 @@ class PoolRunner:
             while True:
                 if self._closed:
                     raise ForkFailed("closed", ename="Cancelled", evalue="the runner was closed")
-                self._pool = [w for w in self._pool if not w.dead]
+                for w in [w for w in self._pool if w.dead]:
+                    self._pool.remove(w)
+                    w.close()  # it has exited: its pipes are closed at once
                 room = [w for w in self._pool if w.load < self.concurrency and not self._spent(w)]
                 if room:
                     return min(room, key=lambda w: w.load)
