@@ -35,12 +35,14 @@ def _distributed() -> Any:
 
 
 def available() -> bool:
-    """Whether the dask runner can be offered (Dask distributed is installed)."""
+    """Whether the dask runner can be offered (Dask distributed is installed; not imported
+    here: that costs half a second)."""
+    import importlib.util
+
     try:
-        import distributed  # noqa: F401
-    except ImportError:
+        return importlib.util.find_spec("distributed") is not None
+    except (ImportError, ValueError):
         return False
-    return True
 
 
 def check_scheduler(journal: str, scheduler: Any) -> None:
