@@ -114,7 +114,7 @@ def test_no_worker_outlives_a_sigkilled_coordinator(tally, tmp_path):
                     cmd = status.read_text()
                 except OSError:
                     continue
-                if "workbench.sweep.poolworker" in cmd:
+                if "workbench.poolworker" in cmd:
                     try:
                         ppid = int(Path(status.parent, "stat").read_text().split()[3])
                     except (OSError, ValueError, IndexError):

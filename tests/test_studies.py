@@ -27,9 +27,9 @@ from sweep_fns import quadratic_value
 
 from workbench import Journal, replay, sweep
 from workbench.errors import ForkFailed, InvalidValue
+from workbench.forkrun import call_fork
 from workbench.sweep.driver import Driver
 from workbench.sweep.trials import spec_of
-from workbench.sweep.worker import call_fork
 
 opt = importlib.import_module(
     "workbench.sweep.optimize"

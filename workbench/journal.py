@@ -22,7 +22,6 @@ from .effects import compact_intents, unknown_outcomes
 from .errors import InvalidValue, NotFound, WorkbenchError
 from .forking import SweepInfo
 from .history import History, built_from
-from .matrix import build_matrix
 from .opening import (
     DURABILITY,
     PLAIN_STATE,
@@ -33,7 +32,6 @@ from .opening import (
     state_for,
     state_name_of,
 )
-from .provenance import provenance as trace_provenance
 from .storage import (
     BranchRow,
     EventRow,
@@ -45,19 +43,19 @@ from .storage import (
     now_ms,
     open_storage,
 )
-from .subscriptions import Subscription
-from .verify import VerifyReport, expected_heads, verify
 from .warmcache import WarmCache
 
 if TYPE_CHECKING:
     import polars as pl
+
+    from .subscriptions import Subscription
+    from .verify import VerifyReport
 
 __all__ = [
     "DURABILITY",
     "PLAIN_STATE",
     "Journal",
     "SweepInfo",
-    "VerifyReport",
     "built_from",
     "record_of",
     "state_name_of",
@@ -598,6 +596,8 @@ class Journal:
         """Who wrote the event at ``ref`` and, with ``path`` (e.g. ``notes[3]``), the chain of
         events that produced that value of the state (see workbench.provenance)."""
         branch, seq = ref if isinstance(ref, tuple) else self.resolve(ref)
+        from .provenance import provenance as trace_provenance
+
         return trace_provenance(self, branch, seq, path)
 
     def rekey(self, new_key: str | bytes) -> None:
@@ -619,6 +619,8 @@ class Journal:
     def subscribe(self, name: str) -> Subscription:
         """A durable, named consumer of every event, resuming at its acknowledged position."""
         self._settle()
+        from .subscriptions import Subscription
+
         return Subscription(self, name)
 
     def lookup_hash(self, prefix: str) -> tuple[int, int]:
@@ -666,6 +668,8 @@ class Journal:
 
     def matrix(self, **options: Any) -> pl.DataFrame:
         """Observations joined to each branch's merged params (see workbench.matrix)."""
+        from .matrix import build_matrix
+
         return build_matrix(self, **options)
 
     # -- integrity ------------------------------------------------------------------------
@@ -681,4 +685,6 @@ class Journal:
         journal cannot prove about itself.
         """
         self._settle()
+        from .verify import expected_heads, verify
+
         return verify(self.storage, self.history, expected_heads(expect, self._resolve))

@@ -20,7 +20,6 @@ import os
 import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.metadata import entry_points
 from typing import Any
 
 from .errors import InvalidValue
@@ -96,6 +95,8 @@ def _load() -> None:
     if _loaded:
         return
     _loaded = True
+    from importlib.metadata import entry_points  # the scan costs: only when agents are asked
+
     for ep in entry_points(group=GROUP):
         try:
             agent = ep.load()

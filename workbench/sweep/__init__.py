@@ -22,6 +22,7 @@ workers exit when this process dies (ipykernel's parent poller; the worker's own
 
 from __future__ import annotations
 
+from ..forkrun import PROGRESS_ENV, call_fork, report_progress
 from .engines import DIRECTIONS, PRUNERS, SAMPLERS
 from .evolve import evolve
 from .export import export_study
@@ -53,7 +54,6 @@ from .report import report, set_user_attr
 from .runners import RUNNERS
 from .space import Categorical, Float, Int
 from .trials import Study, Trial, result, study
-from .worker import PROGRESS_ENV, call_fork, report_progress
 
 __all__ = [
     "DIRECTIONS",

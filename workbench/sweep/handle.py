@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from .. import replay
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
+from ..forkrun import read_progress
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, fork_timeout_of, load, status
 from .runners import (
     FUNCTION_RUNNERS,
@@ -28,7 +29,6 @@ from .runners import (
     out_dir_for,
     pool_options,
 )
-from .worker import read_progress
 
 if TYPE_CHECKING:
     from ..journal import Journal

@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from .. import params as declared_params
 from .. import plugins
 from ..errors import InvalidValue
+from ..forkrun import read_progress
 from . import engines, options
 from . import space as sp
 from .driver import Driver, SpaceFn
@@ -47,7 +48,6 @@ from .launch import Launch, as_recorded, defaults, for_agent
 from .plan import Fork, _declared, check_options
 from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for
 from .trials import Reader, Study, StudySpec, spec_of
-from .worker import read_progress
 
 if TYPE_CHECKING:
     from ..journal import Journal

@@ -18,9 +18,9 @@ from ... import bundled
 from ...branch import Branch
 from ...context import Part
 from ...errors import InvalidValue
+from ...forkrun import report_progress
 from ...journal import Journal
 from ...params import Param, takes
-from ...sweep.worker import report_progress
 from . import logic
 from .models import Calls, make_model
 

@@ -1,5 +1,5 @@
 """The ``"pool"`` runner: ``workers`` persistent worker processes that import the fork function
-once and run fork after fork (``python -m workbench.sweep.poolworker``).
+once and run fork after fork (``python -m workbench.poolworker``).
 
 Each worker keeps the journal open between forks and caches, by content, the states at fork
 points and the results of inherited effects (``workbench.warmcache``): the Nth fork from one
@@ -16,7 +16,7 @@ other forks go on; a cancel or a fork's timeout stops a synchronous fork by kill
 a second later). A worker whose coordinator died exits at once (it watches its parent).
 
 Protocol: the coordinator writes one JSON line per job to the worker's stdin (``run``,
-``cancel``); the worker (``workbench.sweep.poolworker``) answers on a pipe of its own (``ready``,
+``cancel``); the worker (``workbench.poolworker``) answers on a pipe of its own (``ready``,
 a job's outcome), never on stdout, which a fork's prints would garble (stdout is discarded, as
 the process runner does).
 """
@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any
 
 from ...errors import ForkFailed
-from ..worker import PARENT_ENV
+from ...forkrun import PARENT_ENV
 from .context import ForkContext
 from .process import STDERR_LINES, killed
 
@@ -61,7 +61,7 @@ class _Worker:
         read, write = os.pipe()
         env = {**os.environ, PARENT_ENV: str(os.getpid())}
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "workbench.sweep.poolworker", fn, str(write)],
+            [sys.executable, "-m", "workbench.poolworker", fn, str(write)],
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,

@@ -12,7 +12,7 @@ import sys
 from typing import Any
 
 from ...errors import ForkFailed
-from ..worker import PARENT_ENV, PROGRESS_ENV
+from ...forkrun import PARENT_ENV, PROGRESS_ENV
 from .context import ForkContext
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from ... import replay
 from ...errors import ForkFailed
-from ..worker import PROGRESS_ENV
+from ...forkrun import PROGRESS_ENV
 from .context import ForkContext
 from .kernels import _import_kernel_machinery, _kernel_manager, _KernelPool
 

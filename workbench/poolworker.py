@@ -1,7 +1,8 @@
-"""A pool worker (``python -m workbench.sweep.poolworker FN FD``): imports the fork function
+"""A pool worker (``python -m workbench.poolworker FN FD``): imports the fork function
 once, keeps the journals it opens (``Journal.open`` hands the same open journal to every fork,
 with the warm caches of ``workbench.warmcache``), then runs the jobs its coordinator writes on
-stdin and answers each on the pipe ``FD`` (see ``workbench.sweep.runners.pool``).
+stdin and answers each on the pipe ``FD`` (see ``workbench.sweep.runners.pool``). Outside the
+``sweep`` package, so a worker imports only what its forks use.
 
 A synchronous fork function runs one fork at a time, in the main thread; an ``async def`` one
 runs as a task per fork in one event loop, as many at once as the coordinator sends (its
@@ -19,10 +20,8 @@ import threading
 from collections.abc import Callable
 from typing import IO, Any
 
-from .. import replay
-from ..opening import keep_journals_open
-from ..plugins import import_ref
-from .worker import (
+from . import replay
+from .forkrun import (
     PARENT_ENV,
     error_doc,
     exit_with_parent,
@@ -30,6 +29,8 @@ from .worker import (
     orphaned,
     progress_file,
 )
+from .opening import keep_journals_open
+from .plugins import import_ref
 
 
 def _answer(out: IO[str], lock: threading.Lock, doc: dict[str, Any]) -> None:
