@@ -191,15 +191,27 @@ def test_a_failing_fork_is_reported_others_finish_and_rerun_fixes_it(base, tmp_p
     assert again.ok and {f.branch for f in again.forks} == {f.branch for f in r.forks}
 
 
-def test_warm_runner_resets_namespace_and_saves_notebooks(base):
+def test_warm_runner_resets_namespace_and_saves_notebooks_on_request(base):
     j, at, _ = base
     p = sweep.plan(j, 0, at, {"budget": [300, 1200, 5000]}, notebook=TEMPLATE)
     r = sweep.run(p, runner="warm", workers=2, progress=False)
+    assert r.ok, [f.error for f in r.forks]
+    assert [f.notebook for f in r.forks] == [None] * 3  # a finished fork writes no notebook
+    r = sweep.run(
+        p,
+        runner="warm",
+        workers=2,
+        keep_notebooks="all",
+        only=[f.branch for f in r.forks],
+        progress=False,
+    )
     assert r.ok, [f.error for f in r.forks]
     for f in r.forks:
         nb = nbformat.read(f.notebook, as_version=4)
         assert any(f"budget = {f.params['budget']}" in c.source for c in nb.cells)
         assert nb.cells[-1].outputs, "outputs are saved like papermill's"
+    with pytest.raises(InvalidValue, match="warm runner"):
+        sweep.run(p, runner="papermill", keep_notebooks="all", progress=False)
 
 
 def kernels_for(runs_dir: Path) -> list[int]:

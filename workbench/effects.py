@@ -73,11 +73,8 @@ class Effects:
         if warm is not None:  # a pool worker: an inherited result is decoded once per worker
             where = (self._fx if self._fx is not None else self._load_fx(db)).get(kh)
             if where is not None and where[0] != self.id:
-                return (
-                    True,
-                    warm.result(where, lambda: ev.loads(db.effect_payload(*where))["result"]),
-                    kh,
-                )
+                payload = warm.result(where, lambda: db.effect_payload(*where), ev.loads)
+                return True, payload["result"], kh
         payload, stored = self._find(db, kh)
         if payload is not None:
             return True, ev.loads(payload)["result"], kh

@@ -1,6 +1,6 @@
 """What a warm worker keeps between the forks it runs, keyed by content, so the Nth fork from one
-event pays neither a replay nor a decode: the states at fork points, the maps of effect keys of
-fork prefixes, and the decoded results of inherited effects.
+event pays neither a replay nor a read: the states at fork points, the maps of effect keys of
+fork prefixes, and the stored results of inherited effects (read and decompressed once).
 
 Content addressing makes this safe: an event never changes once written, and each key names an
 event by branch, seq and hash (a state) or by the fixed extent of an ancestor's history (a
@@ -18,11 +18,10 @@ from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
 T = TypeVar("T")
-_IMMUTABLE = (str, int, float, bool, type(None))
 STATES = 16  # fork-point states kept
 STATE_CHARS = 64 << 20  # a larger state (in stored characters) is not kept: memory beats speed
 PREFIXES = 64  # prefixes' effect-key maps kept
-RESULTS = 4096  # decoded effect results kept
+RESULTS = 4096  # effect results kept (as their stored text)
 
 
 class WarmCache:
@@ -76,13 +75,14 @@ class WarmCache:
             self._put(self._prefixes, key, kept, PREFIXES)
         return dict(kept)
 
-    def result(self, key: Hashable, load: Callable[[], Any]) -> Any:
-        """A copy of an effect's decoded result, decoded once."""
+    def result(self, key: Hashable, load: Callable[[], str], decode: Callable[[str], Any]) -> Any:
+        """An effect's result: its stored text read (and decompressed) once, decoded anew for
+        each fork (a fresh value it may change; decoding beats copying a large one)."""
         found, kept = self._get(self._results, key)
         if not found:
             kept = load()
             self._put(self._results, key, kept, RESULTS)
-        return kept if isinstance(kept, _IMMUTABLE) else copy.deepcopy(kept)
+        return decode(kept)
 
 
 def _copied(value: Any) -> Any:

@@ -24,10 +24,10 @@ from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, fork_time
 from .runners import (
     FUNCTION_RUNNERS,
     ForkContext,
-    check_pool_options,
+    check_runner_options,
     make_runner,
     out_dir_for,
-    pool_options,
+    runner_options,
 )
 
 if TYPE_CHECKING:
@@ -278,10 +278,12 @@ def start(
     fork_timeout: float | None = None,
     concurrency: int | None = None,
     max_forks_per_worker: int | None = None,
+    keep_notebooks: str | None = None,
 ) -> SweepHandle:
     """Start running a sweep's forks in background threads; returns at once. Every argument is
     checked before a kernel or worker starts. ``fork_timeout``: seconds one fork may run
-    (``timeout`` is its old name); ``concurrency`` and ``max_forks_per_worker``: the pool's.
+    (``timeout`` is its old name); ``concurrency`` and ``max_forks_per_worker``: the pool's;
+    ``keep_notebooks``: the warm runner's.
 
     What is not given is taken from how the sweep was last run (recorded with the sweep, so a
     rerun of the failed forks or a resume after a crash runs them the same way), else from its
@@ -303,12 +305,15 @@ def start(
     if timeout is None:
         timeout = how.get("timeout")
     check_options(runner, workers, timeout)
-    pool = pool_options(how) if runner == how.get("runner") else pool_options({})
-    if concurrency is not None:
-        pool["concurrency"] = concurrency
-    if max_forks_per_worker is not None:
-        pool["max_forks_per_worker"] = max_forks_per_worker
-    check_pool_options(runner, pool["concurrency"], pool["max_forks_per_worker"])
+    pool = runner_options(how) if runner == how.get("runner") else runner_options({})
+    for name, value in (
+        ("concurrency", concurrency),
+        ("max_forks_per_worker", max_forks_per_worker),
+        ("keep_notebooks", keep_notebooks),
+    ):
+        if value is not None:
+            pool[name] = value
+    check_runner_options(runner, **pool)
     kind = next((s.spec.get("kind") for s in plan.journal.sweeps() if s.id == plan.id), None)
     if kind in ("optimize", "evolve") and only is None:
         how_to = (
@@ -355,7 +360,7 @@ def start(
     }
     if runner == "dask" and isinstance(scheduler, str):
         recorded_how["scheduler"] = scheduler
-    recorded_how.update({k: v for k, v in pool.items() if v not in (None, 1)})
+    recorded_how.update({k: v for k, v in pool.items() if v not in (None, 1, "failed")})
     try:
         plan.journal.record_how(plan.id, recorded_how)
         plan.how.clear()
@@ -413,6 +418,7 @@ def run(
     fork_timeout: float | None = None,
     concurrency: int | None = None,
     max_forks_per_worker: int | None = None,
+    keep_notebooks: str | None = None,
 ) -> SweepResult:
     """Run a sweep's forks in parallel and wait: the forks not finished yet, or ``only``
     ("failed", or branch ids). Progress bars in a terminal or notebook unless progress=False.
@@ -432,6 +438,7 @@ def run(
         fork_timeout=fork_timeout,
         concurrency=concurrency,
         max_forks_per_worker=max_forks_per_worker,
+        keep_notebooks=keep_notebooks,
     )
     return h.wait(show=progress)
 

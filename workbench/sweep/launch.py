@@ -37,7 +37,7 @@ from .. import plugins
 from ..bundled import resolve_notebook
 from ..errors import InvalidValue
 from .plan import SweepPlan, check_options, fn_ref, fork_timeout_of, parse_grid, plan
-from .runners import FUNCTION_RUNNERS, RUNNERS, check_pool_options, pool_options, runners_here
+from .runners import FUNCTION_RUNNERS, RUNNERS, check_runner_options, runner_options, runners_here
 from .runners.dask import check_scheduler
 
 if TYPE_CHECKING:
@@ -73,6 +73,7 @@ class Launch:
     runners: tuple[str, ...] = field(default_factory=tuple)
     concurrency: int = 1  # the pool's: async forks at once per worker
     max_forks_per_worker: int | None = None  # the pool's: recycle a worker after this many
+    keep_notebooks: str = "failed"  # the warm runner's: executed notebooks kept
 
     def how(self) -> dict[str, Any]:
         """How the sweep runs, as recorded with it (so a resume runs it the same way)."""
@@ -89,6 +90,8 @@ class Launch:
             how["concurrency"] = self.concurrency
         if self.max_forks_per_worker is not None:
             how["max_forks_per_worker"] = self.max_forks_per_worker
+        if self.keep_notebooks != "failed":
+            how["keep_notebooks"] = self.keep_notebooks
         return how
 
     def to_json(self) -> dict[str, Any]:
@@ -139,6 +142,7 @@ class Launch:
             self.scheduler,
             concurrency=self.concurrency,
             max_forks_per_worker=self.max_forks_per_worker,
+            keep_notebooks=self.keep_notebooks,
         )
 
     def start(self, start_timeout: float = 60.0, out_dir: str | None = None) -> SweepHandle:
@@ -178,7 +182,7 @@ def as_recorded(
         start_timeout,
         n,
         how.get("scheduler"),
-        **pool_options(how),
+        **runner_options(how),
     )
     return {**how, "workers": n}, n, started
 
@@ -305,19 +309,21 @@ def for_agent(
     fork_timeout: float | None = None,
     concurrency: int = 1,
     max_forks_per_worker: int | None = None,
+    keep_notebooks: str = "failed",
 ) -> Launch:
     """Decide a sweep forked at ``at`` (a seq on ``branch``, default main, or any ref) by the
     rule in the module docstring, and check everything that can be checked without writing:
     the point, the grid against what the fork declares, the runner, the scheduler.
     ``fork_timeout``: seconds one fork may run (``timeout`` is its old name). ``concurrency``
     (async fork functions run that many at once per worker) and ``max_forks_per_worker``
-    (recycle a worker after that many forks) are the pool runner's."""
+    (recycle a worker after that many forks) are the pool runner's; ``keep_notebooks``
+    ("failed", or "all": the executed notebook of every fork) the warm runner's."""
     timeout = fork_timeout_of(timeout, fork_timeout, "for_agent")
     agent, chosen, runner_name, nb, function, n = _decide(
         journal, grid, runner, fn, notebook, workers
     )
     check_options(runner_name, n, timeout)
-    check_pool_options(runner_name, concurrency, max_forks_per_worker)
+    check_runner_options(runner_name, concurrency, max_forks_per_worker, keep_notebooks)
     if seeds is not None and (isinstance(seeds, bool) or not isinstance(seeds, int) or seeds < 1):
         raise InvalidValue(f"seeds must be a positive int, not {seeds!r}")
     if not chosen:
@@ -358,4 +364,5 @@ def for_agent(
         tuple(runners_here()),
         concurrency,
         max_forks_per_worker,
+        keep_notebooks,
     )

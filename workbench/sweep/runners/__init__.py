@@ -50,16 +50,18 @@ def make_runner(
     *,
     concurrency: int = 1,
     max_forks_per_worker: int | None = None,
+    keep_notebooks: str = "failed",
 ) -> Any:
     """The runner for a sweep of the journal at ``journal`` (its location), every argument
     checked before a kernel or worker starts. ``"dask"`` runs the template (with papermill) or
     else the fork function as tasks on ``scheduler`` (a Client, an address, or None for a
-    LocalCluster). ``concurrency`` and ``max_forks_per_worker`` are the pool's."""
+    LocalCluster). ``concurrency`` and ``max_forks_per_worker`` are the pool's,
+    ``keep_notebooks`` ("failed" or "all") the warm runner's."""
     if runner not in RUNNERS:
         raise InvalidValue(f"runner must be one of {', '.join(RUNNERS)}, not {runner!r}")
     if scheduler is not None and runner != "dask":
         raise InvalidValue(f"scheduler= is for the dask runner, not {runner!r}")
-    check_pool_options(runner, concurrency, max_forks_per_worker)
+    check_runner_options(runner, concurrency, max_forks_per_worker, keep_notebooks)
     if runner == "dask":
         if notebook is not None:
             declared_params.of_notebook(notebook)
@@ -89,21 +91,36 @@ def make_runner(
         ) from None
     if runner == "papermill":
         return PapermillRunner(notebook, start_timeout, workers)
-    return WarmRunner(notebook, start_timeout, workers)
+    return WarmRunner(notebook, start_timeout, workers, keep_notebooks)
 
 
-def pool_options(how: Any) -> dict[str, Any]:
-    """The pool's options a sweep recorded in how it runs (``concurrency``,
-    ``max_forks_per_worker``), as ``make_runner`` takes them."""
+KEEP_NOTEBOOKS = ("failed", "all")
+
+
+def runner_options(how: Any) -> dict[str, Any]:
+    """The runner's own options a sweep recorded in how it runs (the pool's ``concurrency`` and
+    ``max_forks_per_worker``, the warm runner's ``keep_notebooks``), as ``make_runner`` takes
+    them."""
     return {
         "concurrency": int(how.get("concurrency") or 1),
         "max_forks_per_worker": how.get("max_forks_per_worker"),
+        "keep_notebooks": how.get("keep_notebooks") or "failed",
     }
 
 
-def check_pool_options(runner: str, concurrency: Any, max_forks_per_worker: Any) -> None:
+def check_runner_options(
+    runner: str, concurrency: Any, max_forks_per_worker: Any, keep_notebooks: Any = "failed"
+) -> None:
     """``concurrency`` (async forks at once per worker) and ``max_forks_per_worker`` (recycle a
-    worker after that many forks): whole numbers >= 1, for the pool runner only."""
+    worker after that many forks): whole numbers >= 1, for the pool runner only;
+    ``keep_notebooks``: "failed" (the default) or "all", for the warm runner."""
+    if keep_notebooks not in KEEP_NOTEBOOKS:
+        raise InvalidValue(f"keep_notebooks is 'failed' or 'all', not {keep_notebooks!r}")
+    if runner != "warm" and keep_notebooks != "failed":
+        raise InvalidValue(
+            f"keep_notebooks is the warm runner's (papermill keeps every notebook), not the "
+            f"{runner} runner's"
+        )
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise InvalidValue(f"concurrency is a whole number >= 1, not {concurrency!r}")
     if max_forks_per_worker is not None and (
@@ -131,9 +148,9 @@ __all__ = [
     "WarmRunner",
     "TEMPLATE_RUNNERS",
     "ForkContext",
-    "check_pool_options",
+    "check_runner_options",
     "make_runner",
     "out_dir_for",
-    "pool_options",
+    "runner_options",
     "runners_here",
 ]

@@ -18,15 +18,24 @@ from .kernels import _import_kernel_machinery, _kernel_manager, _KernelPool
 
 class WarmRunner(_KernelPool):
     """Runs the template's cells in long-lived kernels (one per worker), resetting the
-    namespace between forks, and saves each executed notebook."""
+    namespace between forks; each kernel keeps the journals its forks open, warm, as a pool
+    worker does. Saves the executed notebook of a failed fork (``keep_notebooks="failed"``, the
+    default) or of every fork (``"all"``)."""
 
     name = "warm"
 
-    def __init__(self, notebook: str, start_timeout: float, workers: int = 1) -> None:
+    def __init__(
+        self,
+        notebook: str,
+        start_timeout: float,
+        workers: int = 1,
+        keep_notebooks: str = "failed",
+    ) -> None:
         import nbformat
 
         _import_kernel_machinery()  # before the threads below start kernels
         self.template = nbformat.read(notebook, as_version=4)
+        self.keep_notebooks = keep_notebooks
         self._start_pool("lithify-warm-", start_timeout, workers)
 
     def _new_kernel(self) -> Any:
@@ -74,7 +83,8 @@ class WarmRunner(_KernelPool):
             setup = (
                 f"%reset -f\nimport os as _o\n_o.environ[{PROGRESS_ENV!r}] = "
                 f"{str(ctx.progress_file)!r}\n_o.environ[{replay.FORK_ENV!r}] = "
-                f"{ctx.run.to_env()!r}\ndel _o"
+                f"{ctx.run.to_env()!r}\ndel _o\n"
+                "from workbench.opening import keep_journals_open as _k\n_k()\ndel _k"
             )
             kc.execute_interactive(setup, store_history=False, timeout=self.start_timeout)
             for index, cell in enumerate(nb.cells):
@@ -136,15 +146,20 @@ class WarmRunner(_KernelPool):
                         traceback=c.get("traceback"),
                         notebook=str(ctx.notebook_out),
                     )
+            failed = False
+        except BaseException:
+            failed = True
+            raise
         finally:
             ctx.on_stop(None)
-            nbformat.write(nb, str(ctx.notebook_out))
+            if failed or self.keep_notebooks == "all":
+                nbformat.write(nb, str(ctx.notebook_out))
             with self._lock:
                 if broken:
                     self._retire((km, kc))
                 else:
                     self._idle.append((km, kc))
-        return str(ctx.notebook_out)
+        return str(ctx.notebook_out) if self.keep_notebooks == "all" else None
 
     def _retire(self, kernel: Any) -> None:
         km, kc = kernel
