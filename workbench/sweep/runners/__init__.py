@@ -70,7 +70,7 @@ def make_runner(
             raise InvalidValue(
                 "the dask runner needs fn= (a function or 'module:function') or notebook="
             )
-        return DaskRunner(journal, "process", fn, start_timeout, workers, scheduler)
+        return DaskRunner(journal, "pool", fn, start_timeout, workers, scheduler)
     if runner in FUNCTION_RUNNERS:
         if fn is None:
             raise InvalidValue(f"the {runner} runner needs fn= (a function or 'module:function')")

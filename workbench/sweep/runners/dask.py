@@ -1,11 +1,14 @@
 """The ``"dask"`` runner: each fork is a task on a Dask distributed cluster (``pip install
 'lithify-workbench[dask]'``).
 
-The task runs the same thing the other runners run, on the worker that picked it up: the fork
-function in a fresh process (``"process"``) or the template in a fresh kernel with papermill, so
-a cancel can stop it (a task polls the sweep's cancel ``Event`` and kills its process or kernel)
-and a worker's death ends it too. The scheduler reschedules a dead worker's task elsewhere; the
-fork continues from its own head and its committed effects are read back, not re-run.
+The task runs what the other runners run, on the worker that picked it up: a fork function in
+that Dask worker's own pool (``WorkerPools``, a worker plugin: a warm worker process that imports
+once, keeps the journal open and caches fork points, as the pool runner does), or a template in
+a fresh kernel with papermill. A cancel reaches the running tasks through the sweep's ``Event``,
+each task waiting on it in long waits the scheduler answers when it is set (the task then kills
+its pool worker or kernel), not in polls twice a second; a Dask worker's death ends its tasks
+too. The scheduler reschedules a dead worker's task elsewhere; the fork is
+replayed there, its committed effects read back, not re-run.
 
 Workers write to the journal directly, so the journal must be reachable from them: a
 PostgreSQL URL for a remote cluster; an SQLite file only with a ``LocalCluster`` on this
@@ -76,6 +79,51 @@ def check_scheduler(journal: str, scheduler: Any) -> None:
     )
 
 
+CANCEL_WAIT = 30.0  # seconds of one wait on the sweep's cancel Event (it returns when set)
+
+
+class WorkerPools:
+    """A Dask worker plugin (``distributed.WorkerPlugin``'s interface): the pool runners one
+    Dask worker keeps, one per fork function, so its forks run in a warm pool worker process
+    (imports once, the journal kept open, fork points cached) instead of a process per fork.
+    Registered by ``DaskRunner`` on the cluster; closed with the worker."""
+
+    name = "lithify-pools"
+
+    def __init__(self, start_timeout: float = 60.0) -> None:
+        self.start_timeout = start_timeout
+        self.pools: dict[str, Any] = {}
+        self.lock = threading.Lock()
+
+    def setup(self, worker: Any) -> None:
+        self.pools = {}
+        self.lock = threading.Lock()
+
+    def teardown(self, worker: Any) -> None:
+        with self.lock:
+            pools, self.pools = list(self.pools.values()), {}
+        for pool in pools:
+            pool.close()
+
+    def pool(self, fn: str) -> Any:
+        """This worker's pool runner for ``fn`` (one worker process), started on first use."""
+        from .pool import PoolRunner
+
+        with self.lock:
+            runner = self.pools.get(fn)
+            if runner is None:
+                runner = self.pools[fn] = PoolRunner(fn, 1, 1, None, self.start_timeout)
+            return runner
+
+    def __getstate__(self) -> dict[str, Any]:  # sent to the workers without its pools
+        return {"start_timeout": self.start_timeout}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.start_timeout = state["start_timeout"]
+        self.pools = {}
+        self.lock = threading.Lock()
+
+
 def run_on_worker(
     kind: str,
     target: str,
@@ -89,12 +137,15 @@ def run_on_worker(
     cancel_name: str,
     start: int | None = None,
 ) -> dict[str, Any]:
-    """The task: run one fork here with the process or papermill runner; the outcome as data
-    ({"notebook"} or {"error"}), so nothing but JSON-safe values travels back."""
+    """The task: run one fork here, a fork function in this worker's pool (``WorkerPools``) or
+    a template with papermill in a fresh kernel; the outcome as data ({"notebook"} or
+    {"error"}), so nothing but JSON-safe values travels back. A cancel arrives through the
+    sweep's ``Event``, waited on in long waits the scheduler answers when it is set (not polled
+    twice a second)."""
     import distributed
 
     from .papermill import PapermillRunner
-    from .process import ProcessRunner
+    from .pool import PoolRunner
 
     try:
         Path(out_dir).mkdir(parents=True, exist_ok=True)
@@ -105,19 +156,26 @@ def run_on_worker(
     cancel = threading.Event()
     ctx = ForkContext(journal, Fork(branch, params, start), Path(out_dir), cancel, timeout)
     ctx.function = function
-    runner: Any = (
-        ProcessRunner(target) if kind == "process" else PapermillRunner(target, start_timeout)
-    )
+    found = distributed.get_worker().plugins.get(WorkerPools.name)
+    plugin = found if isinstance(found, WorkerPools) else None
+    runner: Any
+    own = kind != "pool" or plugin is None
+    if kind != "pool":
+        runner = PapermillRunner(target, start_timeout)
+    elif plugin is not None:
+        runner = plugin.pool(target)
+    else:  # a cluster the plugin did not reach: a pool of this task's own
+        runner = PoolRunner(target, 1, 1, None, start_timeout)
     done = threading.Event()
     # Taken here, in the task's thread: the watcher's own thread has no worker context, and an
     # Event made there without a client fails on its first wait (the cancel never arrived).
     client = distributed.get_client()
 
-    def watch() -> None:  # the coordinator's cancel reaches a running task through the Event
+    def watch() -> None:  # one long wait the scheduler answers at once when the Event is set
         flag = distributed.Event(cancel_name, client=client)
         while not done.is_set():
             try:
-                if flag.wait(timeout=0.5):
+                if flag.wait(timeout=CANCEL_WAIT):
                     cancel.set()
                     ctx.stop()
                     return
@@ -134,7 +192,8 @@ def run_on_worker(
         return {"error": e.error}
     finally:
         done.set()
-        runner.close()
+        if own:
+            runner.close()
 
 
 class DaskRunner:
@@ -178,6 +237,13 @@ class DaskRunner:
         else:
             self.client = scheduler
         self.address = str(self.client.scheduler.address)
+        self._plugin = False
+        if kind == "pool":
+            try:
+                self.client.register_plugin(WorkerPools(start_timeout), name=WorkerPools.name)
+                self._plugin = True
+            except Exception:  # noqa: BLE001 (an older scheduler: each task keeps a pool)
+                pass
         self._event = distributed.Event(self.cancel_name, client=self.client)
 
     def run_fork(self, ctx: ForkContext) -> str | None:
@@ -200,8 +266,8 @@ class DaskRunner:
         )
 
         def stop() -> None:
-            self._event.set()
-            future.cancel()
+            self._event.set()  # answers the running tasks' waits
+            future.cancel()  # and a task not started yet never starts
 
         ctx.on_stop(stop)
         try:
@@ -226,6 +292,12 @@ class DaskRunner:
         return str(nb) if nb else None
 
     def close(self) -> None:
+        try:
+            self._event.set()  # tasks' last waits end now, not in CANCEL_WAIT seconds
+            if self._plugin:  # the workers' pools close (a cluster that goes on)
+                self.client.unregister_worker_plugin(WorkerPools.name)
+        except Exception:  # noqa: BLE001 (closing: the cluster may be gone)
+            pass
         for thing in self._own:
             try:
                 thing.close()
