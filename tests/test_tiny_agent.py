@@ -72,7 +72,7 @@ def test_widgets_take_the_agents_grid_fn_and_axes(tally_env, tmp_path):
         start(j, 3)
         la = SweepLauncher(j, seeds=0, workers=2)
         assert la.fn == "tiny_agent:fork" and la.grid.value == "step=1,2,5"
-        assert la.runner.value == "process"
+        assert la.runner.value == "pool"
         live = LiveResults(j, interval=0.1)
         try:
             la.branch.value, la.seq.value = 0, 3
