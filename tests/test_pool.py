@@ -247,3 +247,33 @@ def test_the_warm_cache_gives_what_a_cold_read_gives(tally, tmp_path):
             warm.close()
     assert json.loads(json.dumps(cold)) == cold
     time.sleep(0)
+
+
+@pytest.mark.slow
+def test_the_auditors_async_forks_give_the_same_results_many_at_once(tmp_path, monkeypatch):
+    """The bundled auditor's fork function is async: a worker runs several forks while their
+    model calls wait, and each fork ends as it does run alone."""
+    from workbench.agents.auditor import (
+        AuditState,
+        Calls,
+        MockModel,
+        fork_seq_after_files,
+        run,
+        start,
+    )
+
+    monkeypatch.setenv("AUDITOR_SLOW_MS", "20")
+    with Journal.open(tmp_path / "a.db", AuditState) as j:
+        start(j.root(), None, 3000, 4)
+        run(j.root(), Calls(MockModel(), slow_ms=0))
+        at = fork_seq_after_files(j.root(), 1)
+        grid = {"budget": [300, 600, 1200, 2400]}
+        fn = "workbench.agents.auditor:run_fork"
+        alone = sweep.run(sweep.plan(j, 0, at, grid, fn=fn), workers=1, progress=False)
+        together = sweep.run(
+            sweep.plan(j, 0, at, grid, fn=fn), workers=1, concurrency=4, progress=False
+        )
+        assert alone.ok and together.ok
+        for a, b in zip(alone.forks, together.forks, strict=True):
+            keep = ("recall", "precision", "compactions", "model_calls")
+            assert {k: a.metrics[k] for k in keep} == {k: b.metrics[k] for k in keep}

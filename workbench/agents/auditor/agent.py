@@ -3,10 +3,16 @@
 Run it, kill it, run it again: committed calls are read back from the journal, so the agent
 resumes at the exact step. Fork it at any event and give the fork another budget: the fork
 inherits every call made before the fork point.
+
+The loop is written once, async (``arun``: its model calls are awaited, ``branch.aeffect``, so
+a pool worker runs many forks at once while they wait on the model); ``run`` drives it to its
+end from synchronous code (in a thread of its own when an event loop is already running, as in
+a notebook).
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
 from collections.abc import Callable
@@ -83,18 +89,18 @@ def start(
 WHOLE_CONTEXT = 2**31
 
 
-def _compactor(calls: Calls) -> Callable[[Branch, logic.AuditState], logic.AuditState]:
-    def compact(branch: Branch, state: logic.AuditState) -> logic.AuditState:
-        key = f"summarize:{len(state.notes)}:{len(state.done)}"
-        _, seen = branch.render(WHOLE_CONTEXT)
-        with branch.receipt(seen):
-            summary = branch.effect(key, calls.summarize, state.notes, state.budget, key)
-        return state.compacted(summary)
+async def _compact(branch: Branch, calls: Calls) -> None:
+    """Replace the notes by the model's summary of them: the summary an awaited effect, then
+    the compaction (the same events, in the same order, as a compactor calling the model)."""
+    state: logic.AuditState = branch.state()
+    key = f"summarize:{len(state.notes)}:{len(state.done)}"
+    _, seen = branch.render(WHOLE_CONTEXT)
+    with branch.receipt(seen):
+        summary = await branch.aeffect(key, calls.asummarize, state.notes, state.budget, key)
+    branch.compact(lambda _b, s: s.compacted(summary))
 
-    return compact
 
-
-def step(branch: Branch, calls: Calls, path: str) -> str:
+async def astep(branch: Branch, calls: Calls, path: str) -> str:
     """One ReAct step on one file: read, plan, count each category, analyze, note; returns
     the file's text as read.
 
@@ -107,13 +113,32 @@ def step(branch: Branch, calls: Calls, path: str) -> str:
     )
     key = f"plan:{path}"
     with branch.receipt(seen):
-        cats = branch.effect(key, calls.plan, path, text, key)
+        cats = await branch.aeffect(key, calls.aplan, path, text, key)
     counts = {c: branch.effect(f"count:{path}:{c}", calls.count, path, text, c) for c in cats}
     key = f"analyze:{path}"
     with branch.receipt(seen):
-        note = branch.effect(key, calls.analyze, path, text, counts, key)
+        note = await branch.aeffect(key, calls.aanalyze, path, text, counts, key)
     branch.apply({"type": "step", "path": path, "note": note, "tokens": logic.tokens(text)})
     return text
+
+
+def step(branch: Branch, calls: Calls, path: str) -> str:
+    """``astep`` to its end, from synchronous code."""
+    text: str = _to_end(astep(branch, calls, path))
+    return text
+
+
+def _to_end(coroutine: Any) -> Any:
+    """Run a coroutine to its end: here, or in a thread of its own when this thread already
+    runs an event loop (a notebook's kernel)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="auditor") as pool:
+        return pool.submit(asyncio.run, coroutine).result()
 
 
 @dataclass(frozen=True)
@@ -142,24 +167,35 @@ def run(
     on_step: Callable[[int, int], None] | None = None,
     report: bool = False,
 ) -> RunResult:
-    """Drive a started branch to its report and observe its metrics; resumes where it stopped.
+    """Drive a started branch to its report and observe its metrics; resumes where it stopped
+    (``arun`` to its end, from synchronous code).
 
     ``on_step(files_done, files_total)`` is called after every file (e.g. sweep progress).
     ``report=True`` (a sweep's fork) reports the recall so far after every file through
     ``sweep.report`` (the findings in the notes against the files read): a learning curve,
     and what an optimize sweep's pruner judges."""
+    result: RunResult = _to_end(arun(branch, calls, on_step, report))
+    return result
+
+
+async def arun(
+    branch: Branch,
+    calls: Calls,
+    on_step: Callable[[int, int], None] | None = None,
+    report: bool = False,
+) -> RunResult:
+    """``run``, its model calls awaited."""
     t0 = time.perf_counter()
     state: logic.AuditState = branch.state()
     if not state.root:
         raise InvalidValue(f"branch {branch.id} has no audit yet; start it with a repo first")
-    compact = _compactor(calls)
     total = len(state.done) + len(state.pending)
     texts: dict[str, str] = {}  # files read by this process (the journal has the rest)
     while state.pending:
         if state.size() > state.budget:
-            branch.compact(compact)
+            await _compact(branch, calls)
         path = branch.state().pending[0]
-        texts[path] = step(branch, calls, path)
+        texts[path] = await astep(branch, calls, path)
         state = branch.state()
         if report:
             from ...sweep import report as sweep_report
@@ -171,7 +207,7 @@ def run(
     if state.report is None:
         _, seen = branch.render(WHOLE_CONTEXT)
         with branch.receipt(seen):
-            text = branch.effect("report", calls.report, state.notes, "report")
+            text = await branch.aeffect("report", calls.areport, state.notes, "report")
         branch.apply({"type": "report", "report": text})
         state = branch.state()
     truth: set[logic.Finding] = set()
@@ -226,18 +262,20 @@ def _observed_since_report(branch: Branch) -> set[str]:
 
 
 @takes(budget=Param(int, min=1), model=Param(str), seed=Param(int, min=0))
-def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, float]:
-    """A sweep fork of the auditor (the process runner's ``fn``): apply the fork's budget and
-    run it to its report; returns its metrics (observed on the fork already). ``params`` may
-    set budget and model; AUDITOR_TRACE names a trace."""
+async def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, float]:
+    """A sweep fork of the auditor (the runners' ``fn``; async: a pool worker runs many at once
+    while they wait on the model): apply the fork's budget and run it to its report; returns
+    its metrics (observed on the fork already). ``params`` may set budget and model;
+    AUDITOR_TRACE names a trace."""
     calls = Calls(make_model(str(params.get("model", "mock"))))
     try:
         with Journal.open(journal_path, logic.AuditState) as j:
             b = j.branch(branch_id)
             start(b, budget=params.get("budget"))
-            return run(b, calls, on_step=report_progress, report=True).metrics
+            result = await arun(b, calls, on_step=report_progress, report=True)
+            return result.metrics
     finally:
-        calls.close()
+        await calls.aclose()
 
 
 def rerun_counts(branch: Branch, trace_text: str) -> dict[str, int]:

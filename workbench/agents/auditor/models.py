@@ -2,11 +2,14 @@
 
 ``MockModel`` is deterministic (the demo and the tests); ``OpenAIModel`` speaks the OpenAI
 ``/v1/chat/completions`` protocol to any base URL and sends the effect key's hash as an
-``Idempotency-Key`` header, so a server can deduplicate a call re-sent after a crash.
+``Idempotency-Key`` header, so a server can deduplicate a call re-sent after a crash. Each call
+has an async twin (``aplan``...): ``OpenAIModel``'s goes through one ``httpx.AsyncClient`` (a
+pool of keep-alive connections), so forks waiting on the model wait together.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import time
@@ -50,6 +53,10 @@ class MockModel:
     def report(self, notes: list[str], key: str) -> str:
         return logic.mock_report(notes)
 
+    async def achat(self, call: str, *args: Any) -> Any:
+        """A call by name, awaited (the mock answers at once)."""
+        return getattr(self, call)(*args)
+
 
 class ModelError(WorkbenchError):
     """The model server failed or answered something unusable (``key``: the call's key)."""
@@ -86,14 +93,20 @@ class OpenAIModel:
         )
         self.model = model
         self.timeout = timeout
+        self._client: Any = None  # httpx.AsyncClient, made on the first async call
+        self._client_loop: Any = None  # the event loop it belongs to
 
-    def _post(self, url: str, key: str, payload: dict[str, Any]) -> Any:
+    def _headers(self, key: str) -> dict[str, str]:
         headers = {
             "Content-Type": "application/json",
             "Idempotency-Key": key_hash(key).hex(),
         }
         if self.api_key:
             headers["Authorization"] = f"Bearer {self.api_key}"
+        return headers
+
+    def _post(self, url: str, key: str, payload: dict[str, Any]) -> Any:
+        headers = self._headers(key)
         body = json.dumps(payload).encode()
         req = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
@@ -110,26 +123,61 @@ class OpenAIModel:
         except ValueError:
             raise ModelError(f"the model server at {url} did not answer JSON", key=key) from None
 
-    def chat(self, key: str, system: str, user: str) -> str:
-        """One chat completion (temperature 0) for the call journaled under ``key``."""
-        doc = self._post(
-            self.url,
-            key,
-            {
-                "model": self.model,
-                "temperature": 0,
-                "messages": [
-                    {"role": "system", "content": system},
-                    {"role": "user", "content": user},
-                ],
-            },
-        )
+    async def _apost(self, url: str, key: str, payload: dict[str, Any]) -> Any:
+        """``_post``, awaited, on this model's async client (one per event loop)."""
+        import httpx
+
+        loop = asyncio.get_running_loop()
+        if self._client is None or self._client_loop is not loop:
+            self._client = httpx.AsyncClient(timeout=self.timeout)
+            self._client_loop = loop
+        try:
+            resp = await self._client.post(url, json=payload, headers=self._headers(key))
+        except httpx.HTTPError as e:
+            raise ModelError(f"could not reach the model server at {url}: {e}", key=key) from None
+        if resp.status_code >= 400:
+            raise ModelError(
+                f"model server answered HTTP {resp.status_code} for {key}: {resp.text[:300]}",
+                key=key,
+            )
+        try:
+            return resp.json()
+        except ValueError:
+            raise ModelError(f"the model server at {url} did not answer JSON", key=key) from None
+
+    async def aclose(self) -> None:
+        """Close the async client's connections."""
+        if self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    def _chat_payload(self, system: str, user: str) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "temperature": 0,
+            "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user},
+            ],
+        }
+
+    @staticmethod
+    def _content(key: str, doc: Any) -> str:
         try:
             return str(doc["choices"][0]["message"]["content"])
         except (KeyError, IndexError, TypeError):
             raise ModelError(
                 f"unexpected chat completion for {key}: {str(doc)[:300]}", key=key
             ) from None
+
+    def chat(self, key: str, system: str, user: str) -> str:
+        """One chat completion (temperature 0) for the call journaled under ``key``."""
+        return self._content(key, self._post(self.url, key, self._chat_payload(system, user)))
+
+    async def achat_completion(self, key: str, system: str, user: str) -> str:
+        """``chat``, awaited."""
+        doc = await self._apost(self.url, key, self._chat_payload(system, user))
+        return self._content(key, doc)
 
     def embed(self, key: str, texts: list[str]) -> list[list[float]]:
         """Embeddings of ``texts`` (``/v1/embeddings``), in order, for the call under ``key``."""
@@ -178,6 +226,34 @@ class OpenAIModel:
             key, "Write the final audit report; list every 'F: ' line verbatim.", "\n".join(notes)
         )
 
+    async def achat(self, call: str, *args: Any) -> Any:
+        """A call by name (plan, analyze, summarize, report), awaited: the same prompts as the
+        synchronous call, its chat completion on the async client."""
+        waiting: dict[str, tuple[str, str]] = {}
+
+        class Capture:  # records the prompts the synchronous call would send
+            @staticmethod
+            def chat(key: str, system: str, user: str) -> str:
+                waiting[key] = (system, user)
+                return ""
+
+        prompt = getattr(OpenAIModel, call)
+        key = str(args[-1])
+        prompt(Capture, *args)
+        answer = await self.achat_completion(key, *waiting[key])
+        return prompt(_Answer(answer), *args)
+
+
+class _Answer:
+    """Stands in for the model in a call whose chat completion is already known: the call
+    turns the answer into its result (``plan`` picks categories from it)."""
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+    def chat(self, key: str, system: str, user: str) -> str:
+        return self.answer
+
 
 def make_model(name: str, model_name: str | None = None) -> Model:
     """A model backend by name: "mock" or "openai"."""
@@ -211,6 +287,24 @@ class Calls:
             os.close(self._fd)
             self._fd = None
 
+    async def aclose(self) -> None:
+        """``close``, and the model's async client's connections."""
+        closing = getattr(self.model, "aclose", None)
+        if closing is not None:
+            await closing()
+        self.close()
+
+    async def _amodel(self, line: str) -> None:
+        self._log(line)
+        if self.slow:
+            await asyncio.sleep(self.slow)  # the model's latency, waited without blocking
+
+    async def _acall(self, call: str, *args: Any) -> Any:
+        achat = getattr(self.model, "achat", None)
+        if achat is not None:
+            return await achat(call, *args)
+        return await asyncio.to_thread(getattr(self.model, call), *args)
+
     def _log(self, line: str) -> None:
         if self._fd is not None:
             os.write(self._fd, (line + "\n").encode("utf-8"))
@@ -243,3 +337,20 @@ class Calls:
     def report(self, notes: list[str], key: str) -> str:
         self._model(f"model report from {len(notes)} notes")
         return self.model.report(notes, key)
+
+    async def aplan(self, path: str, text: str, key: str) -> list[str]:
+        await self._amodel(f"model plan {path}")
+        result: list[str] = await self._acall("plan", path, text, key)
+        return result
+
+    async def aanalyze(self, path: str, text: str, counts: dict[str, int], key: str) -> str:
+        await self._amodel(f"model analyze {path}")
+        return str(await self._acall("analyze", path, text, counts, key))
+
+    async def asummarize(self, notes: list[str], budget: int, key: str) -> str:
+        await self._amodel(f"model summarize {len(notes)} notes to {budget}")
+        return str(await self._acall("summarize", notes, budget, key))
+
+    async def areport(self, notes: list[str], key: str) -> str:
+        await self._amodel(f"model report from {len(notes)} notes")
+        return str(await self._acall("report", notes, key))
