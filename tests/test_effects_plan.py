@@ -206,3 +206,23 @@ def test_a_parents_effect_after_the_fork_point_stays_invisible_in_the_index(
         assert f.effect("k:3", lambda: "ran") == 3  # inherited, through the index
         assert f.effect(f"k:{2 * small_map + 1}", lambda: "ran") == "ran"
         assert j.root().effect("own", lambda: "root's") == "root's"  # a child's is not the root's
+
+
+def test_the_branch_listing_reads_one_head_per_branch_not_every_event(db_path: Path):
+    """``heads()`` (the branch listing, ``children()``, the results table) descends the
+    (branch, seq) key once per branch: on 10^6 events it costs what it costs on 10^3."""
+    with Journal.open(db_path) as j:
+        main = j.root()
+        main.apply_many([{"i": i} for i in range(300)])
+        forks = [main.fork_at(10 * k) for k in range(1, 6)]
+        for f in forks:
+            f.apply({"x": 1})
+        seen = traced(j)
+        heads = j.storage.heads()
+        j.storage.conn.set_trace_callback(None)
+        assert heads[0].seq == 300 and {heads[f.id].seq for f in forks} == {11, 21, 31, 41, 51}
+        (sql,) = [s for s in seen if "FROM branches" in s]
+        rows = j.storage.conn.execute("EXPLAIN QUERY PLAN " + sql).fetchall()
+        accesses = [r[3] for r in rows if r[3].startswith(("SEARCH", "SCAN"))]
+        assert accesses[0].startswith("SCAN b")  # the branches, once
+        assert not any(a.startswith(("SCAN e", "SCAN events")) for a in accesses)  # no event scan

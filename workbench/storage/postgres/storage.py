@@ -88,9 +88,11 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
         return None if row is None else Head(*row)
 
     def heads(self) -> dict[int, Head]:
-        """Every branch's own last event."""
+        """Every branch's own last event: one descent of the (branch, seq) index per branch
+        (a lateral join), so its cost follows the branches, not the events."""
         rows = self._all(
-            "SELECT DISTINCT ON (branch) branch, seq, hash FROM events ORDER BY branch, seq DESC"
+            "SELECT b.id, e.seq, e.hash FROM branches b CROSS JOIN LATERAL (SELECT seq, hash "
+            "FROM events WHERE branch = b.id ORDER BY seq DESC LIMIT 1) e"
         )
         return {b: Head(s, h) for b, s, h in rows}
 

@@ -107,12 +107,14 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         return None if row is None else Head(*row)
 
     def heads(self) -> dict[int, Head]:
-        """Every branch's own last (seq, hash), in one query."""
+        """Every branch's own last (seq, hash), in one query: one descent of the (branch, seq)
+        key per branch, so its cost follows the branches, not the events."""
         with self._guard:
             rows = self.conn.execute(
-                "SELECT e.branch, e.seq, e.hash FROM events e JOIN "
-                "(SELECT branch, max(seq) AS m FROM events GROUP BY branch) h "
-                "ON e.branch = h.branch AND e.seq = h.m"
+                # CROSS JOIN: SQLite keeps branches as the outer loop (a plain JOIN let it
+                # scan every event first)
+                "SELECT b.id, e.seq, e.hash FROM branches b CROSS JOIN events e ON e.branch = "
+                "b.id AND e.seq = (SELECT max(seq) FROM events WHERE branch = b.id)"
             ).fetchall()
         return {b: Head(s, h) for b, s, h in rows}
 
