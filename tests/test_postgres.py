@@ -558,3 +558,97 @@ def test_a_long_lived_postgresql_writer_keeps_its_intents_small(
             rows.append(j.storage.intents.size() // 256)
         assert max(rows) <= 2 * 64, max(rows)
         assert b.unknown_outcomes() == ["lost"]
+
+
+def test_writers_on_distinct_branches_do_not_wait_for_one_another(pg: PgServer, pg_db: str) -> None:
+    """A write transaction left open on one branch holds no lock another branch's writer waits
+    for; a tail reader stops before the open transaction's events (their positions are not
+    final) and sees every event, in position order, once it commits."""
+    url = fresh(pg, pg_db)
+    with Journal.open(url) as j:
+        j.root().apply({"start": 1})
+        a, b = j.root().fork_at(1).id, j.root().fork_at(1).id
+    slow, other, reader = Journal.open(url), Journal.open(url, timeout=3), Journal.open(url)
+    try:
+        cursor = reader.end()
+        with slow.storage.atomic():  # open, with an event written on branch a
+            slow.branch(a).apply({"n": 1})
+            other.branch(b).apply({"n": 2})  # commits at once: no lock on a's behalf
+            other.branch(b).apply({"n": 3})
+            seen, cursor = reader.tail(cursor)
+            assert seen == []  # b's events wait behind the transaction that started first
+        seen, cursor = reader.tail(cursor)
+        assert [(r.branch, r.seq) for r in seen] == [(a, 2), (b, 2), (b, 3)]
+        positions = [r.position for r in seen]
+        assert positions == sorted(positions) and cursor == positions[-1]
+        assert reader.tail(cursor)[0] == []
+    finally:
+        for journal in (slow, other, reader):
+            journal.close()
+
+
+@pytest.mark.slow
+def test_a_tail_follower_misses_nothing_while_eight_writers_commit_side_by_side(
+    pg: PgServer, pg_db: str
+) -> None:
+    url = fresh(pg, pg_db)
+    with Journal.open(url) as j:
+        j.root().apply({"start": 1})
+        ids = [j.root().fork_at(1).id for _ in range(8)]
+        cursor = j.end()
+    procs = [
+        subprocess.Popen(
+            [sys.executable, WORKER, "append", url, str(b), "300"],
+            text=True,
+            stdout=subprocess.DEVNULL,
+        )
+        for b in ids
+    ]
+    got: list[tuple[int, int, int]] = []
+    with Journal.open(url, readonly=True) as r:
+        while any(p.poll() is None for p in procs) or not got or len(got) < 8 * 300:
+            seen, cursor = r.tail(cursor)
+            got += [(e.position, e.branch, e.seq) for e in seen]
+            if all(p.poll() is not None for p in procs) and not seen:
+                break
+            time.sleep(0.01)
+    assert all(p.wait(60) == 0 for p in procs)
+    assert [g[0] for g in got] == sorted(g[0] for g in got)  # in position order, once each
+    assert sorted((b, s) for _, b, s in got) == sorted((b, s) for b in ids for s in range(2, 302))
+
+
+def test_a_journal_written_under_the_journal_wide_lock_is_upgraded_in_place(
+    pg: PgServer, pg_db: str
+) -> None:
+    """A journal of schema 1 (positions from a sequence, under a journal-wide lock) opened
+    writable takes schema 2: its stored positions stand, new ones go on above them."""
+    import psycopg
+
+    from workbench.storage.postgres.schema import parse_url, schema_sql
+
+    url = fresh(pg, pg_db)
+    with Journal.open(url) as j:
+        for i in range(5):
+            j.root().apply({"i": i})
+        name = j.storage.journal
+    old_trigger = next(s for s in schema_sql(name) if "events_insert()" in s and "FUNCTION" in s)
+    with psycopg.connect(parse_url(url)[0], autocommit=True) as c:  # back to schema 1
+        c.execute(old_trigger.replace("CREATE FUNCTION", "CREATE OR REPLACE FUNCTION"))
+        c.execute(
+            f'ALTER TABLE "{name}".events ALTER COLUMN position SET DEFAULT '
+            f"nextval('\"{name}\".events_position')"
+        )
+        c.execute(f"SELECT setval('\"{name}\".events_position', 5)")
+        c.execute(f"UPDATE \"{name}\".meta SET value = '1' WHERE key = 'schema_version'")
+        c.execute(f'DROP FUNCTION "{name}".safe_position()')
+    with Journal.open(url, readonly=True) as r:  # a reader of schema 1 reads it as it was
+        assert [e.seq for e in r.tail(0)[0]] == [1, 2, 3, 4, 5]
+        assert r.storage.meta["schema_version"] == "1"
+    with Journal.open(url) as j:
+        assert j.storage.meta["schema_version"] == "2"
+        old = [e.position for e in j.tail(0)[0]]
+        j.root().apply({"i": 5})
+        records, _ = j.tail(0)
+        assert [r.seq for r in records] == [1, 2, 3, 4, 5, 6]
+        assert records[-1].position > max(old) and [r.position for r in records[:5]] == old
+        assert j.verify().ok

@@ -18,7 +18,8 @@ from .base import RUN_FIELDS, Segment
 APPLICATION = "lithify-journal"
 SCHEMA_VERSION = 3  # 2: a SQLite journal's large effect payloads may be stored compressed;
 # 3: its large snapshots too
-POSTGRES_SCHEMA_VERSION = 1  # what a new PostgreSQL journal says: its format did not change
+POSTGRES_SCHEMA_VERSION = 2  # 2: events numbered without a journal-wide lock (postgres/schema)
+LOCK_FREE = 2  # the PostgreSQL schema from which positions take no lock
 
 # The refusal of an append whose predecessor is not stored: the text of both backends' triggers,
 # which is how a refused append is told from other integrity errors.

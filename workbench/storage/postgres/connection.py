@@ -15,6 +15,7 @@ from ..base import Segment
 from ..common import (
     APPLICATION,
     BRANCH_COLS,
+    LOCK_FREE,
     POSTGRES_SCHEMA_VERSION,
     SCHEMA_VERSION,
     SNAPSHOT_COLS,
@@ -22,7 +23,7 @@ from ..common import (
     redacted,
 )
 from .faults import is_driver_error, not_a_journal, translate
-from .schema import SYNCHRONOUS_COMMIT, lock_key, parse_url, schema_sql
+from .schema import SYNCHRONOUS_COMMIT, lock_key, parse_url, position_sql, schema_sql
 
 
 def _psycopg() -> Any:
@@ -204,7 +205,32 @@ class PgConnection:
                 f"{self.where} was written by a newer lithify-workbench (schema {version}); "
                 "upgrade lithify-workbench to open it"
             )
+        if version < LOCK_FREE and not self.readonly:
+            version = self._upgrade_positions()
+            meta["schema_version"] = str(version)
         self.meta = meta
+        # reads that follow positions stop at the final ones (schema 2; see schema.py)
+        self.settled_sql = "position <= {schema}safe_position()" if version >= LOCK_FREE else "TRUE"
+        self.settled = self.settled_sql.format(schema="")
+
+    def _upgrade_positions(self) -> int:
+        """Number new events without the journal-wide lock (schema 1 to 2): positions go on
+        above every stored one. One process upgrades; the others find it done."""
+        s = self.journal
+        with self._guard, self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(s) + 1,))
+            row = self.conn.execute("SELECT value FROM meta WHERE key = 'schema_version'")
+            found = row.fetchone()
+            if found is not None and int(found[0]) >= LOCK_FREE:
+                return int(found[0])
+            self.conn.execute("LOCK TABLE events IN EXCLUSIVE MODE")  # the last old writers
+            top = self.conn.execute("SELECT coalesce(max(position), 0) FROM events").fetchone()
+            for statement in position_sql(s, int(top[0]) + 1):
+                self.conn.execute(statement)
+            self.conn.execute(
+                "UPDATE meta SET value = %s WHERE key = 'schema_version'", (str(LOCK_FREE),)
+            )
+        return LOCK_FREE
 
     def _create(self, schema: tuple[str, str | None, bytes, str] | None) -> None:
         state_name, initial, digest, built = schema if schema is not None else ("", None, b"", "")
@@ -219,7 +245,7 @@ class PgConnection:
             ).fetchone()
             if done:
                 return
-            for statement in schema_sql(s):
+            for statement in schema_sql(s) + position_sql(s, 0):
                 self.conn.execute(statement)
             meta = {
                 "application": APPLICATION,

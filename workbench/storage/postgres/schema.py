@@ -1,10 +1,17 @@
 """The PostgreSQL backend's schema (one database schema per journal) and its URL.
 
 Invariants the server holds, as in the SQLite file: a unique ``(branch, seq)``; a trigger that
-refuses an append whose predecessor is not stored and refuses UPDATE and DELETE on events. The
-same trigger takes a per-journal transaction lock before it numbers an event, so global
-positions follow commit order: a reader of ``tail(cursor)`` never misses an event that commits
-later with a smaller position (what a sequence alone would allow with concurrent writers).
+refuses an append whose predecessor is not stored and refuses UPDATE and DELETE on events.
+
+Global positions without a journal-wide lock (schema 2): an event's position is its
+transaction's id shifted left 24 bits plus its place in the transaction (``next_position``), so
+writers on distinct branches commit side by side. A transaction that started earlier may commit
+later with smaller positions; but every transaction whose id is below the oldest one still
+running (``pg_snapshot_xmin``) has ended, so every position below ``safe_position()`` is final.
+Reads that follow positions (``tail``, the matrix's observations, ``top_position``) stop there:
+they never step past an event that has yet to commit. Schema 1 took a per-journal transaction
+lock in the trigger instead (positions in commit order, one writer at a time); opening such a
+journal writable upgrades it, its positions continuing above the old ones.
 """
 
 from __future__ import annotations
@@ -41,6 +48,50 @@ def parse_url(url: str) -> tuple[str, str]:
 def lock_key(journal: str) -> int:
     """The advisory lock key of a journal (a signed 63-bit number from its name)."""
     return zlib.crc32(f"lithify-journal:{journal}".encode()) | (1 << 40)
+
+
+POSITION_BITS = 24  # events one transaction may write: 2**24 (16,777,216)
+
+
+def position_sql(s: str, base: int) -> list[str]:
+    """Statements that number events without a lock (see the module docstring): positions from
+    ``base`` up, each transaction's above every older one's."""
+    return [
+        f"""CREATE OR REPLACE FUNCTION "{s}".next_position() RETURNS bigint LANGUAGE plpgsql
+            AS $$
+            DECLARE k bigint;
+            BEGIN
+              k := coalesce(nullif(current_setting('lithify.position', true), ''), '0')::bigint;
+              IF k >= {1 << POSITION_BITS} THEN
+                RAISE EXCEPTION 'lithify: one transaction may write {1 << POSITION_BITS} events'
+                  USING ERRCODE = 'program_limit_exceeded';
+              END IF;
+              PERFORM set_config('lithify.position', (k + 1)::text, true);
+              RETURN {base} + (pg_current_xact_id()::text::bigint << {POSITION_BITS}) + k;
+            END $$""",
+        f"""CREATE OR REPLACE FUNCTION "{s}".safe_position() RETURNS bigint LANGUAGE sql
+            STABLE AS $$
+              SELECT {base} + (pg_snapshot_xmin(pg_current_snapshot())::text::bigint
+                               << {POSITION_BITS}) - 1
+            $$""",
+        f'ALTER TABLE "{s}".events ALTER COLUMN position SET DEFAULT "{s}".next_position()',
+        # Every insert: check that the event follows its branch's stored head, then number it
+        # (no lock: see the module docstring). A long batch of one branch checks its first event
+        # itself and marks its branch as trusted for its transaction (the storage's _trust):
+        # its rows skip the trigger and are numbered by the column default.
+        f"""CREATE OR REPLACE FUNCTION "{s}".events_insert() RETURNS trigger LANGUAGE plpgsql
+            SET search_path = "{s}" AS $$
+            BEGIN
+              IF NOT EXISTS (SELECT 1 FROM events WHERE branch = NEW.branch
+                             AND seq = NEW.seq - 1)
+                 AND NOT EXISTS (SELECT 1 FROM branches WHERE id = NEW.branch
+                                 AND fork_seq = NEW.seq - 1) THEN
+                RAISE EXCEPTION '{APPEND_REFUSED}' USING ERRCODE = 'integrity_constraint_violation';
+              END IF;
+              NEW.position := next_position();
+              RETURN NEW;
+            END $$""",
+    ]
 
 
 def schema_sql(s: str) -> list[str]:

@@ -48,7 +48,7 @@ from .writes import PgWrites
 
 _OBSERVATIONS = (
     "SELECT position, branch, seq, metric, value, ts FROM {schema}events WHERE metric IS NOT NULL "
-    "ORDER BY position"
+    "AND {settled} ORDER BY position"
 )
 
 
@@ -204,14 +204,19 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
 
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events after a global position, in commit order."""
-        sql = f"SELECT {EVENT_COLS} FROM events WHERE position > %s ORDER BY position"
+        sql = (
+            f"SELECT {EVENT_COLS} FROM events WHERE position > %s AND {self.settled} "
+            "ORDER BY position"
+        )
         if limit is not None:
             sql += f" LIMIT {int(limit)}"
         return [StoredEvent(*r) for r in self._all(sql, (cursor,))]
 
     def top_position(self) -> int:
-        """The global position of the last stored event (0 when there is none)."""
-        return int(self._one("SELECT coalesce(max(position), 0) FROM events")[0])
+        """The global position of the last stored event whose position is final (0 when there
+        is none): no event will commit at or below it later."""
+        sql = f"SELECT coalesce(max(position), 0) FROM events WHERE {self.settled}"
+        return int(self._one(sql)[0])
 
     def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
         """Events whose hash lies in [lo, hi), earliest first."""
@@ -410,7 +415,7 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
         """Observations after a global position, in order."""
         rows = self._all(
             "SELECT position, branch, seq, metric, value, ts FROM events WHERE position > %s AND "
-            "metric IS NOT NULL ORDER BY position",
+            f"metric IS NOT NULL AND {self.settled} ORDER BY position",
             (since,),
         )
         return [Observation(*r) for r in rows]
@@ -426,7 +431,8 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
             return frame.cast(schema) if frame.width == len(schema) else pl.DataFrame(schema=schema)
         with self._guard, self.conn.cursor() as cur:
             with cur.copy(
-                f"COPY ({_OBSERVATIONS.format(schema='')}) TO STDOUT (FORMAT BINARY)"
+                f"COPY ({_OBSERVATIONS.format(schema='', settled=self.settled)}) TO STDOUT "
+                "(FORMAT BINARY)"
             ) as cp:
                 cp.set_types(["int8", "int8", "int8", "text", "float8", "int8"])
                 rows = list(cp.rows())
@@ -445,7 +451,9 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
             return None
         try:
             cur = con.cursor()
-            cur.execute(_OBSERVATIONS.format(schema=f'"{self.journal}".'))
+            qualified = f'"{self.journal}".'
+            settled = self.settled_sql.format(schema=qualified)
+            cur.execute(_OBSERVATIONS.format(schema=qualified, settled=settled))
             frame = pl.DataFrame(cur.fetch_arrow())
             cur.close()
             return frame

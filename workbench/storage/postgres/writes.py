@@ -14,7 +14,6 @@ from ..base import EVENT_SHAPES, EventRow, Head
 from ..common import APPEND_REFUSED, SNAPSHOT_COLS, TRIGGERLESS_BATCH, branch_moved, event_id_taken
 from .connection import PgConnection
 from .faults import is_driver_error, translate
-from .schema import lock_key
 
 _INSERT = {
     shape: (
@@ -84,13 +83,10 @@ class PgWrites(PgConnection):
         self.conn.execute("SELECT set_config('lithify.trusted_branch', '', true)")
 
     def _take_branch(self, branch: int, first_seq: int) -> None:
-        """Inside a transaction: take the journal's write lock (what the trigger would, so
-        positions still follow commit order), check that ``first_seq`` follows the branch's
-        stored head, and mark the branch trusted for this transaction only."""
-        self.conn.execute(
-            "SELECT pg_advisory_xact_lock(%s), set_config('lithify.trusted_branch', %s, true)",
-            (lock_key(self.journal), str(branch)),
-        )
+        """Inside a transaction: check that ``first_seq`` follows the branch's stored head and
+        mark the branch trusted for this transaction only (its rows are numbered by the column
+        default, without a lock: see schema.py)."""
+        self.conn.execute("SELECT set_config('lithify.trusted_branch', %s, true)", (str(branch),))
         self._check_follows(branch, first_seq)
 
     def _check_follows(self, branch: int, first_seq: int) -> None:
