@@ -680,7 +680,7 @@ def test_a_sigkilled_worker_is_run_again_and_the_study_ends_as_uninterrupted(
             for x in runs:
                 if x.status == "running" and len(_own(j, x.branch)) >= 2:
                     kids = _descendants(os.getpid())
-                    workers = [p for p in kids if "workbench.sweep." in _cmdline(p)]
+                    workers = [p for p in kids if _is_worker(_cmdline(p))]
                     return workers[0] if workers else None
             return None
 
@@ -900,3 +900,8 @@ def test_the_cli_takes_what_an_optuna_user_gives_a_study(j, tmp_path):
     assert resume.returncode == 2 and "drop --enqueue" in resume.stderr
     evolve = lithify("--db", j.path, "evolve", "--resume", "1", "--at", "1")
     assert evolve.returncode == 2 and "drop --at" in evolve.stderr
+
+
+def _is_worker(cmdline: str) -> bool:
+    """A runner's worker process: the pool's or the process runner's."""
+    return "workbench.poolworker" in cmdline or "workbench.sweep.worker" in cmdline
