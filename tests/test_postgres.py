@@ -652,3 +652,31 @@ def test_a_journal_written_under_the_journal_wide_lock_is_upgraded_in_place(
         assert [r.seq for r in records] == [1, 2, 3, 4, 5, 6]
         assert records[-1].position > max(old) and [r.position for r in records[:5]] == old
         assert j.verify().ok
+
+
+def test_at_the_connection_limit_an_open_waits_then_says_what_to_raise(
+    pg: PgServer, pg_db: str
+) -> None:
+    import psycopg
+
+    from workbench.errors import Busy
+
+    role = f"lim_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(pg.url(pg_db), autocommit=True) as c:
+        c.execute(f"CREATE ROLE {role} LOGIN CONNECTION LIMIT 2")
+        c.execute(f"GRANT ALL ON DATABASE {pg_db} TO {role}")
+        c.execute(f"GRANT ALL ON SCHEMA public TO {role}")
+    url = pg.url(pg_db, journal=f"t_{uuid.uuid4().hex[:12]}").replace(f"{pg.user}@", f"{role}@")
+    with Journal.open(url) as j:
+        j.root().apply({"start": 1})
+    held = [psycopg.connect(url.split("?")[0]) for _ in range(2)]  # the role's two connections
+    try:
+        with pytest.raises(Busy) as e:  # asked again until its timeout, then Busy
+            Journal.open(url, timeout=1)
+        assert "max_connections" in str(e.value)
+        held.pop().close()
+        with Journal.open(url, timeout=5) as j:  # a slot came free: it opens
+            assert j.root().head == 1
+    finally:
+        for c in held:
+            c.close()

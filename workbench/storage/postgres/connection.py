@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from ...errors import InvalidValue, NotFound, ReadOnly, WorkbenchError
+from ...errors import Busy, InvalidValue, NotFound, ReadOnly, WorkbenchError
 from ..base import Segment
 from ..common import (
     APPLICATION,
@@ -22,7 +23,7 @@ from ..common import (
     now_ms,
     redacted,
 )
-from .faults import is_driver_error, not_a_journal, translate
+from .faults import is_driver_error, not_a_journal, too_many_connections, translate
 from .schema import SYNCHRONOUS_COMMIT, lock_key, parse_url, position_sql, schema_sql
 
 
@@ -109,10 +110,7 @@ class PgConnection:
             raise
 
     def _connect(self) -> None:
-        try:
-            conn = self.pg.connect(self.conninfo, autocommit=True, connect_timeout=10)
-        except Exception as e:
-            raise translate(e, self.where, "connecting") from None
+        conn = self._dial()
         try:
             conn.execute(f'SET search_path TO "{self.journal}"')
             conn.execute(f"SET synchronous_commit TO {SYNCHRONOUS_COMMIT[self.durability]}")
@@ -137,6 +135,29 @@ class PgConnection:
                 )
             except Exception:  # noqa: BLE001 (no intents table yet: nothing announced)
                 pass
+
+    def _dial(self) -> Any:
+        """A new connection. A server (or PgBouncer) at its connection limit is asked again,
+        backing off, until the journal's timeout; then ``Busy`` says which limit to raise."""
+        deadline = time.monotonic() + self.timeout_ms / 1000
+        pause = 0.05
+        while True:
+            try:
+                return self.pg.connect(self.conninfo, autocommit=True, connect_timeout=10)
+            except Exception as e:
+                if not too_many_connections(e):
+                    raise translate(e, self.where, "connecting") from None
+                if time.monotonic() + pause > deadline:
+                    raise Busy(
+                        f"{self.where}: the server refused a connection for "
+                        f"{self.timeout_ms / 1000:g} s, at its connection limit ({e}); raise "
+                        "max_connections on the server (or max_client_conn and the pool sizes "
+                        "of a PgBouncer in front), run fewer workers at once, or open with a "
+                        "longer timeout; each process holds one connection per journal",
+                        path=self.where,
+                    ) from None
+                time.sleep(pause)
+                pause = min(1.0, pause * 2)
 
     def _live(self) -> Any:
         """The connection, re-established if the server dropped it (outside a transaction)."""

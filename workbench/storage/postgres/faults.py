@@ -68,6 +68,19 @@ def translate(err: BaseException, where: str, doing: str = "") -> WorkbenchError
     return StorageError(f"{where}{while_}: {said}", path=where)
 
 
+def too_many_connections(err: BaseException) -> bool:
+    """Whether a connection was refused for the server's (or PgBouncer's) connection limit."""
+    state = getattr(getattr(err, "diag", None), "sqlstate", None) or ""
+    text = str(err).lower()
+    return (
+        state == "53300"
+        or "too many clients" in text
+        or "too many connections" in text
+        or "remaining connection slots are reserved" in text
+        or "no more connections allowed" in text
+    )
+
+
 def not_a_journal(where: str, tables: list[str]) -> NotAJournal:
     """The schema exists but holds something else."""
     return NotAJournal(
