@@ -136,3 +136,71 @@ def pg_server() -> Iterator[PgServer]:
         yield server
     finally:
         server.close()
+
+
+class PgBouncer:
+    """Debian's PgBouncer in front of a ``PgServer``, on a free port of 127.0.0.1, in the given
+    ``pool_mode``: ``url(dbname)`` reaches the server through it; ``close()`` stops it."""
+
+    def __init__(self, server: PgServer, pool_mode: str = "session", pool_size: int = 20) -> None:
+        self.server = server
+        self.port = _free_port()
+        self.root = tempfile.mkdtemp(prefix="lithify-pgbouncer-")
+        ini = os.path.join(self.root, "pgbouncer.ini")
+        users = os.path.join(self.root, "users.txt")
+        with open(users, "w") as f:
+            f.write(f'"{server.user}" ""\n')
+        with open(ini, "w") as f:
+            f.write(
+                "[databases]\n"
+                f"* = host=127.0.0.1 port={server.port}\n"
+                "[pgbouncer]\n"
+                f"listen_addr = 127.0.0.1\nlisten_port = {self.port}\n"
+                f"unix_socket_dir = {self.root}\n"
+                "auth_type = trust\n"
+                f"auth_file = {users}\n"
+                f"pool_mode = {pool_mode}\n"
+                f"default_pool_size = {pool_size}\nmax_client_conn = 1000\n"
+                "ignore_startup_parameters = extra_float_digits,options\n"
+                f"logfile = {os.path.join(self.root, 'pgbouncer.log')}\n"
+                f"pidfile = {os.path.join(self.root, 'pgbouncer.pid')}\n"
+            )
+        cmd = [shutil.which("pgbouncer") or "/usr/sbin/pgbouncer", "-d", ini]
+        if os.geteuid() == 0:  # PgBouncer refuses to run as root
+            os.chmod(self.root, 0o777)
+            for name in os.listdir(self.root):
+                shutil.chown(os.path.join(self.root, name), "postgres")
+            shutil.chown(self.root, "postgres")
+            cmd = ["runuser", "-u", "postgres", "--", *cmd]
+        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if done.returncode != 0:
+            raise RuntimeError(f"pgbouncer failed: {done.stdout}{done.stderr}")
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1):
+                    return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"PgBouncer did not listen on port {self.port}")
+
+    def url(self, dbname: str = "postgres", journal: str | None = None) -> str:
+        """A URL for one database (and journal) of the server, through PgBouncer."""
+        q = f"?journal={journal}" if journal else ""
+        return f"postgresql://{self.server.user}@127.0.0.1:{self.port}/{dbname}{q}"
+
+    def close(self) -> None:
+        """Stop PgBouncer and remove its folder."""
+        try:
+            with open(os.path.join(self.root, "pgbouncer.pid")) as f:
+                os.kill(int(f.read().strip()), 15)
+        except (OSError, ValueError):
+            pass
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def find_pgbouncer() -> str | None:
+    """Debian's PgBouncer, when installed."""
+    return shutil.which("pgbouncer") or (
+        "/usr/sbin/pgbouncer" if os.path.isfile("/usr/sbin/pgbouncer") else None
+    )

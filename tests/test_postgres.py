@@ -680,3 +680,43 @@ def test_at_the_connection_limit_an_open_waits_then_says_what_to_raise(
     finally:
         for c in held:
             c.close()
+
+
+@pytest.mark.slow
+def test_a_sweep_runs_through_pgbouncer_in_session_mode_one_connection_per_process(
+    pg: PgServer, pg_db: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Through Debian's PgBouncer (session pooling): a sweep on the pool runner, each process
+    holding one server connection for the journal however many forks it runs."""
+    import psycopg
+    from pg_server import PgBouncer, find_pgbouncer
+
+    from workbench import sweep
+
+    if find_pgbouncer() is None:
+        pytest.skip("PgBouncer is not installed (apt-get install pgbouncer)")
+    tests = str(Path(__file__).parent)
+    monkeypatch.setenv("PYTHONPATH", tests + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    bouncer = PgBouncer(pg, "session")
+    try:
+        url = bouncer.url(pg_db, journal=f"t_{uuid.uuid4().hex[:12]}")
+        with Journal.open(url) as j:
+            j.root().apply({"start": 1})
+            p = sweep.plan(j, 0, 1, {"sleep": [0.3] * 12}, fn="sweep_fns:sleepy")
+            seen: list[int] = []
+            handle = sweep.start(p, runner="pool", workers=2)
+            with psycopg.connect(pg.url(pg_db), autocommit=True) as c:
+                while not handle.done:
+                    (n,) = c.execute(
+                        "SELECT count(*) FROM pg_stat_activity WHERE datname = %s AND "
+                        "pid <> pg_backend_pid()",
+                        (pg_db,),
+                    ).fetchone()
+                    seen.append(int(n))
+                    time.sleep(0.05)
+            result = handle.wait(show=False)
+            assert result.ok and len(result.forks) == 12
+            assert max(seen) <= 2 + 2  # two workers and the coordinator (and a spare)
+            assert j.verify().ok
+    finally:
+        bouncer.close()
