@@ -168,6 +168,13 @@ class EventLogContract(RoleContract):
         assert head is not None and (head.seq, bytes(head.hash)) == (3, chain.hashes[3])
         assert store.events(MAIN, 2, 2) == [e]
 
+    def test_hashes_at_reads_many_points_at_once(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 4)
+        got = store.hashes_at([(0, 2), (0, 4), (0, 9), (7, 1), (0, 2)])
+        assert got == {(0, 2): chain.hashes[2], (0, 4): chain.hashes[4]}  # missing ones left out
+        assert store.hashes_at([]) == {}
+
     def test_an_append_that_does_not_follow_the_head_is_refused(self, store: Storage) -> None:
         chain = Chain()
         self.append(store, chain, 2)

@@ -349,3 +349,47 @@ def test_a_killed_clone_to_a_file_finishes_when_run_again(tmp_path: Path) -> Non
     assert sorted(p.name for p in tmp_path.iterdir()) == ["dst.db", "src.db"]
     again = lithify("clone", str(src), str(dst))
     assert again.returncode == 1 and "pull" in again.stderr  # a finished clone is updated by pull
+
+
+def _forest(path: Path, branches: int) -> None:
+    """Main with 50 events and ``branches`` forks of 5 events each (some in a sweep)."""
+    with Journal.open(path, Ctx) as j:
+        main = j.root()
+        main.apply_many([{"x": i} for i in range(50)])
+        for k in range(branches):
+            f = main.fork_at(1 + k % 49, params={"k": k})
+            f.apply_many([{"x": k} for _ in range(5)])
+
+
+def _statements(src: Path, dst: Path) -> tuple[int, int]:
+    """(statements the source ran, transactions the destination began) in one replication."""
+    from workbench.storage import open_storage
+
+    s = open_storage(str(src), "process", readonly=True, create=False)
+    d = open_storage(str(dst), "process")
+    ran: list[str] = []
+    began: list[str] = []
+    s.conn.set_trace_callback(ran.append)
+    d.conn.set_trace_callback(lambda sql: began.append(sql) if sql.startswith("BEGIN") else None)
+    try:
+        replicate(s, d)
+    finally:
+        s.close()
+        d.close()
+    return len(ran), len(began)
+
+
+def test_a_copys_cost_follows_its_events_not_its_branches(tmp_path: Path) -> None:
+    """Transactions hold up to a batch of events whatever branches they belong to, and a copy
+    with nothing to do reads the same whatever the branches (the fork points' hashes in one
+    query, each side's heads in one)."""
+    few, many = tmp_path / "few.db", tmp_path / "many.db"
+    _forest(few, 10)
+    _forest(many, 200)
+    _, began = _statements(many, tmp_path / "many-copy.db")
+    assert began <= 5  # 1,050 events and 200 branches: about one transaction per 1,000 events
+    assert summary(many) == summary(tmp_path / "many-copy.db")
+    _statements(few, tmp_path / "few-copy.db")
+    nothing_few = _statements(few, tmp_path / "few-copy.db")
+    nothing_many = _statements(many, tmp_path / "many-copy.db")
+    assert nothing_many == nothing_few and nothing_many[1] <= 2  # flat in branches

@@ -21,7 +21,8 @@ branches follow. Writer provenance stays with the source (the copies are the rep
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
@@ -31,6 +32,7 @@ from .storage import BranchRow, FullEvent, Storage, is_url, open_storage
 from .storage.base import RUN_FIELDS
 
 BATCH = 1000  # events per transaction
+GROUPED_WRITES = 500  # snapshots, run records and tags per transaction
 
 
 class Diverged(Conflict):
@@ -63,10 +65,11 @@ class ReplicationReport:
 Identity = tuple[Any, ...]
 
 
-def _identities(s: Storage) -> dict[int, Identity]:
-    """Each branch's identity (see the module docstring), by id."""
-    rows = s.branch_rows()
+def _identities(s: Storage, rows: Sequence[BranchRow]) -> dict[int, Identity]:
+    """Each branch's identity (see the module docstring), by id: the fork points' hashes read
+    in one query, whatever the branches."""
     by_id = {r.id: r for r in rows}
+    points = _fork_points(s, by_id)
     out: dict[int, Identity] = {}
     ranks: dict[Identity, int] = {}
     for r in rows:  # by id: parents before their forks
@@ -74,24 +77,36 @@ def _identities(s: Storage) -> dict[int, Identity]:
             out[r.id] = ("name", r.name)
             continue
         parent = out[r.parent] if r.parent is not None else ()
-        base = ("fork", parent, r.fork_seq, _hash_at(s, by_id, r.parent, r.fork_seq), r.params)
+        base = ("fork", parent, r.fork_seq, points[r.id], r.params)
         rank = ranks.get(base, 0)
         ranks[base] = rank + 1
         out[r.id] = (*base, rank)
     return out
 
 
-def _hash_at(s: Storage, by_id: dict[int, BranchRow], branch: int | None, seq: int) -> bytes:
-    """The hash of the event at ``seq`` of a branch's resolved history (zeros at seq 0)."""
+def _owner(by_id: dict[int, BranchRow], branch: int | None, seq: int) -> tuple[int, int] | None:
+    """(branch that wrote seq, seq) in a branch's resolved history; None at seq 0."""
     while branch is not None and seq > 0:
         row = by_id[branch]
         if seq > row.fork_seq:
-            e = s.event_at(branch, seq)
-            if e is None:
-                raise IntegrityError(f"branch {branch} has no event at seq {seq}")
-            return bytes(e.hash)
+            return branch, seq
         branch = row.parent
-    return ZERO_HASH
+    return None
+
+
+def _fork_points(s: Storage, by_id: dict[int, BranchRow]) -> dict[int, bytes]:
+    """The hash of each branch's fork point (zeros for a root or a fork at seq 0), by id."""
+    owners = {b: _owner(by_id, r.parent, r.fork_seq) for b, r in by_id.items()}
+    found = s.hashes_at([o for o in owners.values() if o is not None])
+    out = {}
+    for b, o in owners.items():
+        if o is None:
+            out[b] = ZERO_HASH
+        elif o in found:
+            out[b] = found[o]
+        else:
+            raise IntegrityError(f"branch {o[0]} has no event at seq {o[1]}")
+    return out
 
 
 def _name_of(identity: Identity | None) -> str:
@@ -189,14 +204,23 @@ def _select(src: Storage, names: Sequence[str | int] | None) -> _Choice:
 Plan = tuple[BranchRow, int | None, int, bytes, int | None]
 
 
-def _plan(src: Storage, dst: Storage, choice: _Choice) -> list[Plan]:
+def _plan(
+    src: Storage,
+    dst: Storage,
+    choice: _Choice,
+    rows: tuple[list[BranchRow], list[BranchRow]],
+    ids: tuple[dict[int, Identity], dict[int, Identity]],
+) -> list[Plan]:
     """For each chosen source branch: (row, destination id or None, seq to copy after, hash it
     must chain to, last seq to copy or None for all). Raises Diverged before anything is
     written. An ancestor copied only for its descendants may differ in the destination after
     the part they need: that part is all it must share, and nothing of it is copied then."""
-    src_rows = {r.id: r for r in src.branch_rows()}
-    dst_rows = {r.id: r for r in dst.branch_rows()}
-    src_id, dst_id = _identities(src), _identities(dst)
+    src_list, dst_list = rows
+    src_rows = {r.id: r for r in src_list}
+    dst_rows = {r.id: r for r in dst_list}
+    src_id, dst_id = ids
+    src_points, dst_points = _fork_points(src, src_rows), _fork_points(dst, dst_rows)
+    src_heads, dst_heads = src.heads(), dst.heads()
     by_identity = {ident: b for b, ident in dst_id.items()}
     plan: list[Plan] = []
     for b in sorted(choice.ids):
@@ -207,12 +231,12 @@ def _plan(src: Storage, dst: Storage, choice: _Choice) -> list[Plan]:
             here_from = (
                 src_id.get(row.parent) if row.parent is not None else None,
                 row.fork_seq,
-                _hash_at(src, src_rows, row.parent, row.fork_seq),
+                src_points[row.id],
             )
             there_from = (
                 dst_id.get(there.parent) if there.parent is not None else None,
                 there.fork_seq,
-                _hash_at(dst, dst_rows, there.parent, there.fork_seq),
+                dst_points[there.id],
             )
             if here_from != there_from:
                 raise Diverged(
@@ -223,14 +247,17 @@ def _plan(src: Storage, dst: Storage, choice: _Choice) -> list[Plan]:
                     name=_label(row),
                     seq=min(row.fork_seq, there.fork_seq) + 1,
                 )
-        src_head = src.head(b)
-        dst_head = dst.head(target) if target is not None else None
+        src_head = src_heads.get(b)
+        dst_head = dst_heads.get(target) if target is not None else None
         start = dst_head.seq if dst_head is not None else row.fork_seq  # the destination's own head
-        chain = (
-            bytes(dst_head.hash)
-            if dst_head is not None
-            else _hash_at(src, src_rows, row.parent, row.fork_seq)
-        )
+        chain = bytes(dst_head.hash) if dst_head is not None else src_points[b]
+        if (
+            dst_head is not None
+            and src_head is not None
+            and (src_head.seq, bytes(src_head.hash)) == (dst_head.seq, bytes(dst_head.hash))
+        ):
+            plan.append((row, target, start, chain, None))  # the same head: nothing to copy
+            continue
         if dst_head is not None:
             assert target is not None  # a head there means the branch is there
             ours = src.event_at(b, dst_head.seq) if dst_head.seq > row.fork_seq else None
@@ -394,62 +421,148 @@ def _where(s: Storage) -> str:
 
 
 def _copy(s: Storage, d: Storage, choice: _Choice, batch: int, report: ReplicationReport) -> None:
-    plan = _plan(s, d, choice)
+    """Copy what the plan says, branch after branch (a branch's row after the events its fork
+    point needs), in transactions that each hold up to ``batch`` events whatever branches they
+    belong to, so a copy's cost follows its events, not its branches; then the snapshots, run
+    records and tags."""
+    rows = (s.branch_rows(), d.branch_rows())
+    ids = (_identities(s, rows[0]), _identities(d, rows[1]))
+    plan = _plan(s, d, choice, rows, ids)
     dst_of: dict[int, int] = {}
-    sweeps = _Sweeps(s, d, report)
+    sweeps = _Sweeps(s, d, report, ids)
+    heads = s.heads()
+    upto_of: dict[int, int] = {}  # ancestors kept at the part their descendants need
+    with _Grouped(d, batch) as writes:
+        for row, target, after, chain, upto in plan:
+            if target is None:
+                parent = dst_of[row.parent] if row.parent is not None else None
+                if parent is None:
+                    raise IntegrityError(f"the source's branch {_label(row)} has no parent to fork")
+                (target,) = writes.write(
+                    0,
+                    lambda row=row, parent=parent: d.insert_branches(
+                        [(row.name, parent, row.fork_seq, row.params, _sweep(sweeps, row, dst_of))]
+                    ),
+                )
+                report.branches_created += 1
+            dst_of[row.id] = target
+            if upto is not None:
+                upto_of[row.id] = upto  # its later events differ there: none of them travels
+                continue
+            head = heads.get(row.id)
+            if head is None or head.seq <= after:
+                continue  # nothing past what the destination holds
+            for chunk in _events(s, row.id, target, after, chain, batch):
+                writes.write(len(chunk), lambda chunk=chunk: d.append_many(chunk))
+                label = _label(row)
+                report.per_branch[label] = report.per_branch.get(label, 0) + len(chunk)
+                report.events += len(chunk)
+    _follow(s, d, plan, dst_of, upto_of, sweeps, report)
+
+
+def _sweep(sweeps: _Sweeps, row: BranchRow, dst_of: dict[int, int]) -> int | None:
+    return sweeps.map(row.sweep, dst_of) if row.sweep is not None else None
+
+
+class _Grouped:
+    """Writes gathered into transactions of up to ``size`` (events, or other writes), each
+    done at once inside the open one; a failure rolls back the open transaction only. Used as
+    a context manager: the last transaction commits on leaving."""
+
+    def __init__(self, d: Storage, size: int) -> None:
+        self.d, self.size = d, size
+        self.open: ExitStack | None = None
+        self.weight = 0
+
+    def write(self, weight: int, write: Any) -> Any:
+        if self.open is None:
+            self.open = ExitStack()
+            self.open.enter_context(self.d.atomic())
+        result = write()
+        self.weight += max(1, weight)
+        if self.weight >= self.size:
+            self.commit()
+        return result
+
+    def commit(self) -> None:
+        if self.open is not None:
+            self.open.close()
+            self.open, self.weight = None, 0
+
+    def __enter__(self) -> _Grouped:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, tb: Any) -> None:
+        if self.open is None:
+            return
+        if error is None:
+            self.commit()
+        else:
+            self.open.__exit__(kind, error, tb)  # the open transaction rolls back
+            self.open = None
+
+
+def _follow(
+    s: Storage,
+    d: Storage,
+    plan: list[Plan],
+    dst_of: dict[int, int],
+    upto_of: dict[int, int],
+    sweeps: _Sweeps,
+    report: ReplicationReport,
+) -> None:
+    """What follows the copied events: snapshots, run records and tags, in grouped writes."""
     src_marks: dict[int, list[int]] = {}
     for b, q, _ in s.all_snapshot_marks():
         src_marks.setdefault(b, []).append(q)
     dst_marks = {(b, q) for b, q, _ in d.all_snapshot_marks()}
     src_runs = {r.branch: r for r in s.runs()}
     dst_runs = {r.branch: r for r in d.runs()}
-    upto_of: dict[int, int] = {}  # ancestors kept at the part their descendants need
-    for row, target, after, chain, upto in plan:
-        if target is None:
-            parent = dst_of[row.parent] if row.parent is not None else None
-            if parent is None:
-                raise IntegrityError(f"the source's branch {_label(row)} has no parent to fork")
-            sweep = sweeps.map(row.sweep, dst_of) if row.sweep is not None else None
-            (target,) = d.insert_branches([(row.name, parent, row.fork_seq, row.params, sweep)])
-            report.branches_created += 1
-        dst_of[row.id] = target
-        copied = 0
-        if upto is None:
-            copied = _events(s, d, row.id, target, after, chain, batch)
-        else:
-            upto_of[row.id] = upto  # its later events differ there: none of them travels
-        if copied:
-            report.per_branch[_label(row)] = copied
-            report.events += copied
-        for q in src_marks.get(row.id, []):
-            if upto is not None and q > upto:
-                continue  # the destination's event at q is another one
-            if (target, q) not in dst_marks and _put_snapshot(s, d, row.id, target, q):
-                report.snapshots += 1
-        run = src_runs.get(row.id)
-        if run is not None and row.sweep is not None:
-            there = dst_runs.get(target)
-            newer = there is None or (run.finished or 0) > (there.finished or 0)
-            sweep = sweeps.map(row.sweep, dst_of)
-            if newer and sweep is not None:
-                d.put_run(target, sweep, run.status, **{f: getattr(run, f) for f in RUN_FIELDS})
-                report.runs += 1
-    have = {label for label, _, _ in d.tags()}
-    for label, b, q in s.tags():  # a label the destination has is the destination's
-        if b in dst_of and label not in have and q <= upto_of.get(b, q):
-            d.put_tag(label, dst_of[b], q)
-            report.tags += 1
+    with _Grouped(d, GROUPED_WRITES) as writes:
+        for row, _, _, _, upto in plan:
+            target = dst_of[row.id]
+            missing = [
+                q
+                for q in src_marks.get(row.id, [])
+                if (upto is None or q <= upto) and (target, q) not in dst_marks
+            ]
+            for q in missing:  # the destination's event at q past upto is another one
+                snap = s.snapshot_at(row.id, q)
+                if snap is not None and (q == 0 or d.event_at(target, q) is not None):
+                    writes.write(
+                        1,
+                        lambda t=target, q=q, snap=snap: d.put_snapshot(
+                            t, q, snap.state, bytes(snap.digest), snap.built
+                        ),
+                    )
+                    report.snapshots += 1
+            run = src_runs.get(row.id)
+            if run is not None and row.sweep is not None:
+                there = dst_runs.get(target)
+                newer = there is None or (run.finished or 0) > (there.finished or 0)
+                sweep = sweeps.map(row.sweep, dst_of)
+                if newer and sweep is not None:
+                    fields = {f: getattr(run, f) for f in RUN_FIELDS}
+                    writes.write(
+                        1, lambda t=target, w=sweep, r=run, f=fields: d.put_run(t, w, r.status, **f)
+                    )
+                    report.runs += 1
+        have = {label for label, _, _ in d.tags()}
+        for label, b, q in s.tags():  # a label the destination has is the destination's
+            if b in dst_of and label not in have and q <= upto_of.get(b, q):
+                writes.write(1, lambda label=label, b=b, q=q: d.put_tag(label, dst_of[b], q))
+                report.tags += 1
 
 
 def _events(
-    s: Storage, d: Storage, b: int, target: int, after: int, chain: bytes, batch: int
-) -> int:
-    """Copy a branch's events after ``after`` in checked batches; how many."""
-    copied = 0
+    s: Storage, b: int, target: int, after: int, chain: bytes, batch: int
+) -> Iterator[list[tuple[Any, str]]]:
+    """A branch's events after ``after``, read and checked in batches, as rows for the
+    destination's branch ``target``."""
     while True:
         events = s.events_after(b, after, batch)
         if not events:
-            return copied
+            return
         rows = []
         for e in events:
             h = event_hash(bytes(e.parent_hash), e.kind, e.payload)
@@ -466,29 +579,24 @@ def _events(
                 ((target, e.seq, e.kind, bytes(e.hash), chain, e.ts, e.payload, *extra), shape)
             )
             chain = h
-        d.append_many(rows)
-        copied += len(events)
+        yield rows
         after = events[-1].seq
-
-
-def _put_snapshot(s: Storage, d: Storage, b: int, target: int, q: int) -> bool:
-    """Copy the source's snapshot at (b, q) if the destination holds its event."""
-    snap = s.snapshot_at(b, q)
-    if snap is None or (q > 0 and d.event_at(target, q) is None):
-        return False  # a snapshot of an event not copied (yet)
-    d.put_snapshot(target, q, snap.state, bytes(snap.digest), snap.built)
-    return True
 
 
 class _Sweeps:
     """Sweep ids source -> destination, matched by base identity, point, spec and creation
     time; a sweep is created in the destination when a fork of it is first copied."""
 
-    def __init__(self, s: Storage, d: Storage, report: ReplicationReport) -> None:
+    def __init__(
+        self,
+        s: Storage,
+        d: Storage,
+        report: ReplicationReport,
+        ids: tuple[dict[int, Identity], dict[int, Identity]],
+    ) -> None:
         self.s, self.d, self.report = s, d, report
         self.src_rows = {w.id: w for w in s.sweep_rows()}
-        self.src_id = _identities(s)
-        dst_id = _identities(d)
+        self.src_id, dst_id = ids
         self.by_identity = {ident: b for b, ident in dst_id.items()}
         self.existing = {
             (dst_id.get(w.base), w.at, w.spec, w.created): w.id for w in d.sweep_rows()

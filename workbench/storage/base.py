@@ -373,6 +373,11 @@ class EventLog(Protocol):
         """The event a branch itself wrote at seq."""
         ...
 
+    def hashes_at(self, points: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        """The hashes of the events branches wrote themselves at these (branch, seq) points, in
+        one read (points with no such event are left out)."""
+        ...
+
     def events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StoredEvent]:
         """Events of a resolved history with lo <= seq <= hi, in seq order."""
         ...

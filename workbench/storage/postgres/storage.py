@@ -101,6 +101,18 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
         row = self._one("SELECT fork_seq FROM branches WHERE id = %s", (branch,))
         return None if row is None else int(row[0])
 
+    def hashes_at(self, points: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        """The hashes of the events branches wrote themselves at these points, in one query."""
+        if not points:
+            return {}
+        wanted = list(dict.fromkeys(points))
+        rows = self._all(
+            "SELECT e.branch, e.seq, e.hash FROM unnest(%s::bigint[], %s::bigint[]) AS p(b, s) "
+            "JOIN events e ON e.branch = p.b AND e.seq = p.s",
+            ([b for b, _ in wanted], [s for _, s in wanted]),
+        )
+        return {(b, s): bytes(h) for b, s, h in rows}
+
     def event_at(self, branch: int, seq: int) -> StoredEvent | None:
         """The event a branch itself wrote at seq."""
         row = self._one(
