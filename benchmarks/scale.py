@@ -1,0 +1,300 @@
+"""Scale benchmark: one PostgreSQL journal for many writers, flat costs as it grows, replication
+whose cost follows events, against baselines in the same run.
+
+1. Writers on distinct branches: 1, 8 and 32 processes, each appending to its own branch
+   (``Branch.apply``, durability "process"), against raw ``INSERT`` + ``COMMIT`` of rows of the
+   same shape into a table with the same keys, by as many processes. Goal: >= 0.7x at 32 (and
+   at 1).
+2. Growth: the same operations on journals of 10^4, 10^5 and 10^6 events (100 branches): open,
+   ``head~N``, a fork, an append, the matrix (first and repeated), the branch listing; the
+   log-log slope of each from the smallest to the largest. Goal: the listing <= 50 ms at 10^6,
+   slope <= 0.1.
+3. Replication: clone of 10^5 events on 10^3 branches SQLite -> PostgreSQL against ``pg_dump``
+   (plain) of the cloned journal's schema; a no-op push and pull (seconds); a pull of 10^4 new
+   events against the push of the same. Goals: clone <= 2x pg_dump, no-op <= 1 s, pull <=
+   1.5x push.
+
+Starts its own PostgreSQL (Debian's binaries, as the tests do). Writes
+benchmarks/results/scale.json.
+
+    python benchmarks/scale.py [--quick] [--skip writers,growth,replication]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import multiprocessing
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+from pg_server import pg_server  # noqa: E402
+
+RESULTS = Path(__file__).parent / "results"
+
+RAW_TABLE = """CREATE TABLE IF NOT EXISTS raw_events (
+    position BIGSERIAL PRIMARY KEY, branch BIGINT NOT NULL, seq BIGINT NOT NULL,
+    kind TEXT NOT NULL, hash BYTEA NOT NULL, parent_hash BYTEA NOT NULL, ts BIGINT NOT NULL,
+    payload TEXT NOT NULL, UNIQUE (branch, seq))"""
+
+
+# -- 1. writers -------------------------------------------------------------------------------
+
+
+def _lithify_writer(args: tuple[str, int, float, Any]) -> int:
+    url, branch, seconds, start = args
+    from workbench import Journal
+
+    with Journal.open(url) as j:
+        b = j.branch(branch)
+        start.wait()
+        n, deadline = 0, time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            b.apply({"n": n})
+            n += 1
+    return n
+
+
+def _raw_writer(args: tuple[str, int, float, Any]) -> int:
+    url, branch, seconds, start = args
+    import psycopg
+
+    from workbench.events import ZERO_HASH, canonical, event_hash
+
+    with psycopg.connect(url, autocommit=True) as c:
+        c.execute("SET synchronous_commit TO local")
+        parent, n = ZERO_HASH, 0
+        start.wait()
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            text = canonical({"n": n}, "delta")
+            h = event_hash(parent, "delta", text)
+            with c.transaction():
+                c.execute(
+                    "INSERT INTO raw_events (branch, seq, kind, hash, parent_hash, ts, payload) "
+                    "VALUES (%s, %s, 'delta', %s, %s, %s, %s)",
+                    (branch, n + 1, h, parent, 1_700_000_000_000, text),
+                )
+            parent, n = h, n + 1
+    return n
+
+
+def _run_writers(fn: Any, url: str, branches: list[int], seconds: float) -> float:
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Manager() as m:
+        start = m.Event()
+        with ctx.Pool(len(branches)) as pool:
+            res = pool.map_async(fn, [(url, b, seconds, start) for b in branches])
+            time.sleep(1.0 + 0.05 * len(branches))  # every process connected and waiting
+            start.set()
+            counts = res.get()
+    return sum(counts) / seconds
+
+
+def writers(pg: Any, db: str, quick: bool) -> dict[str, Any]:
+    import psycopg
+
+    from workbench import Journal
+
+    seconds = 3.0 if quick else 6.0
+    rows: dict[str, Any] = {}
+    for n in (1, 8, 32):
+        url = pg.url(db, journal=f"w{n}")
+        with Journal.open(url) as j:
+            j.root().apply({"start": True})
+            ids = [j.root().fork_at(1).id for _ in range(n)]
+        raw_url = pg.url(db)
+        with psycopg.connect(raw_url, autocommit=True) as c:
+            c.execute("DROP TABLE IF EXISTS raw_events")
+            c.execute(RAW_TABLE)
+        lith = _run_writers(_lithify_writer, url, ids, seconds)
+        raw = _run_writers(_raw_writer, raw_url, list(range(1, n + 1)), seconds)
+        rows[str(n)] = {"lithify": lith, "raw": raw, "ratio": lith / raw}
+    print("\nWriters on distinct branches (appends/s; raw: INSERT + COMMIT, same server)")
+    print(f"{'writers':>8}{'lithify':>12}{'raw':>12}{'ratio':>8}{'goal':>8}")
+    for n, r in rows.items():
+        print(f"{n:>8}{r['lithify']:>12.0f}{r['raw']:>12.0f}{r['ratio']:>8.2f}{'>= 0.7':>8}")
+    return rows
+
+
+# -- 2. growth ---------------------------------------------------------------------------------
+
+
+def _grow(url: str, events: int, branches: int) -> None:
+    from workbench import Journal
+
+    with Journal.open(url) as j:
+        main = j.root()
+        per = events // (branches + 1)
+        main.apply_many([{"i": i} for i in range(per)])
+        for k in range(branches):
+            f = main.fork_at(1 + k * max(1, per // branches))
+            f.apply_many([{"k": k, "i": i} for i in range(per - 5)])
+            for m in range(5):
+                f.observe("score", float(k + m), step=m)
+
+
+def _time(fn: Any, repeats: int = 5) -> float:
+    out = []
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        out.append(time.perf_counter() - t)
+    return statistics.median(out)
+
+
+def growth(pg: Any, db: str, quick: bool) -> dict[str, Any]:
+    from workbench import Journal
+
+    sizes = [10**4, 10**5] if quick else [10**4, 10**5, 10**6]
+    rows: dict[str, dict[str, float]] = {}
+    for size in sizes:
+        url = pg.url(db, journal=f"g{size}")
+        _grow(url, size, 100)
+        r: dict[str, float] = {}
+        r["open"] = _time(lambda: Journal.open(url).close())
+        with Journal.open(url) as j:
+            head = j.root().head
+            r["head~N"] = _time(lambda: j.resolve("main@head~50"))
+            r["fork"] = _time(lambda: j.root().fork_at(head // 2))
+            b = j.root().fork_at(head)
+            r["append"] = _time(lambda: b.apply({"x": 1}))
+            t = time.perf_counter()
+            j.matrix()
+            r["matrix first"] = time.perf_counter() - t
+            r["matrix repeat"] = _time(lambda: j.matrix())
+            r["branch listing"] = _time(lambda: j.branches())
+        rows[str(size)] = {k: v * 1000 for k, v in r.items()}
+    lo, hi = sizes[0], sizes[-1]
+    slopes = {
+        k: math.log(rows[str(hi)][k] / rows[str(lo)][k]) / math.log(hi / lo) for k in rows[str(lo)]
+    }
+    print(
+        "\nGrowth on PostgreSQL (ms, median of 5; slope: log-log from the smallest to the largest)"
+    )
+    print(f"{'operation':<16}" + "".join(f"{s:>12,}" for s in sizes) + f"{'slope':>8}")
+    for k in rows[str(lo)]:
+        print(
+            f"{k:<16}" + "".join(f"{rows[str(s)][k]:>12.2f}" for s in sizes) + f"{slopes[k]:>8.2f}"
+        )
+    print(
+        f"goal: the listing <= 50 ms at {hi:,} events ({rows[str(hi)]['branch listing']:.1f}), "
+        f"slope <= 0.1 ({slopes['branch listing']:.2f})"
+    )
+    return {"ms": rows, "slopes": slopes}
+
+
+# -- 3. replication ------------------------------------------------------------------------------
+
+
+def replication(pg: Any, db: str, quick: bool, folder: Path) -> dict[str, Any]:
+    from workbench import Journal, replicate
+    from workbench.replication import clone
+
+    events, branches = (10**4, 100) if quick else (10**5, 1000)
+    src = folder / "src.db"
+    with Journal.open(src) as j:
+        main = j.root()
+        per = events // (branches + 1)
+        main.apply_many([{"i": i} for i in range(per)])
+        for k in range(branches):
+            f = main.fork_at(1 + k % per)
+            f.apply_many([{"k": k, "i": i} for i in range(per)])
+    url = pg.url(db, journal="clone")
+    t = time.perf_counter()
+    clone(src, url)
+    clone_s = time.perf_counter() - t
+    dump = folder / "dump.sql"
+    dump_cmd = [
+        os.path.join(pg.bin, "pg_dump"),
+        "-h",
+        "127.0.0.1",
+        "-p",
+        str(pg.port),
+        "-U",
+        pg.user,
+        "-n",
+        "clone",
+        "-f",
+        str(dump),
+        db,
+    ]
+    t = time.perf_counter()
+    subprocess.run(dump_cmd, check=True, capture_output=True)
+    dump_s = time.perf_counter() - t
+    t = time.perf_counter()
+    noop_push = replicate(src, url)
+    push_noop_s = time.perf_counter() - t
+    t = time.perf_counter()
+    noop_pull = replicate(url, src)
+    pull_noop_s = time.perf_counter() - t
+    assert noop_push.up_to_date and noop_pull.up_to_date
+    # 10^4 new events pushed, then 10^4 other new events pulled
+    new = min(10**4, events // 10)
+    with Journal.open(src) as j:
+        j.root().apply_many([{"new": i} for i in range(new)])
+    t = time.perf_counter()
+    replicate(src, url)
+    push_s = time.perf_counter() - t
+    with Journal.open(url) as j:
+        j.root().apply_many([{"more": i} for i in range(new)])
+    t = time.perf_counter()
+    replicate(url, src)
+    pull_s = time.perf_counter() - t
+    row = {
+        "events": events,
+        "branches": branches,
+        "clone_s": clone_s,
+        "pg_dump_s": dump_s,
+        "clone_vs_pg_dump": clone_s / dump_s,
+        "noop_push_s": push_noop_s,
+        "noop_pull_s": pull_noop_s,
+        "push_s": push_s,
+        "pull_s": pull_s,
+        "pull_vs_push": pull_s / push_s,
+    }
+    print(f"\nReplication: {events:,} events on {branches:,} branches, SQLite <-> PostgreSQL")
+    print(
+        f"clone {clone_s:.2f} s against pg_dump {dump_s:.2f} s: {row['clone_vs_pg_dump']:.2f}x "
+        "(goal <= 2)"
+    )
+    print(f"no-op push {push_noop_s:.2f} s, no-op pull {pull_noop_s:.2f} s (goal <= 1 s)")
+    print(
+        f"push of {new:,} events {push_s:.2f} s, pull of {new:,} {pull_s:.2f} s: "
+        f"{row['pull_vs_push']:.2f}x (goal <= 1.5)"
+    )
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--skip", default="")
+    args = ap.parse_args()
+    skip = set(filter(None, args.skip.split(",")))
+    out: dict[str, Any] = {}
+    with pg_server() as pg, tempfile.TemporaryDirectory() as d:
+        db = pg.create_database()
+        if "writers" not in skip:
+            out["writers"] = writers(pg, db, args.quick)
+        if "growth" not in skip:
+            out["growth"] = growth(pg, db, args.quick)
+        if "replication" not in skip:
+            out["replication"] = replication(pg, db, args.quick, Path(d))
+    RESULTS.mkdir(exist_ok=True)
+    target = RESULTS / "scale.json"
+    previous = json.loads(target.read_text()) if target.exists() else {}
+    target.write_text(json.dumps({**previous, **out}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()
