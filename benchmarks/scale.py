@@ -152,28 +152,32 @@ def _time(fn: Any, repeats: int = 5) -> float:
     return statistics.median(out)
 
 
-def growth(pg: Any, db: str, quick: bool) -> dict[str, Any]:
+def _operations(url: str) -> dict[str, float]:
+    """Seconds of each operation on the journal at ``url``."""
     from workbench import Journal
 
+    r: dict[str, float] = {"open": _time(lambda: Journal.open(url).close())}
+    with Journal.open(url) as j:
+        head = j.root().head
+        r["head~N"] = _time(lambda: j.resolve("main@head~50"))
+        r["fork"] = _time(lambda: j.root().fork_at(head // 2))
+        b = j.root().fork_at(head)
+        r["append"] = _time(lambda: b.apply({"x": 1}))
+        t = time.perf_counter()
+        j.matrix()
+        r["matrix first"] = time.perf_counter() - t
+        r["matrix repeat"] = _time(lambda: j.matrix())
+        r["branch listing"] = _time(lambda: j.branches())
+    return r
+
+
+def growth(pg: Any, db: str, quick: bool) -> dict[str, Any]:
     sizes = [10**4, 10**5] if quick else [10**4, 10**5, 10**6]
     rows: dict[str, dict[str, float]] = {}
     for size in sizes:
         url = pg.url(db, journal=f"g{size}")
         _grow(url, size, 100)
-        r: dict[str, float] = {}
-        r["open"] = _time(lambda: Journal.open(url).close())
-        with Journal.open(url) as j:
-            head = j.root().head
-            r["head~N"] = _time(lambda: j.resolve("main@head~50"))
-            r["fork"] = _time(lambda: j.root().fork_at(head // 2))
-            b = j.root().fork_at(head)
-            r["append"] = _time(lambda: b.apply({"x": 1}))
-            t = time.perf_counter()
-            j.matrix()
-            r["matrix first"] = time.perf_counter() - t
-            r["matrix repeat"] = _time(lambda: j.matrix())
-            r["branch listing"] = _time(lambda: j.branches())
-        rows[str(size)] = {k: v * 1000 for k, v in r.items()}
+        rows[str(size)] = {k: v * 1000 for k, v in _operations(url).items()}
     lo, hi = sizes[0], sizes[-1]
     slopes = {
         k: math.log(rows[str(hi)][k] / rows[str(lo)][k]) / math.log(hi / lo) for k in rows[str(lo)]
