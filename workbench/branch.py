@@ -21,7 +21,7 @@ from .refs import HEX_REF
 from .storage import BranchRow
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .port import JournalPort
 
 _UNSET: Any = object()
 BATCH_CHUNK = 512  # apply_many prepares this many deltas while the chunk before is inserted
@@ -54,7 +54,7 @@ class Branch(Effects):
     """One branch of a journal: apply deltas, run journaled effects, observe, fork, read."""
 
     def __init__(
-        self, journal: Journal, row: BranchRow, head: tuple[int, bytes] | None = None
+        self, journal: JournalPort, row: BranchRow, head: tuple[int, bytes] | None = None
     ) -> None:
         self._j = journal
         self.id: int = row.id
@@ -93,7 +93,7 @@ class Branch(Effects):
     # -- identity -------------------------------------------------------------------------
 
     @property
-    def journal(self) -> Journal:
+    def journal(self) -> JournalPort:
         """The journal this branch belongs to."""
         return self._j
 
@@ -141,7 +141,7 @@ class Branch(Effects):
         self._head, self._head_hash = seq, h
         return seq
 
-    def _ready(self) -> Journal:
+    def _ready(self) -> JournalPort:
         """The journal with buffered events written, refusing a handle whose buffer was refused."""
         j = self._j
         j.flush(self.id)
@@ -656,4 +656,5 @@ class Branch(Effects):
         self, seq: int | str, name: str | None = None, params: Mapping[str, Any] | None = None
     ) -> Branch:
         """New branch at event ``seq``; it inherits the prefix's state and effects."""
-        return self._j.fork(self, self._seq(seq, "fork at"), [(name, params)])[0]
+        forked: Branch = self._j.fork(self, self._seq(seq, "fork at"), [(name, params)])[0]
+        return forked

@@ -22,7 +22,7 @@ from .context import CharEstimator, default_renderer, make_receipt, render_parts
 from .errors import BranchConflict, Busy, EffectInFlight, StorageError, WorkbenchError
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .port import JournalPort
     from .storage import Storage
 
 T = TypeVar("T")
@@ -37,7 +37,7 @@ class Effects:
     """Effects, render and receipts, for ``Branch`` (which owns the attributes below)."""
 
     id: int
-    _j: Journal
+    _j: JournalPort
     _head: int
     _segments: list[tuple[int, int, int | None]]
     _fx: dict[bytes, tuple[int, int]] | None
@@ -54,7 +54,7 @@ class Effects:
     _append: Callable[..., int]
     _replaying: Callable[..., Any]
     _head_hash: bytes
-    _ready: Callable[[], Journal]
+    _ready: Callable[[], JournalPort]
     _expected: Callable[..., bool]
     _check_seq: Callable[[int, str], None]
     _live: Callable[[], Any]

@@ -563,6 +563,19 @@ def _short(s: str, n: int = 120) -> str:
 
 
 @dataclass(frozen=True, slots=True)
+class SweepInfo:
+    """A recorded sweep: forks of ``base`` at ``at``, one per parameter set."""
+
+    id: int
+    base: int
+    at: int
+    spec: dict[str, Any]
+    created: int
+    branches: list[int]
+    how: dict[str, Any] = field(default_factory=dict)  # how it was last run (runner, ...)
+
+
+@dataclass(frozen=True, slots=True)
 class BranchInfo:
     """A branch's row: where it forked, its own params, and its current head."""
 

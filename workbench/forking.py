@@ -7,32 +7,19 @@ these; an argument is checked before anything is written.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from .branch import Branch
 from .errors import InvalidValue
+from .events import SweepInfo as SweepInfo  # where it is defined; named here too
 from .storage import BranchRow
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .port import JournalPort
 
 
-@dataclass(frozen=True, slots=True)
-class SweepInfo:
-    """A recorded sweep: forks of ``base`` at ``at``, one per parameter set."""
-
-    id: int
-    base: int
-    at: int
-    spec: dict[str, Any]
-    created: int
-    branches: list[int]
-    how: dict[str, Any] = field(default_factory=dict)  # how it was last run (runner, ...)
-
-
-def checked_params(journal: Journal, params: Mapping[str, Any] | None, what: str) -> str:
+def checked_params(journal: JournalPort, params: Mapping[str, Any] | None, what: str) -> str:
     """A fork's params as canonical JSON, or InvalidValue: not a dict, not JSON-safe, or more
     bytes than one event may hold (``max_event_bytes``: params are read with every fork)."""
     given = {} if params is None else params
@@ -45,7 +32,7 @@ def checked_params(journal: Journal, params: Mapping[str, Any] | None, what: str
     return text
 
 
-def _checked(journal: Journal, value: Mapping[str, Any], what: str) -> str:
+def _checked(journal: JournalPort, value: Mapping[str, Any], what: str) -> str:
     """A sweep's spec or how as canonical JSON, at most ``max_event_bytes`` of it."""
     text = ev.canonical(dict(value), what)
     ev.check_size(text, journal.max_event_bytes, what)
@@ -53,7 +40,7 @@ def _checked(journal: Journal, value: Mapping[str, Any], what: str) -> str:
 
 
 def fork(
-    journal: Journal,
+    journal: JournalPort,
     base: Branch,
     at: int,
     specs: Sequence[tuple[str | None, Mapping[str, Any] | None]],
@@ -78,7 +65,7 @@ def fork(
 
 
 def sweep(
-    journal: Journal,
+    journal: JournalPort,
     base: Branch | int | str,
     at: int,
     params: Iterable[Mapping[str, Any]],
@@ -114,7 +101,7 @@ def sweep(
 
 
 def open_sweep(
-    journal: Journal,
+    journal: JournalPort,
     base: Branch | int | str,
     at: int,
     spec: Mapping[str, Any],
@@ -135,7 +122,7 @@ def open_sweep(
 
 
 def sweep_fork(
-    journal: Journal,
+    journal: JournalPort,
     sweep: int,
     base: Branch | int | str,
     at: int,
@@ -153,9 +140,9 @@ def sweep_fork(
         return new
 
 
-def sweeps(journal: Journal) -> list[SweepInfo]:
+def sweeps(journal: JournalPort) -> list[SweepInfo]:
     """Every recorded sweep with the ids of its forks."""
-    journal._settle()
+    journal.settle()
     by_sweep: dict[int, list[int]] = {}
     for r in journal.storage.branch_rows():
         if r.sweep is not None:

@@ -20,7 +20,7 @@ from .buffer import LazyBuffer
 from .diff import diff as diff_states
 from .effects import compact_intents, unknown_outcomes
 from .errors import InvalidValue, NotFound, WorkbenchError
-from .forking import SweepInfo
+from .events import SweepInfo
 from .history import History, built_from
 from .opening import (
     DURABILITY,
@@ -67,10 +67,8 @@ record_of = ev.record_of
 class Journal:
     """An append-only journal of events on branches; see ``Journal.open``.
 
-    What a ``Branch`` uses of its journal, and nothing else: ``storage``, ``history``,
-    ``snapshot_every``, ``max_event_bytes``, ``max_key_bytes``, ``write``, ``flush``, ``now``,
-    ``durable_head``, ``refusals``, ``fork``, ``branch``, ``resolve`` and
-    ``unknown_outcomes``."""
+    What a ``Branch`` and the modules around it use of their journal is named, and held by the
+    type checker, in ``workbench.port.JournalPort``; this class is one."""
 
     def __init__(
         self,
@@ -366,7 +364,7 @@ class Journal:
         own handles to report, rather than raising it at whoever read."""
         self._buffer.flush(branch, report=True)
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
         """Before a read: write every buffer; a failure is kept for its branch's handles."""
         if self._buffer.count:
             self._buffer.flush(None, report=False)
@@ -399,7 +397,7 @@ class Journal:
 
     def branch(self, ref: int | str) -> Branch:
         """A fresh handle on a branch, by id or name, at the branch's current head."""
-        self._settle()
+        self.settle()
         return Branch(self, self.history.row(self._resolve(ref)))
 
     def root(self) -> Branch:
@@ -431,14 +429,14 @@ class Journal:
 
     def info(self, ref: int | str) -> ev.BranchInfo:
         """The BranchInfo of one branch, with its current head."""
-        self._settle()
+        self.settle()
         row = self.history.row(self._resolve(ref))
         head = self.storage.head(row.id)
         return self._info(row, {row.id: head} if head else {})
 
     def branches(self) -> list[ev.BranchInfo]:
         """Every branch with its current head, by id."""
-        self._settle()
+        self.settle()
         rows = self.storage.branch_rows()
         for r in rows:
             self.history.remember(r)
@@ -447,7 +445,7 @@ class Journal:
 
     def children(self, ref: int | str) -> list[ev.BranchInfo]:
         """The direct forks of a branch, by id."""
-        self._settle()
+        self.settle()
         rows = self.storage.branch_rows(parent=self._resolve(ref))
         heads = self.storage.heads() if rows else {}
         return [self._info(r, heads) for r in rows]
@@ -500,7 +498,7 @@ class Journal:
 
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """The run records of a sweep's forks (or of every sweep): status, times, error."""
-        self._settle()
+        self.settle()
         return self.storage.runs(sweep)
 
     def record_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
@@ -515,7 +513,7 @@ class Journal:
 
     def end(self) -> int:
         """The tail position after the newest event: where a live view starts following."""
-        self._settle()
+        self.settle()
         return self.storage.top_position()
 
     def tags(self) -> list[tuple[str, int, int]]:
@@ -544,12 +542,12 @@ class Journal:
         """Rebuild every snapshot built from other delta versions or another state schema than
         this process's (what ``state()`` and ``at()`` also do, lazily), and every damaged one
         (which reads pass over with a warning); returns how many."""
-        self._settle()
+        self.settle()
         return self.history.rebuild_snapshots()
 
     def resolve(self, ref: str, default_branch: int | str = 0) -> tuple[int, int]:
         """(branch, seq) a ref names: head, head~N, BRANCH, BRANCH@SEQ, LABEL or a hash prefix."""
-        self._settle()
+        self.settle()
         return refs.resolve(self, ref, default_branch)
 
     def record(self, ref: str | tuple[int, int]) -> ev.Record:
@@ -618,14 +616,14 @@ class Journal:
 
     def subscribe(self, name: str) -> Subscription:
         """A durable, named consumer of every event, resuming at its acknowledged position."""
-        self._settle()
+        self.settle()
         from .subscriptions import Subscription
 
         return Subscription(self, name)
 
     def lookup_hash(self, prefix: str) -> tuple[int, int]:
         """(branch, seq) of the one event whose hash starts with a hex prefix (8+ characters)."""
-        self._settle()
+        self.settle()
         return refs.lookup_hash(self.storage, prefix)
 
     def head_of(self, ref: int | str) -> tuple[int, int]:
@@ -641,7 +639,7 @@ class Journal:
         """Events committed after a global position, and the cursor to pass next time."""
         if isinstance(cursor, bool) or not isinstance(cursor, int) or cursor < 0:
             raise InvalidValue(f"cursor must be an int >= 0, not {cursor!r}")
-        self._settle()
+        self.settle()
         events = self.storage.tail(cursor, limit)
         return [record_of(e) for e in events], (events[-1].position if events else cursor)
 
@@ -655,7 +653,7 @@ class Journal:
             raise InvalidValue("search takes a non-empty query, like: timeout OR deadlock")
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
             raise InvalidValue(f"limit is a positive int, not {limit!r}")
-        self._settle()
+        self.settle()
         segments = None if branch is None else self.history.segments(self._resolve(branch))
         storage = self.storage
         if not isinstance(storage, FullTextSearch):
@@ -684,7 +682,7 @@ class Journal:
         branch's history, which proves the history up to it was not rewritten, something the
         journal cannot prove about itself.
         """
-        self._settle()
+        self.settle()
         from .verify import expected_heads, verify
 
         return verify(self.storage, self.history, expected_heads(expect, self._resolve))

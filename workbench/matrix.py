@@ -31,7 +31,7 @@ from .storage import (
 if TYPE_CHECKING:
     import polars as pl
 
-    from .journal import Journal
+    from .port import JournalPort
 
 FIXED_COLUMNS = ("branch", "branch_name", "seq", "metric", "value", "ts")
 LINEAGE_COLUMNS = ("parent", "fork_seq", "depth", "sweep")
@@ -45,7 +45,7 @@ SEED_LIKE = ("seed", "seeds", "rep", "replicate", "repeat", "trial", "run")
 class _Branches:
     """Every branch row with merged params and lineage, from one query."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: JournalPort) -> None:
         self.names: dict[int, str | None] = {}
         self.params: dict[int, dict[str, Any]] = {}
         self.lineage: dict[int, tuple[int | None, int, int, int | None]] = {}
@@ -125,7 +125,7 @@ class _ReadSoFar:
 _READ: weakref.WeakKeyDictionary[Any, _ReadSoFar] = weakref.WeakKeyDictionary()
 
 
-def all_observations(journal: Journal) -> pl.DataFrame:
+def all_observations(journal: JournalPort) -> pl.DataFrame:
     """Every committed observation (position, branch, seq, metric, value, ts) in position
     order; the first call on a handle reads them all, later calls only what arrived since."""
     import polars as pl
@@ -152,7 +152,7 @@ def all_observations(journal: Journal) -> pl.DataFrame:
 
 def _select_branches(
     br: _Branches,
-    journal: Journal,
+    journal: JournalPort,
     branches: Iterable[int] | None,
     sweep: int | None,
     params: Mapping[str, Any] | None,
@@ -175,7 +175,7 @@ def _select_branches(
 
 
 def build_matrix(
-    journal: Journal,
+    journal: JournalPort,
     *,
     wide: bool = False,
     summary: str = "last",
@@ -285,7 +285,7 @@ class BranchTable:
 
 
 def branch_table(
-    journal: Journal,
+    journal: JournalPort,
     *,
     branches: Iterable[int] | None = None,
     sweep: int | None = None,
@@ -484,7 +484,7 @@ class LiveMatrix:
     """A long matrix kept up to date from ``Journal.tail``: ``refresh()`` folds in only the
     observations appended since the last call (from any process writing the file)."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: JournalPort) -> None:
         self.journal = journal
         self._branches = _Branches(journal)
         self._parts: list[pl.DataFrame] = []

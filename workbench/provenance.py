@@ -11,10 +11,10 @@ from .diff import iter_diff
 from .errors import NotFound
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .port import JournalPort
 
 
-def event_provenance(journal: Journal, rec: ev.Record) -> dict[str, Any]:
+def event_provenance(journal: JournalPort, rec: ev.Record) -> dict[str, Any]:
     """One event's record and who wrote it."""
     p = journal.storage.provenance(rec.branch, rec.seq)
     doc: dict[str, Any] = {
@@ -54,7 +54,9 @@ def _carries(value: Any, result: Any) -> bool:
     return False
 
 
-def provenance(journal: Journal, branch: int, seq: int, path: str | None = None) -> dict[str, Any]:
+def provenance(
+    journal: JournalPort, branch: int, seq: int, path: str | None = None
+) -> dict[str, Any]:
     """Who wrote the event at (branch, seq) and, with ``path`` (e.g. ``notes[3]``), the chain of
     events that produced that value of the state: each event that changed it, and the effects
     whose results it carries."""

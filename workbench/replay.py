@@ -44,7 +44,7 @@ from .errors import ReplayDiverged
 from .storage import StoredEvent, is_url
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .port import JournalPort
 
 FORK_ENV = "LITHIFY_FORK"  # {"journal", "branch", "start", "run"} of the fork this process runs
 _CHUNK = 256  # recorded events read at a time
@@ -141,7 +141,7 @@ def _same_place(a: str, b: str) -> bool:
     return os.path.realpath(a) == os.path.realpath(b)
 
 
-def cursor_for(journal: Journal, branch: int) -> Cursor | None:
+def cursor_for(journal: JournalPort, branch: int) -> Cursor | None:
     """The replay cursor a new handle on ``branch`` shares, when this process runs that fork
     and its recorded events are not used up yet; else None."""
     run = current()
@@ -159,7 +159,7 @@ class Cursor:
     """Where a rerun stands in the recorded events of one branch: the replayed point (``seq``,
     ``hash``), the recorded end, and the events between read ahead in chunks."""
 
-    def __init__(self, journal: Journal, branch: int, start: int | None) -> None:
+    def __init__(self, journal: JournalPort, branch: int, start: int | None) -> None:
         history = journal.history
         row = history.row(branch)
         first = row.fork_seq if start is None else start

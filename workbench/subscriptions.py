@@ -17,13 +17,13 @@ from .errors import InvalidValue
 from .events import Record
 
 if TYPE_CHECKING:
-    from .journal import Journal
+    from .port import JournalPort
 
 
 class Subscription:
     """A durable cursor over the journal's global positions, stored under ``name``."""
 
-    def __init__(self, journal: Journal, name: str) -> None:
+    def __init__(self, journal: JournalPort, name: str) -> None:
         if not isinstance(name, str) or not name:
             raise InvalidValue(f"a subscription name is a non-empty str, not {name!r}")
         self.journal = journal

@@ -20,14 +20,14 @@ from .trials import ATTRS_KEY, Reader, StudySpec, safe_attrs, spec_of, to_optuna
 
 if TYPE_CHECKING:
     from ..branch import Branch
-    from ..journal import Journal
+    from ..port import JournalPort
 
 _specs: dict[tuple[str, int], StudySpec | None] = {}
 _readers: dict[int, Reader] = {}
 _lock = threading.Lock()
 
 
-def _spec(journal: Journal, sweep: int | None) -> StudySpec | None:
+def _spec(journal: JournalPort, sweep: int | None) -> StudySpec | None:
     if sweep is None:
         return None
     key = (journal.location, sweep)
@@ -40,7 +40,7 @@ def _spec(journal: Journal, sweep: int | None) -> StudySpec | None:
         return _specs[key]
 
 
-def _reader(journal: Journal) -> Reader:
+def _reader(journal: JournalPort) -> Reader:
     with _lock:
         r = _readers.get(id(journal))
         if r is None or r.journal is not journal:
@@ -83,7 +83,7 @@ def report(branch: Branch, value: float, step: int, metric: str | None = None) -
         )
 
 
-def _pause_at_interval(journal: Journal, spec: StudySpec, branch: Branch, step: int) -> None:
+def _pause_at_interval(journal: JournalPort, spec: StudySpec, branch: Branch, step: int) -> None:
     """A population member pauses once it has reported ``interval`` times on its own events,
     except in the last generation, which runs to the end."""
     interval = int(spec.extra.get("interval", 0))
@@ -100,7 +100,7 @@ def _pause_at_interval(journal: Journal, spec: StudySpec, branch: Branch, step: 
         )
 
 
-def _should_prune(journal: Journal, spec: StudySpec, branch: Branch, step: int) -> bool:
+def _should_prune(journal: JournalPort, spec: StudySpec, branch: Branch, step: int) -> bool:
     """The pruner's answer at this step, journaled as an effect with what it recorded beside
     the trial (a rung reached): a fork run again reaching this step reads the answer back, as
     it was given, whatever the other trials have done since."""

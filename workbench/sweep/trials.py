@@ -27,7 +27,8 @@ from . import space as sp
 if TYPE_CHECKING:
     import polars as pl
 
-    from ..journal import Journal, SweepInfo
+    from ..events import SweepInfo
+    from ..port import JournalPort
 
 ADAPTIVE = ("optimize", "evolve")
 ATTRS_KEY = "optuna:attrs"  # effect keys (with a suffix) holding a trial's Optuna attributes
@@ -111,7 +112,7 @@ class StudySpec:
         }
 
 
-def spec_of(journal: Journal, sweep_id: int) -> StudySpec:
+def spec_of(journal: JournalPort, sweep_id: int) -> StudySpec:
     """The spec of the adaptive sweep ``sweep_id`` (NotFound, InvalidValue for a grid)."""
     for s in journal.sweeps():
         if s.id == sweep_id:
@@ -297,7 +298,7 @@ class Reader:
     """Reads trials from the journal, keeping what it read per fork (a fork's events before its
     head never change), so reading a study again costs only what was appended."""
 
-    def __init__(self, journal: Journal) -> None:
+    def __init__(self, journal: JournalPort) -> None:
         self.journal = journal
         self._own: dict[int, _Own] = {}
         self._lock = threading.Lock()
@@ -449,14 +450,14 @@ def safe_attrs(attrs: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def result(journal: Journal, sweep_id: int) -> Study:
+def result(journal: JournalPort, sweep_id: int) -> Study:
     """The study of an adaptive sweep as the journal has it now."""
     spec = spec_of(journal, sweep_id)
     trials = Reader(journal).trials(spec)
     return Study(sweep_id, spec.objectives, spec.directions, tuple(trials))
 
 
-def study(journal: Journal, sweep_id: int) -> Any:
+def study(journal: JournalPort, sweep_id: int) -> Any:
     """An ``optuna.Study`` (in memory) of an adaptive sweep's trials, built from the journal,
     so everything Optuna offers works on them: ``optuna.visualization``, ``optuna.importance``.
     Each trial's ``user_attrs["branch"]`` is its fork."""
