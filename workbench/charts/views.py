@@ -1,10 +1,14 @@
 """Every results view behind one call: ``view(journal, kind, selection, ...)`` gathers the
 selection's table, picks the axes by ``default_axes``' rule and draws; ``why_not`` says, per
 view, in one line why it cannot draw (None when it can). The server's ``chart.json``, the
-widgets and ``lithify chart --kind`` all come here."""
+widgets and ``lithify chart --kind`` all come here.
+
+The views are one table, ``VIEWS``: each ``ViewKind`` is its name, how it draws, why it cannot,
+and how a brush acts on it; a new view is one entry."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +28,6 @@ from .steps import MAX_FORKS, step_frame, steps, steps_why_not
 if TYPE_CHECKING:
     from ..journal import Journal
 
-KINDS = ("metric", "history", "importance", "slice", "contour", "parallel", "steps", "pareto")
-BRUSHES = {"parallel": "filter", "importance": None, "contour": None, "slice": None}
 STEP_CHECK = 200  # forks whose events `why_not` reads to tell whether any reported steps
 
 
@@ -80,34 +82,42 @@ def why_not(
     (cheap checks: no chart is drawn)."""
     res = res if res is not None else gather(journal, selection or Selection())
     c = _choose(journal, res, None, y, None, y2)
-    t, params, y = res.table, res.params, c.axes.y
+    t, y = res.table, c.axes.y
     if y is None or y not in t.columns:
         why = f"no {y} observed yet in this selection" if y else "no metric observed yet here"
         return dict.fromkeys(KINDS, why)
-    metric = None
-    if c.axes.x is None:
-        metric = "no parameter to put on the x axis"
-    else:
-        import polars as pl
+    asked = _Asked(journal, res, c, y)
+    return {name: kind.why_not(asked) for name, kind in VIEWS.items()}
 
-        n = t.filter(pl.col(y).is_not_null() & pl.col(c.axes.x).is_not_null()).height
-        if n == 0:
-            metric = f"no fork has both {c.axes.x} and {y}"
+
+@dataclass(frozen=True)
+class _Asked:
+    """What a view's why-not reads: the selection's results and the chosen axes."""
+
+    journal: Journal
+    res: Results
+    c: Choice
+    y: str
+
+
+def _metric_why_not(a: _Asked) -> str | None:
+    x = a.c.axes.x
+    if x is None:
+        return "no parameter to put on the x axis"
+    import polars as pl
+
+    t = a.res.table
+    if t.filter(pl.col(a.y).is_not_null() & pl.col(x).is_not_null()).height == 0:
+        return f"no fork has both {x} and {a.y}"
+    return None
+
+
+def _steps_why_not(a: _Asked) -> str | None:
+    t = a.res.table
     if t.height > MAX_FORKS:
-        steps_reason = steps_why_not(t.head(0), y, t.height)
-    else:
-        sample = t["branch"].to_list()[:STEP_CHECK]
-        steps_reason = steps_why_not(step_frame(journal, sample, y), y, len(sample))
-    return {
-        "metric": metric,
-        "history": history_why_not(t, y),
-        "importance": importance_why_not(t, y, params),
-        "slice": slice_why_not(t, y, params),
-        "contour": contour_why_not(t, y, params),
-        "parallel": parallel_why_not(t, y, params),
-        "steps": steps_reason,
-        "pareto": pareto_why_not(t, [m for m in (y, c.y2) if m is not None]),
-    }
+        return steps_why_not(t.head(0), a.y, t.height)
+    sample = t["branch"].to_list()[:STEP_CHECK]
+    return steps_why_not(step_frame(a.journal, sample, a.y), a.y, len(sample))
 
 
 def view(
@@ -169,7 +179,7 @@ class Options:
 
 
 def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Options) -> Drawn:
-    x, y2, params, direction, theme = o.x, o.y2, o.params, o.direction, o.theme
+    x, y2, params = o.x, o.y2, o.params
     c = _choose(journal, res, x, o.y, o.color, y2)
     y = c.axes.y
     if y is None:
@@ -185,64 +195,143 @@ def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Op
     meta: dict[str, Any] = {
         "selection": selection.describe(),
         "y": y,
-        "brush": BRUSHES.get(kind, "zoom"),
+        "brush": VIEWS[kind].brush,
         "forks": int(t.height),
     }
-    if kind == "metric":
-        chart, more = _metric(res, c, selection, o.agg, o.log_x, theme, o.facet)
-        meta.update(more)
-    elif kind == "history":
-        chart = history(
-            t,
-            y,
-            direction=res.direction(y, direction),
-            order_label=res.order_label,
-            params=varied(t, res.params, seeds=True),
-            theme=theme,
-        )
-    elif kind == "importance":
-        objective = res.objectives.index(y) if y in res.objectives else 0
-        study = res.study(journal) if y in res.objectives else None
-        chart = importance(
-            t, y, chosen, study=study, objective=objective, evaluator=o.evaluator, theme=theme
-        )
-    elif kind == "slice":
-        chart = slices(t, y, chosen, order_label=res.order_label, theme=theme)
-    elif kind == "contour":
-        pair = params if params and len(params) == 2 else None
-        chart = contour(
-            t, y, res.params, pair=pair, direction=res.direction(y, direction), theme=theme
-        )
-    elif kind == "parallel":
-        chart = parallel(t, y, params=chosen, theme=theme)
-    elif kind == "steps":
-        ids = t["branch"].to_list()
-        if len(ids) > MAX_FORKS:
-            raise cannot("steps", steps_why_not(t.head(0), y, len(ids)) or "")
-        curves = step_frame(journal, ids, y)
-        chart = steps(
-            curves,
-            y,
-            table=t,
-            params=varied(t, res.params, seeds=True),
-            order_label=res.order_label,
-            theme=theme,
-        )
-    else:
-        pair = [m for m in (y, c.y2) if m is not None]
-        dirs = [res.direction(pair[0], direction)]
-        if len(pair) > 1:
-            dirs.append(res.direction(pair[1], o.direction2))
-        chart = pareto(
-            t,
-            pair,
-            dirs,
-            params=varied(t, res.params, seeds=True),
-            order_label=res.order_label,
-            theme=theme,
-        )
-        meta["y2"] = c.y2
+    chart, more = VIEWS[kind].draw(_Drawing(journal, res, c, selection, o, y, chosen))
+    meta.update(more)
     return Drawn(chart, kind, meta)
+
+
+@dataclass(frozen=True)
+class _Drawing:
+    """What a view draws from: the results, the axes, the options, the parameters chosen."""
+
+    journal: Journal
+    res: Results
+    c: Choice
+    selection: Selection
+    o: Options
+    y: str
+    chosen: list[str]
+
+    def seeded(self) -> list[str]:
+        """The parameters that vary, seeds included (what a legend or tooltip lists)."""
+        return varied(self.res.table, self.res.params, seeds=True)
+
+
+Chart = tuple[Any, dict[str, Any]]
+
+
+def _draw_metric(d: _Drawing) -> Chart:
+    o = d.o
+    return _metric(d.res, d.c, d.selection, o.agg, o.log_x, o.theme, o.facet)
+
+
+def _draw_history(d: _Drawing) -> Chart:
+    res, o = d.res, d.o
+    t = res.table
+    direction = res.direction(d.y, o.direction)
+    chart = history(
+        t, d.y, direction=direction, order_label=res.order_label, params=d.seeded(), theme=o.theme
+    )
+    return chart, {}
+
+
+def _draw_importance(d: _Drawing) -> Chart:
+    res, y = d.res, d.y
+    objective = res.objectives.index(y) if y in res.objectives else 0
+    study = res.study(d.journal) if y in res.objectives else None
+    chart = importance(
+        res.table,
+        y,
+        d.chosen,
+        study=study,
+        objective=objective,
+        evaluator=d.o.evaluator,
+        theme=d.o.theme,
+    )
+    return chart, {}
+
+
+def _draw_slice(d: _Drawing) -> Chart:
+    return slices(d.res.table, d.y, d.chosen, order_label=d.res.order_label, theme=d.o.theme), {}
+
+
+def _draw_contour(d: _Drawing) -> Chart:
+    res, o = d.res, d.o
+    pair = o.params if o.params and len(o.params) == 2 else None
+    direction = res.direction(d.y, o.direction)
+    return contour(res.table, d.y, res.params, pair=pair, direction=direction, theme=o.theme), {}
+
+
+def _draw_parallel(d: _Drawing) -> Chart:
+    return parallel(d.res.table, d.y, params=d.chosen, theme=d.o.theme), {}
+
+
+def _draw_steps(d: _Drawing) -> Chart:
+    t = d.res.table
+    ids = t["branch"].to_list()
+    if len(ids) > MAX_FORKS:
+        raise cannot("steps", steps_why_not(t.head(0), d.y, len(ids)) or "")
+    curves = step_frame(d.journal, ids, d.y)
+    chart = steps(
+        curves,
+        d.y,
+        table=t,
+        params=d.seeded(),
+        order_label=d.res.order_label,
+        theme=d.o.theme,
+    )
+    return chart, {}
+
+
+def _draw_pareto(d: _Drawing) -> Chart:
+    res, o, y2 = d.res, d.o, d.c.y2
+    pair = [m for m in (d.y, y2) if m is not None]
+    dirs = [res.direction(pair[0], o.direction)]
+    if len(pair) > 1:
+        dirs.append(res.direction(pair[1], o.direction2))
+    chart = pareto(
+        res.table, pair, dirs, params=d.seeded(), order_label=res.order_label, theme=o.theme
+    )
+    return chart, {"y2": y2}
+
+
+@dataclass(frozen=True)
+class ViewKind:
+    """One results view: how it draws, why it cannot (one line, or None), how a brush on it
+    acts ("zoom", "filter", or None for none)."""
+
+    name: str
+    draw: Callable[[_Drawing], Chart]
+    why_not: Callable[[_Asked], str | None]
+    brush: str | None = "zoom"
+
+
+def _table(t_why: Callable[[Any, str, list[str]], str | None]) -> Callable[[_Asked], str | None]:
+    """A why-not of (table, metric, parameters), as a view's."""
+    return lambda a: t_why(a.res.table, a.y, a.res.params)
+
+
+VIEWS: dict[str, ViewKind] = {
+    v.name: v
+    for v in (
+        ViewKind("metric", _draw_metric, _metric_why_not),
+        ViewKind("history", _draw_history, lambda a: history_why_not(a.res.table, a.y)),
+        ViewKind("importance", _draw_importance, _table(importance_why_not), None),
+        ViewKind("slice", _draw_slice, _table(slice_why_not), None),
+        ViewKind("contour", _draw_contour, _table(contour_why_not), None),
+        ViewKind("parallel", _draw_parallel, _table(parallel_why_not), "filter"),
+        ViewKind("steps", _draw_steps, _steps_why_not),
+        ViewKind(
+            "pareto",
+            _draw_pareto,
+            lambda a: pareto_why_not(a.res.table, [m for m in (a.y, a.c.y2) if m is not None]),
+        ),
+    )
+}
+KINDS = tuple(VIEWS)
 
 
 def _metric(
@@ -287,4 +376,4 @@ def _metric(
     return chart, {"x": x, "color": color, "log_x": log, "log_x_auto": auto}
 
 
-__all__ = ["KINDS", "Drawn", "view", "why_not"]
+__all__ = ["KINDS", "VIEWS", "Drawn", "ViewKind", "view", "why_not"]

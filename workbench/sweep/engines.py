@@ -6,6 +6,9 @@ pruner: these build Optuna's own.
 A study has one sampler for its whole life, seeded once, as Optuna's own study has: rebuilding
 it per trial turned a seeded grid into repeats and a seeded QMC into random points. A resumed
 study gets its sampler back by replaying the recorded asks and tells (``workbench.sweep.driver``).
+
+The names are one table each (``SAMPLER_TABLE``, ``PRUNER_TABLE``): a sampler or pruner is one
+entry.
 """
 
 from __future__ import annotations
@@ -19,29 +22,43 @@ from typing import Any
 from ..errors import InvalidValue
 from . import space as sp
 
-SAMPLERS = ("tpe", "random", "grid", "cmaes", "nsga2", "qmc")
-PRUNERS = ("none", "median", "percentile", "asha", "hyperband")
-SINGLE_OBJECTIVE = {"cmaes"}  # Optuna's CMA-ES optimizes one value
+
+@dataclass(frozen=True)
+class Engine:
+    """One sampler or pruner lithify offers by name: Optuna's class, lithify's fill-ins where
+    Optuna has no default, and whether it optimizes a single objective only."""
+
+    name: str
+    optuna: str  # the class of optuna.samplers or optuna.pruners
+    defaults: dict[str, Any] = field(default_factory=dict)
+    single_objective: bool = False
+
+
+SAMPLER_TABLE: dict[str, Engine] = {
+    e.name: e
+    for e in (
+        Engine("tpe", "TPESampler"),
+        Engine("random", "RandomSampler"),
+        Engine("grid", "GridSampler"),
+        Engine("cmaes", "CmaEsSampler", single_objective=True),  # Optuna's CMA-ES: one value
+        Engine("nsga2", "NSGAIISampler"),
+        Engine("qmc", "QMCSampler"),
+    )
+}
+PRUNER_TABLE: dict[str, Engine] = {
+    e.name: e
+    for e in (
+        Engine("none", "NopPruner"),
+        Engine("median", "MedianPruner"),
+        Engine("percentile", "PercentilePruner", {"percentile": 25.0}),
+        Engine("asha", "SuccessiveHalvingPruner"),
+        Engine("hyperband", "HyperbandPruner"),
+    )
+}
+SAMPLERS = tuple(SAMPLER_TABLE)
+PRUNERS = tuple(PRUNER_TABLE)
 DIRECTIONS = ("maximize", "minimize")
 OBJECT = "object"  # the name recorded for a sampler or pruner given as an Optuna object
-
-# Optuna's class behind each name, and the settings lithify fills in where Optuna has no default
-_SAMPLER_CLASSES = {
-    "tpe": "TPESampler",
-    "random": "RandomSampler",
-    "grid": "GridSampler",
-    "cmaes": "CmaEsSampler",
-    "nsga2": "NSGAIISampler",
-    "qmc": "QMCSampler",
-}
-_PRUNER_CLASSES = {
-    "median": "MedianPruner",
-    "percentile": "PercentilePruner",
-    "asha": "SuccessiveHalvingPruner",
-    "hyperband": "HyperbandPruner",
-    "none": "NopPruner",
-}
-_PRUNER_DEFAULTS: dict[str, dict[str, Any]] = {"percentile": {"percentile": 25.0}}
 # settings lithify passes itself (the seed, the grid's space, constraints): not settable by text
 _OWN = {"seed", "search_space", "constraints_func", "independent_sampler"}
 
@@ -159,7 +176,7 @@ def check(
             "seed= seeds a sampler lithify builds; a sampler object carries its own seed: "
             "drop seed="
         )
-    if n_objectives > 1 and sampler.name in SINGLE_OBJECTIVE:
+    if n_objectives > 1 and SAMPLER_TABLE.get(sampler.name, Engine("", "")).single_objective:
         raise InvalidValue(
             f"the {sampler.name} sampler optimizes one objective; with {n_objectives} "
             "objectives use nsga2, tpe, random, grid or qmc"
@@ -203,7 +220,7 @@ def make_sampler(
     import optuna.samplers as s
     from optuna.exceptions import ExperimentalWarning
 
-    cls = getattr(s, _SAMPLER_CLASSES[choice.name])
+    cls = getattr(s, SAMPLER_TABLE[choice.name].optuna)
     _check_settings(cls, choice.settings, "sampler", choice.name)
     kw: dict[str, Any] = {"seed": seed, **choice.settings}
     if choice.name == "grid":
@@ -242,14 +259,15 @@ def pruner_of(choice: Choice) -> Any:
         return choice.obj
     import optuna.pruners as p
 
-    cls = getattr(p, _PRUNER_CLASSES[choice.name])
+    engine = PRUNER_TABLE[choice.name]
+    cls = getattr(p, engine.optuna)
     if choice.name == "none":
         if choice.settings:
             raise InvalidValue("the none pruner takes no settings")
         return cls()
     _check_settings(cls, choice.settings, "pruner", choice.name)
     try:
-        return cls(**{**_PRUNER_DEFAULTS.get(choice.name, {}), **choice.settings})
+        return cls(**{**engine.defaults, **choice.settings})
     except (TypeError, ValueError) as e:
         raise InvalidValue(f"Optuna's {cls.__name__} refused {choice.label!r}: {e}") from None
 
@@ -258,10 +276,10 @@ def pruner_settings(obj: Any) -> tuple[str, dict[str, Any]]:
     """A pruner object as a name and settings the forks can build it from (forks run in other
     processes and never receive objects): one of Optuna's pruners whose settings round-trip,
     else ``InvalidValue`` saying to pass it by name."""
-    for name, cls_name in _PRUNER_CLASSES.items():
-        import optuna.pruners as p
+    import optuna.pruners as p
 
-        if type(obj) is getattr(p, cls_name):
+    for name, engine in PRUNER_TABLE.items():
+        if type(obj) is getattr(p, engine.optuna):
             params = inspect.signature(type(obj).__init__).parameters
             settings = {}
             for key in params:
