@@ -3,7 +3,7 @@ mirrors these shapes for the Lab's API client; change both together."""
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, Required, TypedDict
 
 
 class ErrorReply(TypedDict):
@@ -87,8 +87,8 @@ class Point(TypedDict):
 
 
 class ChangeJson(TypedDict, total=False):
-    op: str
-    path: str
+    op: Required[str]
+    path: Required[str]
     before: Any
     after: Any
 

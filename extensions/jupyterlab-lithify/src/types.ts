@@ -89,7 +89,7 @@ export interface EventRecord {
   hash: string;
   parent_hash: string;
   ts: number;
-  position: number;
+  position: number | null;
   payload: Json;
   summary: string;
 }
@@ -207,6 +207,7 @@ export interface ForkState {
   done: number | null;
   total: number | null;
   notebook_rel: string | null; // the executed notebook, relative to the server root
+  step: number | null; // where a pruned or paused fork stopped
 }
 
 export interface SweepState {
@@ -240,6 +241,8 @@ export interface MatrixResponse {
  * workbench.sweep.launch, from the journal's agent). */
 export interface SweepDefaults {
   agent: string | null;
+  base: number | null;
+  at: number | null;
   grid: { [name: string]: Json[] } | null;
   grid_text: string; // the grid as NAME=V1,V2 lines; "" when the agent names none
   seeds: number | null;
@@ -248,6 +251,7 @@ export interface SweepDefaults {
   notebook: string | null;
   fn: string | null;
   workers: number;
+  timeout: number | null; // seconds a fork may run
   study: StudyDefaults;
 }
 
