@@ -218,6 +218,31 @@ async def test_errors_are_json_with_the_cli_kinds(jp_fetch, journal_file, monkey
     assert (code, body["kind"]) == (500, "InternalError") and "a bug of ours" in body["error"]
 
 
+async def test_a_drivers_fault_gets_the_clis_answer(jp_fetch, journal_file, monkeypatch, tmp_path):
+    """A raw sqlite3 fault that reaches a route is translated as the CLI translates it: the
+    same kind and message from both clients (one translation: ``storage.fault``)."""
+    import sqlite3
+
+    from workbench.cli.app import fail
+    from workbench.storage import fault
+
+    def locked(self):
+        raise sqlite3.OperationalError("database is locked")
+
+    monkeypatch.setattr(Journal, "branches", locked)
+    code, body = await fetch_error(jp_fetch, "branches", params={"journal": journal_file})
+    assert (code, body["kind"]) == (503, "Busy")
+    expected = fault(sqlite3.OperationalError("database is locked"), journal_file)
+    assert body["error"] == " ".join(str(expected).split())
+    monkeypatch.setenv("LITHIFY_DB", journal_file)
+    out = tmp_path / "out.json"
+    with pytest.raises(SystemExit) as e, open(out, "w") as f:
+        monkeypatch.setattr("sys.stdout", f)
+        fail(sqlite3.OperationalError("database is locked"), as_json=True)
+    doc = json.loads(out.read_text())
+    assert (doc["kind"], doc["error"], e.value.code) == ("Busy", body["error"], 1)
+
+
 async def test_a_journal_deleted_and_made_again_is_reopened(jp_fetch, jp_root_dir):
     path = jp_root_dir / "again.db"
     with Journal.open(path) as j:

@@ -20,7 +20,7 @@ from typer.core import TyperOption
 from .. import __version__, plugins
 from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
 from ..journal import Journal
-from ..storage import is_driver_error, is_url, translate
+from ..storage import fault, is_url
 
 app = typer.Typer(
     name="lithify",
@@ -258,11 +258,9 @@ def exit_code(err: WorkbenchError) -> int:
 
 def fail(err: BaseException, as_json: bool) -> None:
     """One line on stderr (one JSON object on stdout under --json), never a traceback; exits."""
-    if isinstance(err, WorkbenchError):
-        message, kind, code = str(err), type(err).__name__, exit_code(err)
-    elif is_driver_error(err) or isinstance(err, OSError):
-        t = translate(err, os.environ.get("LITHIFY_DB") or "the journal")
-        message, kind, code = str(t), type(t).__name__, 1
+    known = fault(err, os.environ.get("LITHIFY_DB") or "the journal")
+    if known is not None:
+        message, kind, code = str(known), type(known).__name__, exit_code(known)
     else:
         message = (
             f"internal error: {type(err).__name__}: {err} (please report it; "

@@ -13,6 +13,7 @@ from jupyter_server.base.handlers import APIHandler
 
 from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
 from ..journal import Journal
+from ..storage import fault
 from . import shapes
 from .hub import Hub
 
@@ -84,7 +85,10 @@ class Base(APIHandler):
 
     def fail(self, e: BaseException) -> None:
         """A JSON error with the CLI's kinds: 4xx for the caller's mistakes, 5xx for ours and
-        the journal's (logged)."""
+        the journal's (logged). A driver's or the OS's fault is translated as the CLI
+        translates it (``storage.fault``): the same kind and message from both clients."""
+        if not isinstance(e, PermissionError):  # the hub's refusal of a path outside its root
+            e = fault(e, self.get_argument("journal", None) or "the journal") or e
         code, kind = http_status(e)
         message = str(e) or type(e).__name__
         if code >= 500 and not isinstance(e, WorkbenchError):

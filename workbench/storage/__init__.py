@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from ..errors import WorkbenchError
 from .base import (
     EVENT_SHAPES,
     BranchCatalog,
@@ -62,6 +63,21 @@ from .sqlite import (
 if TYPE_CHECKING:
     from .postgres import PostgresStorage  # psycopg is an optional extra
 
+
+def fault(err: BaseException, where: str) -> WorkbenchError | None:
+    """The library's error for a fault a driver or the OS raised about the journal at
+    ``where`` (a WorkbenchError as it is), or None when it is neither: the one translation
+    every client (the CLI, the Lab's server) answers with."""
+    if isinstance(err, WorkbenchError):
+        return err
+    if type(err).__module__.startswith("psycopg"):
+        from .postgres.faults import translate as translate_pg
+
+        return translate_pg(err, redacted(where) if is_url(where) else where)
+    if is_driver_error(err) or isinstance(err, OSError):
+        return translate(err, where)
+    return None
+
 __all__ = [
     "EVENT_SHAPES",
     "PAGE_SIZE",
@@ -99,6 +115,7 @@ __all__ = [
     "SweepRow",
     "TableIntents",
     "VerifyEvent",
+    "fault",
     "is_driver_error",
     "is_journal_file",
     "is_url",
