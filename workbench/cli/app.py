@@ -178,12 +178,6 @@ def open_journal(
                 f"--state {opts.state}: cannot import it ({e}); give module:Class"
             ) from None
     path = opts.path
-    if must_exist and not is_url(path) and not os.path.exists(path):
-        raise NotFound(
-            f"no journal at {path}; pass --db PATH (or set LITHIFY_DB), or create one with your "
-            "agent (for the bundled auditor: `lithify run`)",
-            path=path,
-        )
     timeout = os.environ.get("LITHIFY_TIMEOUT") or "30"
     try:
         seconds = float(timeout)
@@ -191,15 +185,24 @@ def open_journal(
         raise InvalidValue(
             f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}"
         ) from None
-    return Journal.open(
-        path,
-        None if opts.raw else state,
-        key=os.environ.get("LITHIFY_KEY") or None,
-        readonly=not write,
-        raw=opts.raw,
-        create=True if not must_exist else None,
-        timeout=seconds,
-    )
+    try:
+        return Journal.open(
+            path,
+            None if opts.raw else state,
+            key=os.environ.get("LITHIFY_KEY") or None,
+            readonly=not write,
+            raw=opts.raw,
+            create=False if must_exist else True,  # the library says what is missing
+            timeout=seconds,
+        )
+    except NotFound as e:
+        if is_url(path) or os.path.exists(path):
+            raise
+        raise NotFound(  # the library's finding, with where the command line looks
+            f"no journal at {path}; pass --db PATH (or set LITHIFY_DB), or create one with your "
+            "agent (for the bundled auditor: `lithify run`)",
+            path=path,
+        ) from e
 
 
 def agent_of(journal: Journal) -> plugins.Agent | None:

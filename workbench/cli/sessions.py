@@ -5,12 +5,12 @@ API): sessions list, snapshots list, snapshot show, and tags. ``diff``, ``rollba
 from __future__ import annotations
 
 import dataclasses
-import os
 from typing import Any
 
 import typer
 
 from ..compat.stateforge import Snapshot, StateForge
+from ..compat.stateforge.opening import db_from_env
 from ..units import SessionState
 from .app import app, brief, command, console, emit, open_journal, options, snapshots_app
 
@@ -32,8 +32,9 @@ def forge(j: Any) -> StateForge:
 def session_journal(opts: Any, write: bool = False) -> Any:
     """The journal a session command works on: --db, $LITHIFY_DB, else $STATEFORGE_DB (the
     ``stateforge`` command's variable: one setting serves both commands), else the default."""
-    if not opts.db and os.environ.get("STATEFORGE_DB"):
-        opts = dataclasses.replace(opts, db=os.environ["STATEFORGE_DB"])
+    from_env = db_from_env()
+    if not opts.db and from_env:
+        opts = dataclasses.replace(opts, db=from_env)
     return open_journal(opts, write=write)
 
 

@@ -78,6 +78,7 @@ def fault(err: BaseException, where: str) -> WorkbenchError | None:
         return translate(err, where)
     return None
 
+
 __all__ = [
     "EVENT_SHAPES",
     "PAGE_SIZE",

@@ -28,6 +28,7 @@ from ...errors import NotFound
 from ...storage import is_url
 from .client import StateForge
 from .models import Session, Snapshot, unit_json
+from .opening import DB_ENV
 
 app = typer.Typer(
     name="stateforge",
@@ -64,7 +65,7 @@ def _global(
     db: str = typer.Option(
         "stateforge.db",
         "--db",
-        envvar="STATEFORGE_DB",
+        envvar=DB_ENV,
         help="The journal file (or a PostgreSQL URL).",
     ),
     as_json: bool = typer.Option(False, "--json", help="Print one JSON document instead."),

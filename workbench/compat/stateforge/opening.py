@@ -91,3 +91,11 @@ def _check_key(key: Any) -> None:
         raise EncryptionUnavailableError(
             "encrypted stores need SQLCipher: pip install 'lithify-workbench[encryption]'"
         ) from None
+
+
+DB_ENV = "STATEFORGE_DB"  # the StateForge commands' journal (``lithify sessions`` reads it too)
+
+
+def db_from_env() -> str | None:
+    """The journal ``$STATEFORGE_DB`` names, if any."""
+    return os.environ.get(DB_ENV) or None
