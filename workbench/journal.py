@@ -28,6 +28,8 @@ from .opening import (
     Clock,
     check_limits,
     check_options,
+    check_place,
+    check_timeout,
     new_journal_schema,
     state_for,
     state_name_of,
@@ -145,18 +147,8 @@ class Journal:
                 max_event_bytes=max_event_bytes,
                 max_key_bytes=max_key_bytes,
             )
-        if is_url(path):
-            pass  # a PostgreSQL journal: the server says what exists
-        elif os.path.isdir(path):
-            raise InvalidValue(f"{path} is a directory; pass the path of a journal file", path=path)
-        elif not os.path.isdir(parent := os.path.dirname(os.path.abspath(path))):
-            raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
-        if (
-            isinstance(timeout, bool)
-            or not isinstance(timeout, (int, float))
-            or not 0 < timeout < 1e7
-        ):
-            raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
+        check_place(path)
+        timeout = check_timeout(timeout)
         if callable(key):
             key = key()
         if clock is None and not raw:  # in a pool worker, the journal kept open is reused

@@ -5,6 +5,7 @@ are built from), and which State class states are rebuilt with for what a file r
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -12,9 +13,9 @@ from typing import Any, TypeVar
 
 from . import events as ev
 from . import plugins
-from .errors import InvalidValue, StateMismatch
+from .errors import InvalidValue, NotFound, StateMismatch
 from .history import built_from
-from .storage import Storage
+from .storage import Storage, is_url
 
 DURABILITY = ("process", "fsync", "lazy")
 
@@ -90,6 +91,48 @@ def check_options(
             f"{getattr(state, '__name__', state)!r} has no apply(self, delta) method; a "
             "State class must define how a delta changes it",
         )
+
+
+def check_place(path: str) -> None:
+    """Raise, before anything is opened, for a path no journal can be at: a directory, or a
+    file in a folder that does not exist. A URL is the server's to judge."""
+    if path == ":memory:" or is_url(path):
+        return
+    if os.path.isdir(path):
+        raise InvalidValue(f"{path} is a directory; pass the path of a journal file", path=path)
+    if not os.path.isdir(parent := os.path.dirname(os.path.abspath(path))):
+        raise NotFound(f"the folder {parent} does not exist; create it first", path=path)
+
+
+def check_timeout(timeout: object) -> float:
+    """Seconds to wait for another connection's lock, or InvalidValue."""
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout < 1e7:
+        raise InvalidValue(f"timeout is a positive number of seconds, not {timeout!r}")
+    return float(timeout)
+
+
+def timeout_from_env(variable: str = "LITHIFY_TIMEOUT", default: float = 30.0) -> float:
+    """Seconds to wait for a lock as an environment variable gives them (``default`` unset)."""
+    text = os.environ.get(variable) or ""
+    if not text:
+        return default
+    try:
+        return check_timeout(float(text))
+    except (ValueError, InvalidValue):
+        raise InvalidValue(
+            f"{variable} is a positive number of seconds to wait for a lock, not {text!r}"
+        ) from None
+
+
+def state_from_ref(ref: str, flag: str = "--state") -> type:
+    """The State class ``module:Class`` names, or InvalidValue saying why it cannot be had."""
+    try:
+        state = plugins.import_ref(ref)
+    except (ImportError, AttributeError, ValueError) as e:
+        raise InvalidValue(f"{flag} {ref}: cannot import it ({e}); give module:Class") from None
+    if not isinstance(state, type):
+        raise InvalidValue(f"{flag} {ref} is not a class; give module:Class")
+    return state
 
 
 def check_limits(max_event_bytes: int, max_key_bytes: int) -> tuple[int, int]:

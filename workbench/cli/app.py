@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 import typer
 from typer.core import TyperOption
 
-from .. import __version__, plugins
+from .. import __version__, opening, plugins
 from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
 from ..journal import Journal
 from ..storage import fault, is_url
@@ -171,20 +171,9 @@ def open_journal(
     if opts.raw and opts.state:
         raise InvalidValue("--raw reads states without a class; drop --state or --raw")
     if state is None and opts.state:
-        try:
-            state = plugins.import_ref(opts.state)
-        except (ImportError, AttributeError, ValueError) as e:
-            raise InvalidValue(
-                f"--state {opts.state}: cannot import it ({e}); give module:Class"
-            ) from None
+        state = opening.state_from_ref(opts.state)
     path = opts.path
-    timeout = os.environ.get("LITHIFY_TIMEOUT") or "30"
-    try:
-        seconds = float(timeout)
-    except ValueError:
-        raise InvalidValue(
-            f"LITHIFY_TIMEOUT is seconds to wait for a lock, not {timeout!r}"
-        ) from None
+    seconds = opening.timeout_from_env()
     try:
         return Journal.open(
             path,
