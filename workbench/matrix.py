@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import events as ev
 from .errors import InvalidValue, NotFound
+from .outcome import final_values, state_of
 from .storage import (
     BranchRow,
     Observation,
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 FIXED_COLUMNS = ("branch", "branch_name", "seq", "metric", "value", "ts")
 LINEAGE_COLUMNS = ("parent", "fork_seq", "depth", "sweep")
+STATE_COLUMN = "state"  # a wide matrix's and a branch table's: workbench.outcome's state
+_RESERVED = frozenset((*FIXED_COLUMNS, *LINEAGE_COLUMNS, STATE_COLUMN))
 SUMMARIES = ("last", "first", "max", "min", "mean", "count")
 SEED_LIKE = ("seed", "seeds", "rep", "replicate", "repeat", "trial", "run")
 
@@ -84,7 +87,7 @@ def _branch_frame(br: _Branches, ids: Sequence[int], lineage: bool) -> pl.DataFr
     cols: dict[str, Any] = {"branch": pl.Series("branch", list(ids), dtype=pl.Int64)}
     cols["branch_name"] = pl.Series("branch_name", [br.names[i] for i in ids], dtype=pl.Utf8)
     for k in keys:
-        name = f"param_{k}" if k in FIXED_COLUMNS or k in LINEAGE_COLUMNS else k
+        name = f"param_{k}" if k in _RESERVED else k
         cols[name] = pl.Series(
             name, _param_column([br.params[i].get(k) for i in ids]), strict=False
         )
@@ -96,7 +99,7 @@ def _branch_frame(br: _Branches, ids: Sequence[int], lineage: bool) -> pl.DataFr
 
 def param_columns(df: pl.DataFrame) -> list[str]:
     """The parameter columns of a matrix (everything that is not fixed, lineage or a metric)."""
-    skip = set(FIXED_COLUMNS) | set(LINEAGE_COLUMNS)
+    skip = set(_RESERVED)
     return [c for c in df.columns if c not in skip and not c.startswith("_")]
 
 
@@ -184,14 +187,19 @@ def build_matrix(
     metrics: Iterable[str] | None = None,
     params: Mapping[str, Any] | None = None,
     lineage: bool = False,
+    partial: bool = False,
 ) -> pl.DataFrame:
     """The results matrix.
 
     Long (default): one row per observation with branch, branch_name, seq, metric, value, ts,
-    then one column per parameter. ``wide=True``: one row per branch, one column per metric
-    reduced by ``summary`` (last, first, max, min, mean, count). Filters: branch ids, a sweep
-    id, metric names, parameter values (a value or a list of accepted values). ``lineage``
-    adds parent, fork_seq, depth and sweep columns.
+    then one column per parameter: every observation, intermediate reports included.
+    ``wide=True``: one row per branch, one column per metric reduced by ``summary`` (last,
+    first, max, min, mean, count), and the branch's ``state`` (``workbench.outcome``: complete,
+    pruned, failed, ... for a sweep's forks, empty for other branches); the metrics of a fork
+    that runs or stopped short (pruned, failed, cancelled) are empty, since its observations
+    are intermediate values, unless ``partial=True``. Filters: branch ids, a sweep id, metric
+    names, parameter values (a value or a list of accepted values). ``lineage`` adds parent,
+    fork_seq, depth and sweep columns.
     """
     import polars as pl
 
@@ -207,8 +215,17 @@ def build_matrix(
         obs = obs.filter(pl.col("metric").is_in(list(metrics)))
     frame_ids = sorted(br.names) if ids is None else ids
     if wide:
-        return _wide(obs, _branch_frame(br, frame_ids, lineage), summary)
+        states = _states(journal, frame_ids)
+        return _wide(obs, _branch_frame(br, frame_ids, lineage), summary, states, partial)
     return _long(obs, br, lineage)
+
+
+def _states(journal: JournalPort, ids: Sequence[int]) -> pl.Series:
+    """The ``state`` column of these branches (``workbench.outcome``)."""
+    import polars as pl
+
+    runs = {r.branch: r.status for r in journal.runs()}
+    return pl.Series(STATE_COLUMN, [state_of(runs.get(i)) for i in ids], dtype=pl.Utf8)
 
 
 def _long(obs: pl.DataFrame, br: _Branches, lineage: bool) -> pl.DataFrame:
@@ -258,11 +275,16 @@ def _metric_table(
     return table, [f"metric_{n}" if n in taken else n for n in names]
 
 
-def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFrame:
+def _wide(
+    obs: pl.DataFrame, branches: pl.DataFrame, summary: str, states: pl.Series, partial: bool
+) -> pl.DataFrame:
     import polars as pl
 
-    table, _ = _metric_table(obs, summary, branches.columns)
-    out = branches.join(table, on="branch", how="left")
+    table, metrics = _metric_table(obs, summary, branches.columns)
+    out = branches.with_columns(states).join(table, on="branch", how="left")
+    if not partial and summary != "count":  # how many were observed is a fact either way
+        out = final_values(out, metrics)
+    out = out.select([c for c in out.columns if c != STATE_COLUMN] + [STATE_COLUMN])
     return (
         out.filter(pl.col("branch").is_in(obs["branch"].unique().to_list()))
         if len(obs)
@@ -270,14 +292,15 @@ def _wide(obs: pl.DataFrame, branches: pl.DataFrame, summary: str) -> pl.DataFra
     )
 
 
-TABLE_COLUMNS = ("head", "status")  # what branch_table adds to a branch's lineage
+TABLE_COLUMNS = ("head", "status", STATE_COLUMN)  # what branch_table adds to a lineage
 
 
 @dataclass(frozen=True)
 class BranchTable:
     """One row per branch: ``branch``, ``branch_name``, its parameters, each metric's last value,
-    ``parent``, ``fork_seq``, ``depth``, ``sweep``, ``head`` and its run ``status`` (null
-    outside sweeps); ``params`` and ``metrics`` name those columns."""
+    ``parent``, ``fork_seq``, ``depth``, ``sweep``, ``head``, its run ``status`` and ``state``
+    (``workbench.outcome``; both null outside sweeps); ``params`` and ``metrics`` name those
+    columns. Metrics are as observed: ``outcome.final_values`` empties partial ones."""
 
     frame: pl.DataFrame
     params: list[str]
@@ -314,6 +337,7 @@ def branch_table(
             "head", [heads[i].seq if i in heads else br.lineage[i][1] for i in ids], dtype=pl.Int64
         ),
         pl.Series("status", [runs.get(i) for i in ids], dtype=pl.Utf8),
+        pl.Series(STATE_COLUMN, [state_of(runs.get(i)) for i in ids], dtype=pl.Utf8),
     )
     obs = all_observations(journal)
     if sweep is not None or branches is not None:

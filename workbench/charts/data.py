@@ -1,15 +1,18 @@
 """What a results view draws from: one row per branch of a selection (a sweep, several sweeps,
 branch ids, a filter expression, or every branch) with its parameters and metrics, in fork
-order; for one adaptive sweep, the study's trials in trial order with their states and values
-(a pruned trial's last report is not a value)."""
+order, with each one's state; for one adaptive sweep, the study's trials in trial order. The
+values are ``workbench.outcome``'s: a pruned, failed or running fork's last report is not a
+value (``Selection.partial`` counts them)."""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidValue, NotFound
-from ..matrix import BranchTable, branch_table
+from ..matrix import STATE_COLUMN, BranchTable, branch_table
+from ..outcome import final_values
 
 if TYPE_CHECKING:
     import polars as pl
@@ -22,12 +25,15 @@ ORDER, STATE = "_order", "_state"  # the columns a Results table adds
 @dataclass(frozen=True)
 class Selection:
     """Which branches a view shows: a sweep, several sweeps (one colour each), branch ids, a
-    filter expression (``workbench.filters``) within those, or (nothing given) every branch."""
+    filter expression (``workbench.filters``) within those, or (nothing given) every branch.
+    ``partial``: also count the last values of forks that run or stopped short (pruned,
+    failed, cancelled: ``workbench.outcome``); without it, those forks have no value."""
 
     sweep: int | None = None
     sweeps: tuple[int, ...] | None = None
     branches: tuple[int, ...] | None = None
     where: str | None = None
+    partial: bool = False
 
     def __post_init__(self) -> None:
         given = [self.sweep is not None, bool(self.sweeps), self.branches is not None]
@@ -106,12 +112,16 @@ def gather(journal: Journal, selection: Selection, table: BranchTable | None = N
         frame = parse(selection.where).apply(frame)
     frame = frame.sort("branch").with_columns(
         pl.int_range(1, pl.len() + 1, dtype=pl.Int64).alias(ORDER),
-        pl.col("status").alias(STATE),
+        pl.col(STATE_COLUMN).alias(STATE),
     )
     spec = _study_spec(journal, selection.sweep)
     if spec is None:
-        return Results(frame, bt.params, bt.metrics, "fork", sweep=selection.sweep)
-    return _with_trials(journal, spec, frame, bt.params, bt.metrics)
+        res = Results(frame, bt.params, bt.metrics, "fork", sweep=selection.sweep)
+    else:
+        res = _with_trials(journal, spec, frame, bt.params, bt.metrics)
+    if selection.partial:
+        return res
+    return dataclasses.replace(res, table=final_values(res.table, res.metrics, STATE))
 
 
 def _narrowed(

@@ -7,7 +7,7 @@ add the generic commands; each installed agent adds its own (see ``workbench.plu
 from __future__ import annotations
 
 from .. import plugins
-from . import journal, lab, optimize, replicas, sessions, sweeps  # noqa: F401 (they add commands)
+from . import journal, lab, optimize, replicas, results, sessions, sweeps  # noqa: F401 (they add commands)
 from .app import (
     Ctx,
     app,

@@ -35,6 +35,7 @@ class Results(Base):
             sweeps=_ints(self.arg("sweeps"), "sweeps"),
             branches=_ints(self.arg("branches"), "branches"),
             where=(self.arg("where") or "").strip() or None,
+            partial=self.arg("partial") in ("1", "true"),
         )
 
     def view_options(self) -> dict[str, Any]:
@@ -103,7 +104,7 @@ class Matrix(Results):
                 wanted = set(sel.sweeps)
                 ids = tuple(b for s in j.sweeps() if s.id in wanted for b in s.branches)
             wide = self.arg("wide") in ("1", "true")
-            df = j.matrix(sweep=sel.sweep, branches=ids, wide=wide)
+            df = j.matrix(sweep=sel.sweep, branches=ids, wide=wide, partial=wide and sel.partial)
             if fmt == "json":
                 return {"columns": df.columns, "rows": [list(r) for r in df.iter_rows()]}
             buf = io.BytesIO()
@@ -131,10 +132,12 @@ class Chart(Results):
         kind = self.request.path.rsplit(".", 1)[-1]
 
         def run() -> shapes.ChartSpec | Download:
-            drawn = charts.view(
-                self.journal(),
+            j, sel = self.journal(), self.selection()
+            drawn = charts.view(  # the cached table the axes, matrix and filter routes read
+                j,
                 self.arg("kind") or "metric",
-                self.selection(),
+                sel,
+                res=charts.gather(j, sel, table=self.hub.table(j)),
                 **self.view_options(),
             )
             spec = drawn.spec()

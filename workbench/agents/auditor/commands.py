@@ -12,6 +12,7 @@ import typer
 
 from ...cli.app import GLOBAL_HELP, console, emit, open_journal, options, point
 from ...errors import InvalidValue, NotFound
+from ...outcome import is_partial, state_of
 from ...params import check_points, of_function
 from . import agent, logic
 from .crash import crash_demo_run
@@ -91,9 +92,11 @@ def status(ctx: typer.Context) -> None:
         wide: dict[int, dict[str, float]] = {}
         for row in j.matrix().iter_rows(named=True):
             wide.setdefault(row["branch"], {})[row["metric"]] = row["value"]
+        runs = {r.branch: r.status for r in j.runs()}
         rows = []
         for info in j.branches():
             s = j.branch(info.id).state()
+            state = state_of(runs.get(info.id))  # a sweep's fork: how its run ended
             rows.append(
                 {
                     **info.to_json(),
@@ -102,6 +105,8 @@ def status(ctx: typer.Context) -> None:
                     "budget": s.budget,
                     "finished": s.report is not None,
                     "recall": wide.get(info.id, {}).get("recall"),
+                    "state": state or ("finished" if s.report is not None else "open"),
+                    "partial": is_partial(state),
                 }
             )
 
@@ -122,6 +127,7 @@ def status(ctx: typer.Context) -> None:
         )
         for r in rows:
             rec = "" if r["recall"] is None else f"{r['recall']:.3f}"
+            rec += " (partial)" if rec and r["partial"] else ""
             t.add_row(
                 str(r["id"]),
                 r["name"] or "",
@@ -132,7 +138,7 @@ def status(ctx: typer.Context) -> None:
                 str(r["files_done"]),
                 str(r["files_pending"]),
                 rec,
-                "finished" if r["finished"] else "open",
+                r["state"],
             )
         console().print(t)
 
