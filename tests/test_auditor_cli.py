@@ -113,6 +113,45 @@ def test_refs_wherever_a_point_is_taken_and_empty_ranges(tmp_path):
     assert r.returncode == 1 and "hash prefixes need 8+ characters" in r.stderr
 
 
+def test_an_objective_the_auditor_never_observes_is_refused_before_any_fork(tmp_path):
+    db = str(tmp_path / "o.db")
+    tree = make_tree(tmp_path / "tree")
+    assert lithify("--db", db, "run", "--repo", str(tree), "--max-files", "1").returncode == 0
+    with Journal.open(db) as j:
+        before = (len(j.branches()), len(j.sweeps()))
+    space = ("--space", "budget=int:100:6000:log")
+    for cmd in (
+        ["optimize", "--at", "main@1", *space, "--forks", "3"],
+        ["evolve", "--at", "main@1", *space, "--population", "2", "--generations", "1"],
+    ):
+        r = lithify("--db", db, "--json", *cmd, "--objective", "nosuchmetric")
+        assert r.returncode == 1, r.stdout + r.stderr
+        doc = json.loads(r.stdout)
+        assert doc["kind"] == "NoObjective", doc
+        assert "'nosuchmetric'" in doc["error"] and "recall" in doc["error"]
+    with Journal.open(db) as j:
+        assert (len(j.branches()), len(j.sweeps())) == before  # nothing was written
+
+
+def test_status_says_how_a_sweeps_fork_ended(tmp_path):
+    """A pruned fork is pruned in `lithify status`, not "open", and its recall is partial."""
+    db = str(tmp_path / "p.db")
+    tree = make_tree(tmp_path / "tree")
+    assert lithify("--db", db, "run", "--repo", str(tree), "--max-files", "1").returncode == 0
+    from workbench import sweep
+
+    with Journal.open(db, AuditState) as j:
+        s = sweep.plan(j, 0, 1, {"budget": [300]})
+        fork = s.forks[0].branch
+        j.branch(fork).observe("recall", 0.25)
+        j.record_run(fork, s.id, "pruned")
+    rows = {r["id"]: r for r in ok_json("--db", db, "status")}
+    assert rows[0]["state"] == "finished" and rows[0]["partial"] is False
+    assert rows[fork]["state"] == "pruned" and rows[fork]["partial"] is True
+    table = lithify("--db", db, "status").stdout
+    assert "pruned" in table and "(partial)" in table
+
+
 def test_usage_and_not_found_exit_codes(tmp_path):
     db = str(tmp_path / "x.db")
     assert lithify("--db", db, "at", "--seq", "1").returncode == 1  # no journal

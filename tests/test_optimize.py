@@ -331,19 +331,23 @@ def test_two_objectives_give_a_pareto_front(base):
 
 @pytest.mark.slow
 def test_a_fork_that_never_observes_the_objective_fails_saying_so(base):
-    study = sweep.optimize(
-        base,
-        1,
-        {"x": sweep.Int(0, 3)},
-        "loss",
-        forks=2,
-        workers=1,
-        sampler="random",
-        pruner="none",
-        fn="sweep_fns:no_objective",
-        progress=False,
-    )
-    assert [t.state for t in study.trials] == ["failed", "failed"] and study.best is None
+    from workbench.errors import NoObjective
+
+    with pytest.raises(NoObjective, match="'loss'"):
+        sweep.optimize(
+            base,
+            1,
+            {"x": sweep.Int(0, 3)},
+            "loss",
+            forks=3,
+            workers=1,
+            sampler="random",
+            pruner="none",
+            fn="sweep_fns:no_objective",
+            progress=False,
+        )
+    study = sweep.result(base, base.sweeps()[-1].id)
+    assert [t.state for t in study.trials] == ["failed"] and study.best is None  # it stopped
     errors = [f.error for f in sweep.status(base, study.sweep)]
     assert all(e["ename"] == "NoObjective" and "'loss'" in e["evalue"] for e in errors)
 

@@ -275,6 +275,78 @@ def test_a_pruned_trial_is_pruned_as_optuna_prunes_it(j, monkeypatch):
             assert (t.state, t.step) == ("pruned", pruned_at)
 
 
+def test_a_pruned_trial_has_one_value_and_state_in_the_matrix_charts_and_cli(j, monkeypatch):
+    """A pruned trial's last report is an intermediate value: the whole-journal matrix, the
+    whole-journal chart table and the study's own table agree that it has no value and is
+    pruned (the tutorial's whole-journal chart drew it as a result: a zig-zag)."""
+    from cli import lithify
+
+    from workbench import charts
+
+    monkeypatch.setenv("TALLY_LOG", str(j.path) + ".log")
+    study = inline(
+        j,
+        space={"rate": sweep.Float(0.0, 1.0)},
+        objective="total",
+        fn="sweep_fns:tally",
+        sampler="random",
+        seed=2,
+        forks=12,
+        pruner="median",
+    )
+    states = {t.branch: t.state for t in study.trials}
+    pruned = [b for b, s in states.items() if s == "pruned"]
+    assert pruned and "complete" in states.values()
+    wide = {r["branch"]: r for r in j.matrix(wide=True).iter_rows(named=True)}
+    for b, state in states.items():
+        assert wide[b]["state"] == state
+        assert (wide[b]["total"] is None) == (state == "pruned")
+    kept = {r["branch"]: r for r in j.matrix(wide=True, partial=True).iter_rows(named=True)}
+    assert all(kept[b]["total"] is not None for b in pruned)  # asked for: the last report
+    every = charts.gather(j, charts.Selection()).table
+    own = charts.gather(j, charts.Selection(sweep=study.sweep)).table
+    for table in (every, own):
+        rows = {r["branch"]: r for r in table.iter_rows(named=True)}
+        for b, state in states.items():
+            assert rows[b]["_state"] == state
+            assert (rows[b]["total"] is None) == (state == "pruned"), (b, state)
+    out = lithify("--db", str(j.path), "matrix", "--wide", "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rows = {r["branch"]: r for r in json.loads(out.stdout)}
+    assert {b: rows[b]["state"] for b in states} == states
+    assert all(rows[b]["total"] is None for b in pruned)
+    bad = lithify("--db", str(j.path), "matrix", "--partial")
+    assert bad.returncode != 0 and "--wide" in bad.stderr
+
+
+def test_a_study_whose_forks_never_observe_the_objective_stops_after_the_first(j):
+    """No agent declares what a fork function observes: the first trial that finishes without
+    the objective fails saying what it did observe, and the study stops there (it ran every
+    trial to its end, each failed with no reason given)."""
+    from workbench.errors import NoObjective
+
+    with pytest.raises(NoObjective, match="never observed 'loss'.*something_else") as err:
+        inline(j, objective="loss", fn="sweep_fns:no_objective", forks=6, sampler="random")
+    sid = err.value.sweep
+    study = sweep.result(j, sid)
+    assert [t.state for t in study.trials] == ["failed"]
+    doc = study.trials[0].to_json()
+    assert doc["error"]["ename"] == "NoObjective" and "something_else" in doc["error"]["evalue"]
+    how = next(s for s in j.sweeps() if s.id == sid).how
+    assert how["stopped"]["why"].startswith("no objective") and how["stopped"]["forks"] == 1
+
+
+def test_an_evolution_whose_members_never_report_the_objective_stops_saying_so(j):
+    from workbench.errors import NoObjective
+
+    kw = {**EVOLVE_KW, "objective": "nosuchmetric", "generations": 2, "population": 2}
+    with pytest.raises(NoObjective, match="never observed 'nosuchmetric'.*total"):
+        sweep.evolve(j, 1, workers=1, progress=False, **kw)
+    sid = j.sweeps()[-1].id
+    assert {f.status for f in sweep.status(j, sid)} == {"failed"}  # not "finished"
+    assert all(t.error and t.error["ename"] == "NoObjective" for t in sweep.result(j, sid).trials)
+
+
 # -- resumed trials write what uninterrupted ones write ---------------------------------------
 
 

@@ -239,6 +239,15 @@ class Paused(WorkbenchError):
     step: int | None = None
 
 
+class NoObjective(WorkbenchError):
+    """A study whose forks do not observe its objective: refused before the first fork when the
+    agent declares what its forks observe, else stopped after the first trial that finished
+    without it (the message names what it did observe)."""
+
+    sweep: int | None = None
+    objective: str | None = None
+
+
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 TRACEBACK_LINES = 40
 

@@ -49,7 +49,9 @@ class Agent:
     names a function ``register(app)`` that adds the agent's own CLI commands to a typer app.
     ``template`` is a notebook for the papermill runner; ``grid`` the default sweep grid;
     ``x``/``y`` the default chart axes (``color``: the parameter that colours its lines);
-    ``metrics`` the ones worth showing first; ``db`` the default journal file of its
+    ``metrics`` the ones worth showing first; ``observes`` every metric its fork function and
+    template observe (a study of another is refused before its first fork; empty: not
+    declared, found out from the first trial); ``db`` the default journal file of its
     commands; ``shorthands`` the options it adds to ``lithify sweep`` for its journals
     (``{"budgets": "budget"}``: ``--budgets 300,600`` means ``--param budget=300,600``)."""
 
@@ -64,6 +66,7 @@ class Agent:
     y: str | None = None
     color: str | None = None
     metrics: tuple[str, ...] = ()
+    observes: tuple[str, ...] = ()
     db: str | None = None
     shorthands: Mapping[str, str] = field(default_factory=dict)
 

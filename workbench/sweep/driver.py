@@ -112,7 +112,8 @@ class Driver:
         self.dists = sp.distributions(spec.space) if space_fn is None else {}
         self.asked = 0
         self.told = 0
-        self.stopped = False  # a callback called study.stop()
+        self.stopped = False  # a callback called study.stop(), or a trial observed no objective
+        self.missing: str | None = None  # why: a fork finished without observing an objective
         self.study = self._new_study(spec.seed)
 
     # -- the study -------------------------------------------------------------------------
@@ -204,19 +205,20 @@ class Driver:
                 state = "fail"
                 names = ", ".join(repr(m) for m in missing)
                 seen = ", ".join(sorted(own.last)) or "nothing"
+                why = (
+                    f"the fork finished but never observed {names} (it observed {seen}): "
+                    "observe it, or return it (return {'name': value}), so the study can "
+                    "rank the fork"
+                )
                 self.journal.record_run(
                     branch,
                     self.spec.sweep,
                     "failed",
-                    error=_json(
-                        {
-                            "ename": "NoObjective",
-                            "evalue": f"the fork finished but never observed {names} (it "
-                            f"observed {seen}): observe it, or return it "
-                            "(return {'name': value}), so the study can rank the fork",
-                        }
-                    ),
+                    error=_json({"ename": "NoObjective", "evalue": why}),
                 )
+                # every later trial would run to its end for nothing: the study stops here
+                self.stopped = True
+                self.missing = self.missing or f"branch {branch}: {why}"
             else:
                 state, values = "complete", [own.last[o] for o in objectives]
         elif status == "pruned":

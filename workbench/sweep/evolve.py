@@ -25,6 +25,7 @@ not ended (paused members stay paused) and going on.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import random
@@ -35,12 +36,12 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 from .. import params as declared_params
-from ..errors import InvalidValue
+from ..errors import InvalidValue, NoObjective
 from . import engines
 from . import space as sp
 from .handle import execute
 from .launch import as_recorded, for_agent
-from .optimize import _is_lines, _objectives, _progress_default
+from .optimize import _is_lines, _objectives, _progress_default, check_observed
 from .plan import Fork, _declared, fork_timeout_of
 from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for
 from .trials import Reader, Study, StudySpec, spec_of
@@ -138,6 +139,7 @@ def evolve(
         concurrency=concurrency,
         max_forks_per_worker=max_forks_per_worker,
     )
+    check_observed(launch, names)
     declared, source = _declared(launch.notebook, launch.fn)
     declared_params.check_points(sp.corners(chosen), declared, source)
     assert launch.base is not None and launch.at is not None
@@ -273,6 +275,29 @@ class _Population:
             None if value is None else (value if self.spec.directions[0] == "maximize" else -value)
         )
 
+    def _no_objective(self, members: Sequence[Fork]) -> None:
+        """Members that ended a generation without the objective fail, saying what they did
+        observe, and the evolution stops: no generation can rank them."""
+        if not members:
+            return
+        name = self.spec.objectives[0]
+        first = ""
+        for m in members:
+            seen = ", ".join(sorted(self.reader.own(m.branch).last)) or "nothing"
+            why = (
+                f"the member ended its interval but never observed {name!r} (it observed "
+                f"{seen}): observe it, or report it (sweep.report(branch, value, step, "
+                f"metric={name!r}))"
+            )
+            error = json.dumps({"ename": "NoObjective", "evalue": why})
+            self._record(m.branch, "failed", error=error)
+            first = first or f"branch {m.branch}: {why}"
+        raise NoObjective(
+            f"evolution {self.spec.sweep} stopped: a member cannot be ranked ({first})",
+            sweep=self.spec.sweep,
+            objective=name,
+        )
+
     def run(self, progress: bool | None) -> Study:
         spec = self.spec
         population = int(spec.extra["population"])
@@ -293,16 +318,17 @@ class _Population:
                 statuses = list(pool.map(self._run, members))
                 if bar is not None:
                     bar.update(1)
-                if generation == generations - 1 or "cancelled" in statuses:
-                    break
                 scored = [
                     (self._score(m), m, st)
                     for m, st in zip(members, statuses, strict=True)
                     if st in ("paused", "finished")
                 ]
+                self._no_objective([m for score, m, _ in scored if score is None])
+                if generation == generations - 1 or "cancelled" in statuses:
+                    break
                 alive = [(s, m, st) for s, m, st in scored if s is not None]
                 if not alive:
-                    break  # nothing reported: nobody to exploit
+                    break  # every member failed: nobody to exploit
                 alive.sort(key=lambda x: x[0], reverse=True)
                 n_out = max(1, int(round(quantile * len(alive)))) if len(alive) > 1 else 0
                 leaders = [m for _, m, _ in alive[: max(1, n_out)]]

@@ -75,6 +75,19 @@ class Launch:
     max_forks_per_worker: int | None = None  # the pool's: recycle a worker after this many
     keep_notebooks: str = "failed"  # the warm runner's: executed notebooks kept
 
+    def observes(self) -> tuple[str, ...]:
+        """The metrics its forks observe, as their agent declares them: empty when the agent
+        declares none or the forks run other code than the agent's (a function given)."""
+        agent = plugins.agent_for(self.journal.state_name) if self.agent else None
+        if agent is None or not agent.observes:
+            return ()
+        if self.notebook is not None:
+            template = str(resolve_notebook(agent.template)) if agent.template else None
+            own = self.fn is None and self.notebook == template
+        else:
+            own = self.fn == agent.fork
+        return tuple(agent.observes) if own else ()
+
     def how(self) -> dict[str, Any]:
         """How the sweep runs, as recorded with it (so a resume runs it the same way)."""
         how: dict[str, Any] = {

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import params as declared_params
 from .. import plugins
-from ..errors import InvalidValue
+from ..errors import InvalidValue, NoObjective
 from ..forkrun import read_progress
 from . import engines, options
 from . import space as sp
@@ -229,8 +229,17 @@ class StudyHandle:
             pool.shutdown(wait=True)
         if driver.asked < total and not self._cancel.is_set():
             why = "stopped by a callback" if driver.stopped else "timed out"
+            if driver.missing:
+                why = f"no objective: {driver.missing}"
             self.journal.record_how(
                 spec.sweep, {**self.how, "stopped": {"why": why, "forks": driver.asked}}
+            )
+        if driver.missing:
+            raise NoObjective(
+                f"study {spec.sweep} stopped after a trial that finished without its objective "
+                f"({driver.missing}); resume it with `lithify optimize --resume {spec.sweep}` "
+                "once the fork observes it",
+                sweep=spec.sweep,
             )
 
     def _late(self, started: float) -> bool:
@@ -338,6 +347,19 @@ class StudyHandle:
         bar.refresh()
 
 
+def check_observed(launch: Launch, objectives: Sequence[str]) -> None:
+    """Refuse, before the first fork, an objective the forks' agent declares it never observes
+    (a study of it would run every trial to its end for nothing)."""
+    observes = launch.observes()
+    unknown = [o for o in objectives if observes and o not in observes]
+    if unknown:
+        raise NoObjective(
+            f"the {launch.agent} agent's forks never observe {unknown[0]!r}; they observe "
+            f"{', '.join(observes)}: pick one of those as the objective",
+            objective=unknown[0],
+        )
+
+
 def _study_timeout(timeout: Any) -> float | None:
     if timeout is None:
         return None
@@ -440,6 +462,7 @@ def plan_study(
         max_forks_per_worker=max_forks_per_worker,
     )
     check_options(launch.runner, launch.workers, fork_timeout)
+    check_observed(launch, names)
     declared, source = _declared(launch.notebook, launch.fn)
     declared_params.check_points(points + queued, declared, source)
     assert launch.base is not None and launch.at is not None

@@ -134,6 +134,7 @@ class Trial:
     parent: int | None = None
     user_attrs: dict[str, Any] = field(default_factory=dict)
     told: dict[str, Any] | None = None  # what the coordinator told Optuna (``optuna:told``)
+    error: dict[str, Any] | None = None  # why it failed or stopped (ename, evalue[, step])
 
     @property
     def value(self) -> float | None:
@@ -170,6 +171,7 @@ class Trial:
             "user_attrs": self.user_attrs,
             "constraints": self.constraints,
             "feasible": self.feasible,
+            "error": self.error,
         }
 
 
@@ -325,7 +327,8 @@ class Reader:
     def trials(self, spec: StudySpec) -> list[Trial]:
         """Every trial of the study, in fork order."""
         info = next(s for s in self.journal.sweeps() if s.id == spec.sweep)
-        runs = {r.branch: r.status for r in self.journal.runs(spec.sweep)}
+        records = {r.branch: r for r in self.journal.runs(spec.sweep)}
+        runs = {b: r.status for b, r in records.items()}
         objective = spec.objectives[0]
         out = []
         for number, bid in enumerate(info.branches):
@@ -361,9 +364,21 @@ class Reader:
                     bi.parent,
                     dict(o.user_attrs),
                     o.told,
+                    _error(records.get(bid)) if state in ("failed", "pruned", "paused") else None,
                 )
             )
         return out
+
+
+def _error(record: Any) -> dict[str, Any] | None:
+    """A run record's error document (None when it has none, or it is not JSON)."""
+    if record is None or not record.error:
+        return None
+    try:
+        doc = json.loads(record.error)
+    except ValueError:
+        return {"ename": "Error", "evalue": str(record.error)}
+    return doc if isinstance(doc, dict) else {"ename": "Error", "evalue": str(doc)}
 
 
 def _effect(o: _Own, key: str, result: Any) -> None:

@@ -34,6 +34,7 @@ AGENT = Agent(
     y="recall",
     shorthands={"budgets": "budget"},
     metrics=("recall", "precision", "compactions", "model_calls"),
+    observes=METRICS,
     db="auditor.db",
 )
 
