@@ -813,6 +813,9 @@ import os, signal, sys, threading
 from workbench import Journal
 
 path, how = sys.argv[1], sys.argv[2]
+# its own dispositions, whatever it inherited (under nohup SIGHUP arrives ignored)
+signal.signal(signal.SIGTERM, signal.SIG_DFL)
+signal.signal(signal.SIGHUP, signal.SIG_IGN if how == "ignored" else signal.SIG_DFL)
 if how == "own-handler":  # the program's own handler, installed first: it exits hard
     def mine(signum, frame):
         open(path + ".handled", "w").write(str(signum))
@@ -842,9 +845,13 @@ threading.Event().wait()  # until a signal ends it
         ("main", "SIGHUP", -1),
         ("thread", "SIGTERM", -15),
         ("own-handler", "SIGTERM", 7),
+        ("ignored", "SIGHUP", -15),
     ],
 )
 def test_a_lazy_buffer_is_written_when_sigterm_or_sighup_ends_the_process(db_path, how, sig, code):
+    """The child sets its own dispositions (an inherited SIG_IGN, as under nohup, would keep a
+    SIGHUP from ending it) and is killed if anything goes wrong: no process outlives the test.
+    An ignored SIGHUP stays ignored (the journal does not route it): SIGTERM ends that one."""
     import signal
     import subprocess
     import sys
@@ -855,9 +862,18 @@ def test_a_lazy_buffer_is_written_when_sigterm_or_sighup_ends_the_process(db_pat
         stderr=subprocess.PIPE,
         text=True,
     )
-    assert p.stdout.readline().strip() == "ready", p.stderr.read()
-    p.send_signal(getattr(signal, sig))
-    _, err = p.communicate(timeout=60)
+    try:
+        assert p.stdout.readline().strip() == "ready", p.stderr.read()
+        p.send_signal(getattr(signal, sig))
+        if how == "ignored":
+            with pytest.raises(subprocess.TimeoutExpired):
+                p.wait(timeout=1)  # still running: the ignored signal changed nothing
+            p.send_signal(signal.SIGTERM)
+        _, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
     assert p.returncode == code, err  # the process ends as the signal (or its handler) says
     with Journal.open(db_path, readonly=True) as j:
         assert j.root().head == 100 and j.verify().ok
