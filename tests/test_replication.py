@@ -145,6 +145,31 @@ def test_a_damaged_source_event_is_refused(tmp_path: Path) -> None:
         assert j.verify().ok
 
 
+def test_a_refused_clone_leaves_nothing_and_a_failed_one_says_what_it_left(tmp_path) -> None:
+    src, dst = tmp_path / "src.db", tmp_path / "dst.db"
+    build(src)
+    refused = lithify("clone", str(src), str(dst), "--branch", "nosuch")
+    assert refused.returncode == 1 and "no branch 'nosuch'" in refused.stderr
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("dst")]  # no partial, no lock
+    folder, text = tmp_path / "folder", tmp_path / "notes.txt"
+    folder.mkdir()
+    text.write_text("not a journal\n")
+    onto_folder = lithify("clone", str(src), str(folder))
+    assert onto_folder.returncode == 1 and "is a folder" in onto_folder.stderr
+    assert "pull" not in onto_folder.stderr  # a pull into a folder cannot work
+    onto_text = lithify("clone", str(src), str(text))
+    assert onto_text.returncode == 1 and "is not a journal" in onto_text.stderr
+    assert text.read_text() == "not a journal\n" and list(folder.iterdir()) == []
+    con = sqlite3.connect(src)  # a damaged event in the middle: the copy fails there
+    con.execute("DROP TRIGGER events_append_only_update")
+    con.execute("UPDATE events SET payload = '{\"x\":666}' WHERE branch = 0 AND seq = 4")
+    con.commit()
+    con.close()
+    failed = lithify("clone", str(src), str(dst))
+    assert failed.returncode == 1 and "does not match its chain" in failed.stderr
+    assert f"{dst}.partial keeps what was copied" in failed.stderr and not dst.exists()
+
+
 def test_the_cli_clones_pushes_and_pulls(tmp_path: Path) -> None:
     src, dst = tmp_path / "src.db", tmp_path / "dst.db"
     build(src)

@@ -26,7 +26,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
-from .errors import Conflict, IntegrityError, InvalidValue, NotFound
+from .errors import Conflict, IntegrityError, InvalidValue, NotFound, WorkbenchError
 from .events import ZERO_HASH, event_hash
 from .storage import BranchRow, FullEvent, Storage, is_url, open_storage
 from .storage.base import RUN_FIELDS
@@ -368,13 +368,35 @@ def clone(
     if is_url(path):
         return replicate(src, path, branches, batch=batch)
     partial = path + PARTIAL
+    if os.path.isdir(path):
+        raise Conflict(
+            f"{path} is a folder; clone into a file, e.g. {os.path.join(path, 'journal.db')}"
+        )
     if os.path.exists(path):
         if os.path.exists(partial) and os.path.samefile(path, partial):
             _remove(partial)  # a clone killed after moving into place: it was complete
         origin = os.fspath(src) if isinstance(src, (str, os.PathLike)) else "SOURCE"
+        if not _looks_like_sqlite(path):
+            raise Conflict(
+                f"{path} exists and is not a journal (or is an encrypted one, which `lithify "
+                f"--db {path} pull {origin}` with LITHIFY_KEY set updates); clone to another name",
+                path=path,
+            )
         raise Conflict(f"{path} exists; `lithify --db {path} pull {origin}` updates it instead")
     resumed = os.path.exists(partial)
-    report = replicate(src, partial, branches, batch=batch)
+    try:
+        report = replicate(src, partial, branches, batch=batch)
+    except WorkbenchError as e:
+        if not resumed and isinstance(e, (InvalidValue, NotFound, Conflict)):
+            _remove(partial)  # refused before anything was worth keeping: leave nothing behind
+            raise
+        if not os.path.exists(partial):
+            raise
+        raise type(e)(  # say what is left, and what it is for
+            f"{e.message}; {partial} keeps what was copied: run the clone again to continue "
+            "(only what is missing travels), or delete it and its -replicate.lock",
+            **e.fields,
+        ) from e
     if _size(partial + "-wal") > 0:
         raise Conflict(
             f"{partial} is still open in another process (its WAL holds changes), so it was not "
@@ -396,6 +418,15 @@ def clone(
     _remove(partial)
     report.destination, report.resumed = path, resumed
     return report
+
+
+def _looks_like_sqlite(path: str) -> bool:
+    """Whether a file starts as every plain SQLite database does."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
 
 
 def _size(path: str) -> int:
