@@ -438,6 +438,25 @@ def test_a_killed_coordinator_resumes_to_the_same_study(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
+def test_progress_in_a_log_is_plain_lines_without_cursor_escapes(base):
+    """stderr to a file or pipe (a log, CI): what the bars would say, as lines, no escapes."""
+    common = ["--fn", "sweep_fns:branin", "--workers", "1"]
+    study = lithify(
+        "--db", base.path, "optimize", "--at", "1", "--space", "x1=float:-5:10",
+        "--space", "x2=float:0:15", "--space", "kind=cat:a,b,c", "--objective", "loss",
+        "--direction", "minimize", "--forks", "2", "--sampler", "random", "--pruner", "none",
+        *common,
+    )  # fmt: skip
+    grid = lithify(
+        "--db", base.path, "sweep", "--at", "1", "--param", "x1=1,2", "--param", "x2=3",
+        "--param", "kind=a", *common,
+    )  # fmt: skip
+    for r, last in ((study, "study 1: 2/2 trials"), (grid, "sweep 2: 2/2 forks")):
+        assert r.returncode == 0, r.stderr
+        assert "\x1b[" not in r.stderr and "\r" not in r.stderr, repr(r.stderr)
+        assert any(line.startswith(last) for line in r.stderr.splitlines()), r.stderr
+
+
 def test_the_cli_runs_and_resumes_a_study(base, tmp_path):
     db = base.path
     args = [

@@ -124,7 +124,11 @@ def optimize(
     notebook: Path = typer.Option(
         None, "--notebook", help="Template notebook to run per trial (papermill)."
     ),
-    runner: str = typer.Option(None, "--runner", help="process, papermill, warm or dask."),
+    runner: str = typer.Option(
+        None,
+        "--runner",
+        help="pool (the default for a function), process, papermill, warm or dask.",
+    ),
     scheduler: str = typer.Option(
         None, "--scheduler", help="With --runner dask: the scheduler's address."
     ),
@@ -240,7 +244,11 @@ def evolve(
     seed: int = typer.Option(None, "--seed", help="Seed the draws and perturbations."),
     fn: str = typer.Option(None, "--fn", help="The fork function as module:function."),
     notebook: Path = typer.Option(None, "--notebook", help="Template notebook per member."),
-    runner: str = typer.Option(None, "--runner", help="process, papermill, warm or dask."),
+    runner: str = typer.Option(
+        None,
+        "--runner",
+        help="pool (the default for a function), process, papermill, warm or dask.",
+    ),
     workers: int = typer.Option(None, "--workers", help="Members run at once."),
     branch: str = typer.Option(None, "--branch", help="Branch to fork (default: main)."),
     fork_timeout: float = typer.Option(

@@ -97,8 +97,8 @@ def sweep(
     runner: str = typer.Option(
         None,
         "--runner",
-        help="papermill, warm, process or dask (default: papermill with --notebook, else "
-        "process with a fork function, else papermill with the agent's template).",
+        help="pool, process, papermill, warm or dask (default: papermill with --notebook, else "
+        "pool with a fork function, else papermill with the agent's template).",
     ),
     scheduler: str = typer.Option(
         None,
@@ -230,7 +230,7 @@ def sweep_resume(
     runner: str | None = typer.Option(
         None,
         "--runner",
-        help="papermill, warm, process or dask (default: as the sweep last ran).",
+        help="pool, process, papermill, warm or dask (default: as the sweep last ran).",
     ),
     scheduler: str | None = typer.Option(
         None, "--scheduler", help="With --runner dask: the scheduler's address."

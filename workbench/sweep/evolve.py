@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .. import params as declared_params
 from ..errors import InvalidValue, NoObjective
+from ..progress import Bar
 from . import engines
 from . import space as sp
 from .handle import execute
@@ -310,14 +311,12 @@ class _Population:
         ]
         bar = None
         if progress if progress is not None else _progress_default():
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=generations, desc=f"evolve {spec.sweep}", unit="generation")
+            bar = Bar(f"evolve {spec.sweep}", generations, "generation")
         with ThreadPoolExecutor(self.workers, thread_name_prefix=f"evolve-{spec.sweep}") as pool:
             for generation in range(generations):
                 statuses = list(pool.map(self._run, members))
                 if bar is not None:
-                    bar.update(1)
+                    bar.update(generation + 1)
                 scored = [
                     (self._score(m), m, st)
                     for m, st in zip(members, statuses, strict=True)

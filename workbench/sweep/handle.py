@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -20,6 +19,7 @@ from .. import replay
 from ..bundled import resolve_notebook
 from ..errors import ForkFailed, InvalidValue
 from ..forkrun import read_progress
+from ..progress import Bar, interactive
 from .plan import Fork, SweepPlan, SweepResult, check_options, fn_ref, fork_timeout_of, load, status
 from .runners import (
     FUNCTION_RUNNERS,
@@ -185,7 +185,7 @@ class SweepHandle:
     def wait(self, timeout: float | None = None, show: bool | None = None) -> SweepResult:
         """Block until the sweep ends (showing progress bars unless show=False); the result."""
         if show is None:
-            show = sys.stderr.isatty() or _in_notebook()
+            show = interactive()
         bars = _Bars(self) if show else None
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
@@ -205,53 +205,35 @@ class SweepHandle:
         return SweepResult(self.plan.id, status(self.plan.journal, self.plan.id))
 
 
-def _in_notebook() -> bool:
-    try:
-        from IPython import get_ipython
-
-        shell = get_ipython()
-        return shell is not None and type(shell).__name__ == "ZMQInteractiveShell"
-    except ImportError:
-        return False
-
-
 class _Bars:
-    """tqdm bars (ipywidgets in a notebook): one for the sweep, one per fork."""
+    """Progress bars: one for the sweep and one per fork on a terminal or in a notebook; the
+    sweep's alone, as plain lines, in a log (``workbench.progress``)."""
 
     def __init__(self, handle: SweepHandle) -> None:
-        from tqdm.auto import tqdm
-
         self.h = handle
-        n = len(handle.forks)
-        self.total = tqdm(total=n, desc=f"sweep {handle.plan.id}", unit="fork", position=0)
-        self.per = {
-            f.branch: tqdm(
-                total=None,
-                desc=f"  branch {f.branch} {_short(f.params)}",
-                position=i + 1,
-                leave=False,
-                unit="step",
-            )
-            for i, f in enumerate(handle.forks)
-        }
+        self.total = Bar(f"sweep {handle.plan.id}", len(handle.forks), "fork")
+        self.per = {}
+        if not self.total.plain:
+            self.per = {
+                f.branch: Bar(
+                    f"  branch {f.branch} {_short(f.params)}",
+                    None,
+                    "step",
+                    position=i + 1,
+                    leave=False,
+                )
+                for i, f in enumerate(handle.forks)
+            }
 
     def update(self) -> None:
         prog = self.h.progress()
         ended = sum(s in ("finished", "failed", "cancelled") for s, _, _ in prog.values())
-        self.total.n = ended
-        self.total.set_postfix_str(
-            f"{sum(s == 'running' for s, _, _ in prog.values())} running, "
-            f"{sum(s == 'failed' for s, _, _ in prog.values())} failed",
-            refresh=False,
-        )
-        self.total.refresh()
+        running = sum(s == "running" for s, _, _ in prog.values())
+        failed = sum(s == "failed" for s, _, _ in prog.values())
+        self.total.update(ended, note=f"{running} running, {failed} failed")
         for b, (st, done, total) in prog.items():
-            bar = self.per[b]
-            if total is not None and bar.total != total:
-                bar.total = total
-            bar.n = done or 0
-            bar.set_postfix_str(st, refresh=False)
-            bar.refresh()
+            if b in self.per:
+                self.per[b].update(done or 0, total, st)
 
     def close(self) -> None:
         for bar in self.per.values():

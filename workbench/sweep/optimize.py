@@ -27,7 +27,6 @@ decides what is sampled next.
 from __future__ import annotations
 
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +39,7 @@ from .. import params as declared_params
 from .. import plugins
 from ..errors import InvalidValue, NoObjective
 from ..forkrun import read_progress
+from ..progress import Bar, interactive
 from . import engines, options
 from . import space as sp
 from .driver import Driver, SpaceFn
@@ -142,9 +142,7 @@ def _objectives(
 
 
 def _progress_default() -> bool:
-    from .handle import _in_notebook
-
-    return sys.stderr.isatty() or _in_notebook()
+    return interactive()
 
 
 class StudyHandle:
@@ -313,11 +311,7 @@ class StudyHandle:
         show=False); the study. Re-raises what stopped the driver, if anything did."""
         if show is None:
             show = _progress_default()
-        bar = None
-        if show:
-            from tqdm.auto import tqdm
-
-            bar = tqdm(total=self.total(), desc=f"study {self.sweep_id}", unit="trial")
+        bar = Bar(f"study {self.sweep_id}", self.total(), "trial") if show else None
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while not self.done:
@@ -338,13 +332,11 @@ class StudyHandle:
             raise self._error
         return self.study()
 
-    def _update(self, bar: Any) -> None:
+    def _update(self, bar: Bar) -> None:
         with self._lock:
             ended = sum(s in ("finished", "failed", "pruned") for s in self.status.values())
             pruned = sum(s == "pruned" for s in self.status.values())
-        bar.n = ended
-        bar.set_postfix_str(f"{pruned} pruned", refresh=False)
-        bar.refresh()
+        bar.update(ended, note=f"{pruned} pruned")
 
 
 def check_observed(launch: Launch, objectives: Sequence[str]) -> None:
