@@ -5,6 +5,7 @@ command, and coroutines that leave the event loop free."""
 from __future__ import annotations
 
 import asyncio
+import base64
 import dataclasses
 import json
 import operator
@@ -12,6 +13,7 @@ import os
 import re
 import shutil
 import sqlite3
+import struct
 import subprocess
 import sys
 import textwrap
@@ -21,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Annotated, TypedDict
 
+import blake3
 import pytest
 from cli import lithify, stateforge
 
@@ -39,6 +42,8 @@ from workbench.compat.stateforge import (
     units,
 )
 from workbench.errors import Busy, InvalidValue, NotAJournal, NotFound
+from workbench.events import canonical
+from workbench.units import Unit
 
 
 class AgentState(TypedDict):
@@ -387,19 +392,73 @@ def test_units_carry_created_at_and_the_latest_wins(sf: StateForge) -> None:
     assert sf.get_unit_sync(held.id) == held
 
 
-def test_embeddings_by_value_and_float64_kept_exactly(sf: StateForge) -> None:
+def test_an_embedding_reads_back_as_the_floats_it_was_given(sf: StateForge) -> None:
     s = sf.create_session_sync("vectors")
-    floats = [0.1, 1 / 3, -2.5e-8]
-    compact = units.embedding(s.id, key="e32", value=floats, source="model")
-    exact = units.embedding(s.id, key="e64", value=floats, source="model", dtype="float64")
-    snap = sf.snapshot_sync(s.id, [compact, exact])
+    floats = [0.1, 1 / 3, -2.5e-8, 1.0]
+    by_value = units.embedding(s.id, key="e", value=floats, source="model")
+    with_text = units.embedding(s.id, key="t", vector=floats, value="the text it embeds")
+    assert by_value.embedding == floats and isinstance(by_value.embedding, list)
+    snap = sf.snapshot_sync(s.id, [by_value, with_text])
     got = {u.key: u for u in sf.get_units_sync(snap.id)}
-    assert got["e64"].value == got["e64"].vector == floats  # every bit of every float64
-    assert got["e32"].value != floats and got["e32"].value == pytest.approx(floats, rel=1e-6)
-    assert compact.to_json()["value"] is None  # the vector is stored once, packed
-    assert len(json.dumps(compact.embedding)) < len(json.dumps(exact.embedding))
-    text = units.embedding(s.id, key="t", vector=[0.5], value="the text it embeds")
-    assert text.value == "the text it embeds" and text.vector == [0.5]
+    # every bit of every float64, as a list (the design's type), not a packed dict
+    assert got["e"].embedding == got["e"].value == floats
+    assert all(type(x) is float for x in got["e"].embedding)
+    assert got["t"].embedding == floats and got["t"].value == "the text it embeds"
+    assert sf.get_unit_sync(got["e"].id) == got["e"] == by_value
+    shown = stateforge(
+        "--json", "--db", str(sf.journal.path), "snapshot", "show", "head", "--session", s.id
+    )
+    assert shown.returncode == 0, shown.stderr
+    docs = {u["key"]: u for u in json.loads(shown.stdout)["units"]}
+    assert docs["e"]["embedding"] == floats and docs["t"]["embedding"] == floats
+
+
+def test_float32_packing_is_an_explicit_option(sf: StateForge) -> None:
+    s = sf.create_session_sync("packed")
+    floats = [0.1, 1 / 3, -2.5e-8]
+    exact = units.embedding(s.id, key="e64", value=floats)
+    packed = units.embedding(s.id, key="e32", value=floats, dtype="float32")
+    rounded = [struct.unpack("<f", struct.pack("<f", x))[0] for x in floats]
+    assert packed.embedding == packed.value == rounded and packed.embedding != floats
+    stored = (packed.stored()["embedding"], exact.stored()["embedding"])
+    assert stored[1] == floats and len(json.dumps(stored[0])) < len(json.dumps(stored[1]))
+    snap = sf.snapshot_sync(s.id, [exact, packed])
+    got = {u.key: u for u in sf.get_units_sync(snap.id)}
+    assert got["e32"] == packed and got["e32"].embedding == rounded
+    assert got["e64"].embedding == floats
+    again = Unit.from_json(packed.to_json())  # the JSON round trip keeps the id
+    assert again == packed and again.embedding == rounded
+    with pytest.raises(InvalidValue, match="float32 or float64"):
+        units.embedding(s.id, key="x", value=floats, dtype="float16")
+
+
+def test_a_journal_that_stored_packed_float32_still_reads_as_floats(sf: StateForge) -> None:
+    """Journals written before embeddings were lists hold ``{"@f32": base64}``: they read
+    back as lists of floats, under the ids they were stored with."""
+    s = sf.create_session_sync("old")
+    body = {
+        "session": s.id,
+        "key": "e",
+        "type": "embedding",
+        "value": None,
+        "source": "model",
+        "metadata": {},
+        "embedding": {"@f32": base64.b64encode(struct.pack("<2f", 0.5, 0.1)).decode()},
+    }
+    uid = "u" + blake3.blake3(canonical(body).encode()).hexdigest()[:32]
+    b = sf._branch(s.id)
+    old = sf.append_snapshot_delta(b, {"op": "snapshot", "put": [{"id": uid, **body}], "drop": []})
+    (held,) = sf.get_units_sync(old.id)
+    point_one = struct.unpack("<f", struct.pack("<f", 0.1))[0]
+    assert held.id == uid and held.embedding == held.value == [0.5, point_one]
+    assert sf.get_unit_sync(uid).embedding == [0.5, point_one]
+    shown = stateforge(
+        "--json", "--db", str(sf.journal.path), "snapshot", "show", "head", "--session", s.id
+    )
+    assert json.loads(shown.stdout)["units"][0]["embedding"] == [0.5, point_one]
+    later = sf.snapshot_sync(s.id, [held, units.kv(s.id, "k", 1)])  # kept as stored: unchanged
+    d = sf.diff_sync(old.id, later.id)
+    assert [u.key for u in d.added] == ["k"] and d.modified == []
 
 
 def test_two_stores_on_one_file_take_turns_on_a_session(tmp_path: Path) -> None:

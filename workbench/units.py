@@ -1,8 +1,11 @@
 """Memory units, snapshots and sessions on the journal.
 
 A **unit** is one immutable piece of memory (a message, a KV fact, an embedding, a tool result,
-a summary): ``key``, ``type``, ``value``, ``source``, metadata, and for embeddings a packed
-float32 (or, when asked, float64) vector. Its identity is ``(session, key, type)``; its id is
+a summary): ``key``, ``type``, ``value``, ``source``, metadata, and for embeddings a vector:
+``unit.embedding`` is a list of floats, stored as the float64 values given (exactly), or packed
+as float32 when asked (``dtype="float32"``: about a fifth of the text, each value rounded once).
+Journals written when every vector was packed (``{"@f32": base64}``) read the same way: a list
+of floats, under the id it was stored with. Its identity is ``(session, key, type)``; its id is
 the content hash of all of it but its ``created_at`` (``u`` + 32 hex), so the same content is
 the same unit wherever it appears; of two units of one identity in a snapshot, the one created
 later wins.
@@ -18,6 +21,7 @@ encryption, replication and sweeps apply unchanged). A snapshot's id is its even
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -75,13 +79,16 @@ class Unit:
     value: Any
     source: str | None = None
     metadata: Mapping[str, Any] = field(default_factory=dict)
-    embedding: Any = None  # {"@f32": base64} (or "@f64") for type "embedding"
+    # an embedding's floats; also accepts a stored encoding ({"@f32": base64} or "@f64")
+    embedding: list[float] | None = None
     effect: str | None = None  # the key of the effect whose result this value is
     id: str = ""
     source_ref: str | None = None  # what within the source (a tool's name, a message type)
     created_at: datetime | None = None
     # an embedding with no value of its own reads its vector as ``value`` (never stored twice)
     _vector_value: bool = field(default=False, init=False, repr=False, compare=False)
+    # the embedding as stored and hashed: a list of floats, or packed (see the module docstring)
+    _stored: Any = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.type not in KINDS:
@@ -98,6 +105,7 @@ class Unit:
         if not isinstance(self.metadata, Mapping):
             raise ValueTypeError(f"a unit's metadata is a dict, not {self.metadata!r}")
         object.__setattr__(self, "created_at", _when(self.created_at))
+        object.__setattr__(self, "_stored", _encoded(self.embedding))
         if self.type == "embedding" and self.value is not None and self._is_its_vector():
             object.__setattr__(self, "value", None)  # the vector read back as value: not content
         doc = self.body()
@@ -110,9 +118,11 @@ class Unit:
         object.__setattr__(self, "value", frozen["value"])
         object.__setattr__(self, "metadata", frozen["metadata"])
         if "embedding" in frozen:
-            object.__setattr__(self, "embedding", frozen["embedding"])
+            floats = _floats(frozen["embedding"])
+            object.__setattr__(self, "_stored", frozen["embedding"])
+            object.__setattr__(self, "embedding", floats)
             if self.type == "embedding" and frozen["value"] is None:
-                object.__setattr__(self, "value", embeddings.unpack(frozen["embedding"]))
+                object.__setattr__(self, "value", list(floats))
                 object.__setattr__(self, "_vector_value", True)
         digest = "u" + blake3.blake3(text.encode("utf-8")).hexdigest()[:32]
         if self.id and self.id != digest:
@@ -120,10 +130,10 @@ class Unit:
         object.__setattr__(self, "id", digest)
 
     def _is_its_vector(self) -> bool:
-        if not embeddings.is_packed(self.embedding) or not isinstance(self.value, list):
+        if self._stored is None or not isinstance(self.value, list):
             return False
         try:
-            return [float(x) for x in self.value] == embeddings.unpack(self.embedding)
+            return [float(x) for x in self.value] == _floats(self._stored)
         except (TypeError, ValueError):
             return False
 
@@ -137,19 +147,28 @@ class Unit:
             "source": self.source,
             "metadata": dict(self.metadata),
         }
-        if self.embedding is not None:
-            doc["embedding"] = self.embedding
+        if self._stored is not None:
+            doc["embedding"] = self._stored
         if self.effect is not None:
             doc["effect"] = self.effect
         if self.source_ref is not None:
             doc["source_ref"] = self.source_ref
         return doc
 
-    def to_json(self) -> dict[str, Any]:
-        """The unit as stored: its id, its content and (when known) ``created_at``."""
+    def stored(self) -> dict[str, Any]:
+        """The unit as stored: its id, its content (the embedding in its stored encoding) and
+        (when known) ``created_at``."""
         doc = {"id": self.id, **self.body()}
         if self.created_at is not None:
             doc["created_at"] = self.created_at.isoformat()
+        return doc
+
+    def to_json(self) -> dict[str, Any]:
+        """The unit as JSON, its embedding a list of floats (``from_json`` reads it back, to
+        the same id, whichever encoding it was stored in)."""
+        doc = self.stored()
+        if self.embedding is not None:
+            doc["embedding"] = list(self.embedding)
         return doc
 
     @property
@@ -164,26 +183,42 @@ class Unit:
 
     @property
     def vector(self) -> list[float] | None:
-        """An embedding unit's floats (float32-rounded unless built with dtype="float64"); also
-        its ``value`` when it was given no other (text, say)."""
-        return None if self.embedding is None else embeddings.unpack(self.embedding)
+        """An embedding unit's floats (``embedding``; also its ``value`` when it was given no
+        other, text say)."""
+        return None if self.embedding is None else list(self.embedding)
 
     @classmethod
     def from_json(cls, doc: Mapping[str, Any]) -> Unit:
-        """A unit from its stored form (its id is checked against its content)."""
-        return cls(
-            session=doc["session"],
-            key=doc["key"],
-            type=doc["type"],
-            value=doc.get("value"),
-            source=doc.get("source"),
-            metadata=doc.get("metadata") or {},
-            embedding=doc.get("embedding"),
-            effect=doc.get("effect"),
-            id=doc.get("id", ""),
-            source_ref=doc.get("source_ref"),
-            created_at=doc.get("created_at"),
-        )
+        """A unit from its stored form or its ``to_json`` (its id is checked against its
+        content; an embedding given as floats is matched to the encoding the id was made with)."""
+        fields: dict[str, Any] = {
+            "session": doc["session"],
+            "key": doc["key"],
+            "type": doc["type"],
+            "value": doc.get("value"),
+            "source": doc.get("source"),
+            "metadata": doc.get("metadata") or {},
+            "embedding": doc.get("embedding"),
+            "effect": doc.get("effect"),
+            "id": doc.get("id", ""),
+            "source_ref": doc.get("source_ref"),
+            "created_at": doc.get("created_at"),
+        }
+        vector = fields["embedding"]
+        if not fields["id"] or not isinstance(vector, list) or not _is_numbers(vector):
+            return cls(**fields)
+        try:
+            return cls(**fields)
+        except InvalidValue:
+            # floats read from a packed unit: packed again, they give back its stored bytes
+            for dtype in ("float32", "float64"):
+                try:
+                    packed = embeddings.pack(vector, dtype)
+                    if _floats(packed) == [float(x) for x in vector]:
+                        return cls(**{**fields, "embedding": packed})
+                except InvalidValue:
+                    continue
+            raise
 
 
 @dataclass
@@ -233,7 +268,7 @@ def latest_by_identity(units: Iterable[Unit]) -> dict[str, Unit]:
 def changes(before: Mapping[str, dict[str, Any]], after: Mapping[str, Unit]) -> dict[str, Any]:
     """The snapshot delta that turns a unit set ``before`` into ``after``: units put (new or
     changed) and identities dropped."""
-    put = [u.to_json() for ident, u in after.items() if before.get(ident, {}).get("id") != u.id]
+    put = [u.stored() for ident, u in after.items() if before.get(ident, {}).get("id") != u.id]
     drop = sorted(ident for ident in before if ident not in after)
     return {"put": put, "drop": drop}
 
@@ -335,29 +370,65 @@ def embedding(
     metadata: Mapping[str, Any] | None = None,
     *,
     value: Any = None,
-    dtype: str = "float32",
+    dtype: str = "float64",
 ) -> Unit:
     """An embedding: ``vector`` (a list of numbers, packed little-endian float32 bytes, or a
     packed dict), or the numbers as ``value=[...]`` when no vector is given; with a vector,
-    ``value`` is what it embeds (e.g. the text). Stored packed as float32, about a fifth of
-    the JSON text; ``dtype="float64"`` keeps every float exactly (twice the bytes)."""
+    ``value`` is what it embeds (e.g. the text). ``unit.embedding`` gives the floats back as a
+    list. Stored as given, every float64 exactly, by default; ``dtype="float32"`` packs them
+    as float32 (about a fifth of the JSON text; each value rounded to float32 once). Bytes are
+    float32 unless ``dtype="float64"``."""
+    if dtype not in embeddings.DTYPES:
+        raise InvalidValue(f"an embedding's dtype is float32 or float64, not {dtype!r}")
     if vector is None and _is_numbers(value):
         vector, value = value, None
     if vector is None:
         raise InvalidValue("an embedding needs its numbers: vector=[...] (or value=[...])")
+    stored: list[float] | dict[str, str]
     if embeddings.is_packed(vector):
-        packed = dict(vector)  # type: ignore[arg-type]
+        stored = dict(vector)  # type: ignore[arg-type]
     elif isinstance(vector, (bytes, bytearray)):
-        packed = embeddings.pack_bytes(bytes(vector), dtype)
+        stored = embeddings.pack_bytes(bytes(vector), dtype if dtype == "float64" else "float32")
+    elif _is_numbers(vector) and dtype == "float32":
+        stored = embeddings.pack(vector, "float32")  # type: ignore[arg-type]
     elif _is_numbers(vector):
-        packed = embeddings.pack(vector, dtype)  # type: ignore[arg-type]
+        stored = _checked(vector)  # type: ignore[arg-type]
     else:
         raise ValueTypeError(
             f"an embedding is a list of numbers (or packed bytes, or a packed dict), not {vector!r}"
         )
     return _unit(
-        "embedding", session_id, key, value, source, source_ref, metadata, embedding=packed
+        "embedding", session_id, key, value, source, source_ref, metadata, embedding=stored
     )
+
+
+def _checked(vector: Sequence[float]) -> list[float]:
+    """The numbers of a vector as floats, refused when one is not finite."""
+    floats = [float(x) for x in vector]
+    if not all(math.isfinite(x) for x in floats):
+        raise InvalidValue("an embedding must be finite numbers (no NaN or infinity)")
+    return floats
+
+
+def _encoded(vector: Any) -> list[float] | dict[str, str] | None:
+    """An embedding's stored encoding: a packed dict as given (checked), else its floats."""
+    if vector is None:
+        return None
+    if embeddings.is_packed(vector):
+        embeddings.unpack(vector)  # refused here when its bytes are not floats
+        return dict(vector)
+    if _is_numbers(vector):
+        return _checked(vector)
+    raise ValueTypeError(
+        f"a unit's embedding is a list of numbers (or a packed dict), not {vector!r}"
+    )
+
+
+def _floats(stored: Any) -> list[float]:
+    """The floats of an embedding as stored: packed, or a list (JSON gives 1.0 back as 1)."""
+    if embeddings.is_packed(stored):
+        return embeddings.unpack(stored)
+    return [float(x) for x in stored]
 
 
 def tool_result(

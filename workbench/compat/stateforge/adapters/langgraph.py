@@ -150,7 +150,7 @@ class StateForgeCheckpointer(JournalSaver):
             and doc.get("source_ref") == CHANNEL
             and (doc.get("metadata") or {}).get("checkpoint_ns", "") == ns
         }
-        put = [u.to_json() for i, u in now.items() if state.units.get(i, {}).get("id") != u.id]
+        put = [u.stored() for i, u in now.items() if state.units.get(i, {}).get("id") != u.id]
         snapshot: dict[str, Any] = {
             "op": "snapshot",
             "label": delta["id"],
