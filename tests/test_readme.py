@@ -94,3 +94,26 @@ def test_the_readme_python_blocks_run_in_order(tmp_path):
     r = run_pages([README], tmp_path)
     assert "3/3 finished" in r.stdout + r.stderr
     assert (tmp_path / "notes.db").exists()
+
+
+def test_my_agent_run_twice_resumes_and_adds_nothing(tmp_path):
+    """The README says a re-run resumes: the second run finds the note, the variant and the
+    finished sweep in notes.db, adds no event, fork or sweep, and leaves no empty folder."""
+    import sys
+
+    body = next(b for lang, b in fenced_blocks(README.read_text()) if "# my_agent.py" in b)
+    (tmp_path / "my_agent.py").write_text(body)
+
+    def run() -> tuple[int, int, int, list[int]]:
+        r = subprocess.run(
+            [sys.executable, "my_agent.py"], cwd=tmp_path, capture_output=True, text=True
+        )
+        assert r.returncode == 0, r.stderr[-3000:]
+        with Journal.open(tmp_path / "notes.db", readonly=True, raw=True) as j:
+            heads = [j.branch(b.id).head for b in j.branches()]
+            return len(j.branches()), len(j.sweeps()), j.root().head, heads
+
+    first = run()
+    assert first[:3] == (5, 1, 2)  # main, the variant, three forks; one sweep; the read, the note
+    assert run() == first
+    assert not (tmp_path / "runs").exists()  # a sweep of fork functions leaves no folder

@@ -44,7 +44,7 @@ from .handle import execute
 from .launch import as_recorded, for_agent
 from .optimize import _is_lines, _objectives, _progress_default, check_observed
 from .plan import Fork, _declared, fork_timeout_of
-from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for
+from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for, tidy
 from .trials import Reader, Study, StudySpec, spec_of
 
 if TYPE_CHECKING:
@@ -220,6 +220,7 @@ class _Population:
             self.recorded.setdefault(g, []).append(b)
         self.runs = {r.branch: r.status for r in journal.runs(sweep_id)}
         self._warned = False
+        self.contexts: list[ForkContext] = []  # the forks run here, whose files tidy() removes
 
     def _member(self, parent: int, at: int, params: Mapping[str, Any], generation: int) -> Fork:
         """The next member of ``generation``: the fork the journal recorded at this place, or
@@ -268,6 +269,7 @@ class _Population:
         )
         if self.how.get("runner") not in FUNCTION_RUNNERS:
             ctx.function = self.how.get("fn")
+        self.contexts.append(ctx)
         return execute(self.runner, ctx, self.cancel, self._record)
 
     def _score(self, fork: Fork) -> float | None:
@@ -300,6 +302,13 @@ class _Population:
         )
 
     def run(self, progress: bool | None) -> Study:
+        """Run the generations (a progress bar unless progress=False); the study."""
+        try:
+            return self._generations(progress)
+        finally:
+            tidy(self.out_dir, self.contexts, self.journal.path)
+
+    def _generations(self, progress: bool | None) -> Study:
         spec = self.spec
         population = int(spec.extra["population"])
         generations = int(spec.extra["generations"])

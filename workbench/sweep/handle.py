@@ -28,6 +28,7 @@ from .runners import (
     make_runner,
     out_dir_for,
     runner_options,
+    tidy,
 )
 
 if TYPE_CHECKING:
@@ -151,6 +152,7 @@ class SweepHandle:
             fut.exception()
         self._pool.shutdown(wait=True)
         self.runner.close()
+        tidy(self.out_dir, self._contexts.values(), self.plan.journal.path)
 
     @property
     def done(self) -> bool:

@@ -46,7 +46,7 @@ from .driver import Driver, SpaceFn
 from .handle import execute
 from .launch import Launch, as_recorded, defaults, for_agent
 from .plan import Fork, _declared, check_options
-from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for
+from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for, tidy
 from .trials import Reader, Study, StudySpec, spec_of
 
 if TYPE_CHECKING:
@@ -193,6 +193,9 @@ class StudyHandle:
             self._cancel.set()
         finally:
             self.runner.close()
+            with self._lock:
+                contexts = list(self._contexts.values())
+            tidy(self.out_dir, contexts, self.journal.path)
 
     def _loop(self) -> None:
         spec, driver = self.spec, self.driver

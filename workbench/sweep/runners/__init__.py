@@ -22,7 +22,7 @@ from typing import Any
 
 from ... import params as declared_params
 from ...errors import InvalidValue
-from .context import Fork, ForkContext, out_dir_for
+from .context import Fork, ForkContext, out_dir_for, tidy
 from .dask import DaskRunner, available
 from .papermill import PapermillRunner
 from .pool import PoolRunner
@@ -148,6 +148,7 @@ __all__ = [
     "WarmRunner",
     "TEMPLATE_RUNNERS",
     "ForkContext",
+    "tidy",
     "check_runner_options",
     "make_runner",
     "out_dir_for",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,23 @@ class ForkContext:
         if self.function is not None:
             out["function"] = self.function
         return out
+
+
+def tidy(out_dir: Path, contexts: Iterable[ForkContext], journal: str) -> None:
+    """After a sweep's forks ended: their progress files go (they are read while forks run),
+    and the sweep's folder too when nothing else is in it (executed notebooks stay), with the
+    default runs folder when that is empty then, so a sweep of fork functions leaves no empty
+    folder behind."""
+    for ctx in contexts:
+        ctx.progress_file.unlink(missing_ok=True)
+    folders = [out_dir]
+    if out_dir.parent == out_dir_for(journal):
+        folders.append(out_dir.parent)
+    for folder in folders:
+        try:
+            folder.rmdir()  # only an empty folder: anything kept stops it
+        except OSError:
+            return
 
 
 def out_dir_for(journal: str) -> Path:
