@@ -215,3 +215,60 @@ def test_openai_embeddings_are_journaled_with_idempotency_keys(tmp_path: Path, m
     assert len(reqs) == 2  # the second call read the journal
     assert all(r["path"] == "/v1/embeddings" and r["body"]["model"] == "tiny-embed" for r in reqs)
     assert [r["headers"]["Idempotency-Key"] for r in reqs] == [key_hash(k).hex() for k in keys]
+
+
+FIXTURE = Path(__file__).parent / "fixtures" / "locomo_shaped.json"
+
+
+def _turns(n: int) -> list[dict[str, str]]:
+    return [{"speaker": "Ann", "dia_id": f"D1:{i}", "text": f"turn {i}"} for i in range(1, n + 1)]
+
+
+def test_malformed_locomo_evidence_is_parsed_or_counted_and_reported(tmp_path: Path) -> None:
+    """The published file writes some evidence as 'D8:6; D9:17', 'D9:1 D4:4 D4:6', 'D:11:26'
+    or 'D': the ids in them are read, and what names no turn is counted, never kept as an id
+    that matches nothing."""
+    evidence = [
+        ["D1:1; D1:2"],
+        ["D1:3 D1:4 D1:1"],
+        ["D:1:4"],
+        ["D"],
+        ["D1:2", "D9:9"],
+        ["D1:1", "D1:1,D1:3"],
+    ]
+    sample = {
+        "sample_id": "c",
+        "conversation": {"speaker_a": "Ann", "speaker_b": "Bo", "session_1": _turns(4)},
+        "qa": [{"question": f"q{i}", "evidence": e, "category": 4} for i, e in enumerate(evidence)],
+    }
+    path = tmp_path / "quirks.json"
+    path.write_text(json.dumps([sample]))
+    data = load(path, "locomo")
+    assert [q.relevant for q in data.questions] == [
+        ["c:D1:1", "c:D1:2"],
+        ["c:D1:3", "c:D1:4", "c:D1:1"],
+        ["c:D1:4"],
+        [],
+        ["c:D1:2"],
+        ["c:D1:1", "c:D1:3"],
+    ]
+    assert data.repaired == 4  # strings split or corrected into turn ids
+    assert [(u.where, u.value, u.reason) for u in data.unread] == [
+        ("c:q3", "D", "unreadable"),
+        ("c:q4", "D9:9", "no such turn"),
+    ]
+
+
+def test_the_cli_reports_the_evidence_it_could_not_read(tmp_path: Path) -> None:
+    db = str(tmp_path / "m.db")
+    out = lithify("--json", "--db", db, "memory", "ingest", "--dataset", str(FIXTURE))
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)["evidence"]
+    assert report["repaired"] == 3
+    assert [(u["value"], u["reason"]) for u in report["unread"]] == [
+        ("D", "unreadable"),
+        ("D99:1", "no such turn"),
+    ]
+    human = lithify("--db", db, "memory", "run", "--dataset", str(FIXTURE), "--budget", "400")
+    assert human.returncode == 0, human.stderr
+    assert "2 evidence ids name no turn" in human.stdout and "'D' (conv-1:q" in human.stdout

@@ -153,12 +153,51 @@ class Note:
 
 
 @dataclass(frozen=True)
+class Unread:
+    """Evidence a loader could not match to a document: where it was (a question's or a note's
+    id), what it said, and why (``unreadable``: not an id; ``no such turn``: an id no turn of
+    its conversation has)."""
+
+    where: str
+    value: str
+    reason: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"where": self.where, "value": self.value, "reason": self.reason}
+
+
+@dataclass(frozen=True)
 class Dataset:
+    """Questions, the documents that answer them, and what the loader had to make of the file:
+    ``repaired`` evidence strings (several ids in one, or a misspelt id, read as turn ids) and
+    the ``unread`` evidence it could not match to any document (left out of ``relevant``)."""
+
     name: str
     questions: list[Question]
     documents: list[Document]
     groups: dict[str, list[str]] = field(default_factory=dict)  # question id -> candidate doc ids
     notes: list[Note] = field(default_factory=list)  # derived texts citing documents
+    repaired: int = 0
+    unread: list[Unread] = field(default_factory=list)
+
+    def evidence_report(self) -> dict[str, Any]:
+        """What the loader repaired and could not read, as JSON (for receipts and the CLI)."""
+        return {"repaired": self.repaired, "unread": [u.to_json() for u in self.unread]}
+
+    def evidence_summary(self) -> str | None:
+        """One line on the evidence the loader repaired or could not read (None: all read)."""
+        if not self.repaired and not self.unread:
+            return None
+        parts = []
+        if self.repaired:
+            parts.append(f"{self.repaired} evidence strings split or corrected into turn ids")
+        if self.unread:
+            shown = ", ".join(f"{u.value!r} ({u.where}, {u.reason})" for u in self.unread[:5])
+            more = f" and {len(self.unread) - 5} more" if len(self.unread) > 5 else ""
+            parts.append(
+                f"{len(self.unread)} evidence ids name no turn and were left out: {shown}{more}"
+            )
+        return "; ".join(parts)
 
     def cases(
         self, ranker: Callable[[Question, list[Document]], Sequence[str]]
@@ -198,13 +237,36 @@ LOCOMO_CATEGORIES = {
 
 
 _DIA_SPLIT = re.compile(r"[\s,;]+")
+_DIA_ID = re.compile(r"D:?(\d+):(\d+)")  # "D11:26", and the published file's "D:11:26"
 
 
-def _cited(value: Any) -> list[str]:
-    """The dia_ids an observation cites: one id, a list of them, or (as in the published file)
-    several in one string separated by commas, semicolons or spaces."""
+def _dia_ids(value: Any, known: set[str]) -> tuple[list[str], int, list[tuple[str, str]]]:
+    """The turn ids in evidence as the published file writes it: one id, a list of them, or
+    several in one string separated by semicolons, commas or spaces ("D8:6; D9:17"), some
+    misspelt ("D:11:26"). Returns the ids of turns in ``known`` (in order, once each), how many
+    strings had to be split or corrected, and (piece, reason) for what names no turn."""
     items = value if isinstance(value, list) else [value]
-    return [d for item in items if isinstance(item, str) for d in _DIA_SPLIT.split(item) if d]
+    ids: list[str] = []
+    repaired = 0
+    unread: list[tuple[str, str]] = []
+    for item in items:
+        if not isinstance(item, str):
+            unread.append((json.dumps(item), "unreadable"))
+            continue
+        pieces = [p for p in _DIA_SPLIT.split(item.strip()) if p]
+        fixed = False
+        for piece in pieces or [item]:
+            shape = _DIA_ID.fullmatch(piece)
+            turn = piece if piece in known or shape is None else f"D{shape[1]}:{shape[2]}"
+            if turn in known:
+                fixed = fixed or turn != piece
+                if turn not in ids:
+                    ids.append(turn)
+            else:
+                unread.append((piece, "unreadable" if shape is None else "no such turn"))
+        if len(pieces) > 1 or fixed:
+            repaired += 1
+    return ids, repaired, unread
 
 
 def load_locomo(path: str | Path) -> Dataset:
@@ -212,11 +274,15 @@ def load_locomo(path: str | Path) -> Dataset:
     (``dia_id``, ``speaker``, ``text``) and ``qa`` items (``question``, ``answer``, ``evidence``
     dia_ids, numeric ``category``). Documents are turns; a question ranks its own sample's.
     Notes: each session's ``observation`` per speaker (``[text, dia_id or dia_ids]``, citing
-    the turns it names that exist) and its ``session_summary`` (citing the session's turns)."""
+    the turns it names that exist) and its ``session_summary`` (citing the session's turns).
+    Evidence written as several ids in one string, or misspelt, is read as the turn ids it
+    names; what names no turn is left out and listed in the dataset's ``unread``."""
     data = _read_json(path)
     if not isinstance(data, list):
         raise InvalidValue(f"{path}: LoCoMo is a JSON list of samples")
     questions, documents, groups, notes = [], [], {}, []
+    repaired = 0
+    unread: list[Unread] = []
     for s_i, sample in enumerate(data):
         sid = str(sample.get("sample_id", s_i))
         conv = sample.get("conversation") or {}
@@ -240,7 +306,7 @@ def load_locomo(path: str | Path) -> Dataset:
                 )
                 turn_ids.append(tid)
                 sessions.setdefault(key, []).append(tid)
-        known = set(turn_ids)
+        dia = {t[len(sid) + 1 :] for t in turn_ids}  # the sample's dia_ids
         observations = sample.get("observation") or {}
         for key in sorted(sessions, key=lambda k: int(k.split("_")[1])):
             per_speaker = observations.get(f"{key}_observation") or {}
@@ -248,7 +314,8 @@ def load_locomo(path: str | Path) -> Dataset:
                 for k, item in enumerate(per_speaker[speaker] or []):
                     if not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str):
                         continue
-                    cites = [c for c in (f"{sid}:{d}" for d in _cited(item[1])) if c in known]
+                    found, _, _ = _dia_ids(item[1], dia)
+                    cites = [f"{sid}:{d}" for d in found]
                     if cites and item[0].strip():
                         notes.append(
                             Note(
@@ -269,17 +336,20 @@ def load_locomo(path: str | Path) -> Dataset:
         for q_i, qa in enumerate(sample.get("qa") or []):
             qid = f"{sid}:q{q_i}"
             cat = qa.get("category")
+            found, fixed, missing = _dia_ids(qa.get("evidence") or [], dia)
+            repaired += fixed
+            unread += [Unread(qid, piece, why) for piece, why in missing]
             questions.append(
                 Question(
                     qid,
                     str(qa.get("question", "")),
                     qa.get("answer", qa.get("adversarial_answer")),
-                    [f"{sid}:{e}" for e in qa.get("evidence") or []],
+                    [f"{sid}:{e}" for e in found],
                     LOCOMO_CATEGORIES.get(cat, None if cat is None else str(cat)),
                 )
             )
             groups[qid] = turn_ids
-    return Dataset("locomo", questions, documents, groups, notes)
+    return Dataset("locomo", questions, documents, groups, notes, repaired, unread)
 
 
 def load_longmemeval(path: str | Path) -> Dataset:

@@ -10,7 +10,7 @@ import typer
 
 from ...cli.app import GLOBAL_HELP, console, emit, open_journal, options
 from ...errors import InvalidValue
-from ...eval import evaluate
+from ...eval import Dataset, evaluate
 from ...memory import Memory
 from ...memory.retrieval import journaled_embedding
 from . import experiment, suite
@@ -50,16 +50,26 @@ def ingest(ctx: typer.Context, fmt: str = _FORMAT, dataset: Path = _DATASET) -> 
         "documents": len(data.documents),
         "questions": len(data.questions),
         "format": fmt,
+        "evidence": data.evidence_report(),
     }
-    emit(
-        opts,
-        doc,
-        lambda: console().print(
+
+    def human() -> None:
+        out = console()
+        out.print(
             f"ingested {len(data.documents)} documents ({len(data.questions)} questions) "
             f"up to seq {head}; sweep with: lithify --db {j.path} sweep --at {head}",
             markup=False,
-        ),
-    )
+        )
+        _evidence(data)
+
+    emit(opts, doc, human)
+
+
+def _evidence(data: Dataset) -> None:
+    """The loader's line on evidence it repaired or could not read, if any."""
+    line = data.evidence_summary()
+    if line:
+        console().print(f"evidence: {line}", markup=False)
 
 
 @memory_app.command("run", epilog=GLOBAL_HELP)
@@ -104,8 +114,17 @@ def run(
                 f"ndcg@5 {r['ndcg@5'] or 0:.3f}  mrr {r['mrr'] or 0:.3f}",
                 markup=False,
             )
+        _evidence(data)
 
-    emit(opts, {"recall": recall, "budget": budget, "retrieval": retrieval, "groups": rows}, human)
+    doc = {
+        "recall": recall,
+        "budget": budget,
+        "retrieval": retrieval,
+        "context_tokens": sum(c["tokens"] for c in cases) / max(1, len(cases)),
+        "groups": rows,
+        "evidence": data.evidence_report(),
+    }
+    emit(opts, doc, human)
 
 
 @memory_app.command("suite", epilog=GLOBAL_HELP)
