@@ -161,6 +161,16 @@ def test_usage_and_not_found_exit_codes(tmp_path):
     assert r.returncode == 1 and "0..21" in r.stderr  # start, 10 per file, report x2, 8 metrics
     r = lithify("--db", db, "show", "main@999")  # the same mistake written as a ref: the same
     assert r.returncode == 1 and "0..21" in r.stderr
+    for args in (  # a bare seq past the head: the same answer, whatever the command
+        ["show", "999"],
+        ["tag", "999", "x"],
+        ["log", "999"],
+        ["history", "--to", "999"],
+        ["rollback", "--to", "999", "--yes"],
+        ["diff", "main@1", "main@999"],
+    ):
+        r = lithify("--db", db, *args)
+        assert r.returncode == 1 and "has seqs 0..21" in r.stderr, (args, r.stderr)
     assert lithify("--db", db, "report", "--branch", "7").returncode == 1
     assert lithify("--db", db, "sweep", "--at", "1", "--budgets", "a,b").returncode == 2
     r = lithify("--db", db, "sweep", "--at", "1", "--budget", "300")  # not the agent's shorthand

@@ -86,6 +86,8 @@ def test_refs_at_depth_ambiguity_and_malformed():
         assert j.resolve("main~10050") == (0, 0)
         with pytest.raises(NotFound):
             j.resolve("head~10051")
+        with pytest.raises(NotFound, match="a bare number is a branch id.*main@99"):
+            j.resolve("99")  # no branch 99: not a word about hash prefixes
         for bad in ("HEAD", "head~", "head~-1", "main@", "a b", "main@x"):
             with pytest.raises(InvalidValue, match="refs are"):
                 j.resolve(bad)

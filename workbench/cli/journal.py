@@ -181,7 +181,7 @@ def rollback(
         )
         return
     with open_journal(opts, write=True) as j:
-        target = j.resolve(to) if not to.isdigit() else (j.branch(branch or 0).id, int(to))
+        target = point(j, to, branch)  # a seq past the head: NotFound, as at and diff say
         target_branch, target_seq = target
         b = j.branch(branch) if branch is not None else j.branch(target_branch)
         if not yes and not typer.confirm(
@@ -223,7 +223,7 @@ def log(
     """Events before a point, newest first, with their writers."""
     opts = options(ctx)
     with open_journal(opts) as j:
-        branch, seq = j.resolve(ref) if ref else (0, j.root().head)
+        branch, seq = point(j, ref) if ref else (0, j.root().head)
         lo = max(1, seq - limit + 1)
         recs = list(reversed(j.branch(branch).history(lo, seq))) if seq else []
         docs = [{**r.to_json(), "summary": r.summary()} for r in recs]
@@ -241,12 +241,14 @@ def log(
 @command("Journal")
 def show(
     ctx: typer.Context,
-    ref: str = typer.Argument(..., help="The event (main@40, a hash prefix, head...)."),
+    ref: str = typer.Argument(
+        ..., help="The event: a seq of main, or any ref (main@40, a hash prefix, head...)."
+    ),
 ) -> None:
     """One event: its payload, its provenance and the state right after it."""
     opts = options(ctx)
     with open_journal(opts) as j:
-        branch, seq = j.resolve(ref)
+        branch, seq = point(j, ref)
         state = json.loads(json.dumps(encode_state(j.branch(branch).at(seq)), default=str))
         doc: dict[str, Any] = {"branch": branch, "seq": seq, "state": state}
         if opts.raw:
@@ -273,13 +275,13 @@ def show(
 @command("Journal")
 def tag(
     ctx: typer.Context,
-    ref: str = typer.Argument(..., help="The event to label."),
+    ref: str = typer.Argument(..., help="The event to label: a seq of main, or any ref."),
     label: str = typer.Argument(..., help="The label (usable wherever a ref is)."),
 ) -> None:
     """Give an event a label."""
     opts = options(ctx)
     with open_journal(opts, write=True) as j:
-        branch, seq = j.resolve(ref)
+        branch, seq = point(j, ref)
         j.branch(branch).tag(label, seq)
     emit(
         opts,
@@ -447,7 +449,7 @@ def receipt(
     """What exactly the model saw for one call: the receipt journaled with an effect."""
     opts = options(ctx)
     with open_journal(opts) as j:
-        doc = j.receipt(j.resolve(ref))
+        doc = j.receipt(point(j, ref))
 
     def human() -> None:
         out = console()
