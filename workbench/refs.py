@@ -94,6 +94,12 @@ def resolve(journal: Points, ref: str, default_branch: int | str = 0) -> tuple[i
         except NotFound:
             pass
     if not candidates:
+        if r.isdigit():
+            raise NotFound(
+                f"{r!r} names no branch, label or event (a bare number is a branch id); an "
+                f"event of a branch is BRANCH@SEQ, e.g. main@{r}",
+                ref=r,
+            )
         if re.fullmatch(r"[0-9a-fA-F]{1,7}", r):
             raise NotFound(
                 f"{r!r} names no label or branch, and hash prefixes need 8+ characters; give "
