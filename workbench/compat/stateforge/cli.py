@@ -24,11 +24,11 @@ from typing import Any
 import typer
 
 from ...cli.app import run_app
-from ...errors import NotFound
+from ...errors import EncryptionKeyError, NotFound, StateMismatch
 from ...storage import is_url
 from .client import StateForge
 from .models import Session, Snapshot, unit_json
-from .opening import DB_ENV
+from .opening import DB_ENV, KEY_ENV
 
 app = typer.Typer(
     name="stateforge",
@@ -81,14 +81,27 @@ def _opts(ctx: typer.Context) -> Opts:
 
 
 def _open(opts: Opts, write: bool = False) -> StateForge:
-    """The store at --db: read-only unless the command writes; a missing file is an error."""
+    """The store at --db: read-only unless the command writes; a missing file is an error,
+    and so is a file this command cannot read, each said in this command's words."""
     if not is_url(opts.db) and not os.path.exists(opts.db):
-        raise NotFound(
-            f"no journal at {opts.db}; pass --db PATH (or set STATEFORGE_DB)", path=opts.db
-        )
-    return StateForge(
-        opts.db, encryption_key=os.environ.get("STATEFORGE_KEY") or None, readonly=not write
-    )
+        raise NotFound(f"no journal at {opts.db}; pass --db PATH (or set {DB_ENV})", path=opts.db)
+    key = os.environ.get(KEY_ENV) or None
+    try:
+        return StateForge(opts.db, encryption_key=key, readonly=not write)
+    except EncryptionKeyError:
+        raise EncryptionKeyError(
+            f"{opts.db}: ${KEY_ENV} does not decrypt it (a wrong key, or not a journal)"
+            if key is not None
+            else f"{opts.db} is encrypted, or not a journal: set ${KEY_ENV} to its key",
+            path=opts.db,
+        ) from None
+    except StateMismatch as e:
+        raise StateMismatch(
+            f"{opts.db} is a lithify journal of another agent ({e.stored or 'unknown'}), not "
+            f"a StateForge store: `lithify --db {opts.db} ...` reads it; point --db at a "
+            "store (stateforge.db by default)",
+            path=opts.db,
+        ) from None
 
 
 def _emit(opts: Opts, data: Any, human: Callable[[], None]) -> None:

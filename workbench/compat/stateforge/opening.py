@@ -46,12 +46,14 @@ def open_journal(
     except NotAJournal as e:
         if key is None and "not a database" not in str(e):
             raise
-        hint = (
-            "a wrong key, or a key given for a plain file"
+        where = os.fspath(db_path)
+        what = (
+            f"{where}: this key does not decrypt it (a wrong key, a key given for a plain "
+            "file, or not a journal at all)"
             if key is not None
-            else "it is encrypted (or not a journal): pass its encryption_key="
+            else f"{where} is encrypted, or not a journal: pass its encryption_key="
         )
-        raise EncryptionKeyError(f"{e} ({hint})", path=getattr(e, "path", None)) from None
+        raise EncryptionKeyError(what, path=where) from None
 
 
 def _pragmas(pragmas: Mapping[str, str]) -> tuple[float, str]:
@@ -94,6 +96,7 @@ def _check_key(key: Any) -> None:
 
 
 DB_ENV = "STATEFORGE_DB"  # the StateForge commands' journal (``lithify sessions`` reads it too)
+KEY_ENV = "STATEFORGE_KEY"  # the key of an encrypted one, for the stateforge command
 
 
 def db_from_env() -> str | None:
