@@ -194,3 +194,22 @@ def test_verify_on_a_truncated_file_says_it_is_truncated(tmp_path):
     assert r.returncode == 1 and r.stderr == "" and doc["ok"] is False
     said = " ".join(p["what"] for p in doc["problems"])
     assert "truncated" in said and "lithify verify" not in said
+
+
+def test_help_summaries_are_whole_sentences_at_any_width():
+    """A docstring's line breaks are not the terminal's: every command's help is reflowed, so
+    `lithify --help` at 80 columns does not break a summary mid-sentence."""
+    from cli import lithify, stateforge
+
+    from workbench.cli import app
+    from workbench.cli.app import reflow_help
+    from workbench.compat.stateforge.cli import app as stateforge_app
+
+    for cli_app in (app, stateforge_app):
+        reflow_help(cli_app)
+        for cmd in cli_app.registered_commands:
+            for paragraph in (cmd.help or "").split("\n\n"):
+                lines = paragraph.splitlines()
+                assert all(line.startswith(("- ", "* ")) for line in lines[1:]), (cmd.name, lines)
+    for run in (lithify, stateforge):  # and the help still renders
+        assert run("--help").returncode == 0

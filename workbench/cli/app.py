@@ -300,6 +300,41 @@ def wants_json(args: list[str]) -> bool:
     return "--json" in (args[: args.index("--")] if "--" in args else args)
 
 
+def reflow(text: str | None) -> str | None:
+    """A docstring as help text: the lines of each paragraph joined (a docstring wraps at 100
+    columns, a terminal at its own width: kept breaks split sentences), paragraphs and list
+    items (lines starting with ``-``) kept apart."""
+    if not text:
+        return text
+    import inspect
+
+    paragraphs = []
+    for block in inspect.cleandoc(text).split("\n\n"):
+        lines: list[str] = []
+        for line in block.splitlines():
+            line = line.strip()
+            if lines and not line.startswith(("- ", "* ")):
+                lines[-1] += " " + line
+            else:
+                lines.append(line)
+        paragraphs.append("\n".join(lines))
+    return "\n\n".join(paragraphs)
+
+
+def reflow_help(cli: typer.Typer) -> None:
+    """Reflow the help of every command and group of ``cli`` (``reflow``), once."""
+    for cmd in cli.registered_commands:
+        if not getattr(cmd, "_reflowed", False):
+            cmd.help = reflow(cmd.help or (cmd.callback.__doc__ if cmd.callback else None))
+            cmd._reflowed = True  # type: ignore[attr-defined]
+    for group in cli.registered_groups:
+        if group.typer_instance is not None:
+            reflow_help(group.typer_instance)
+    info = cli.info
+    if isinstance(info.help, str):
+        info.help = reflow(info.help)
+
+
 def run_app(
     cli: typer.Typer,
     prog_name: str,
@@ -314,6 +349,7 @@ def run_app(
     try:
         if before is not None:
             before()
+        reflow_help(cli)
         code = cli(args=args, prog_name=prog_name, standalone_mode=False)
     except KeyboardInterrupt:
         typer.echo("error: interrupted", err=True)
