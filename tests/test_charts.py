@@ -30,6 +30,7 @@ def test_metric_vs_param_spec():
     assert band["mark"]["type"] == "area" and band["encoding"]["y2"]["field"] == "ci_high"
     assert line["encoding"]["y"]["field"] == "mean"
     assert line["encoding"]["x"]["scale"]["type"] == "log"
+    assert line["encoding"]["x"]["title"] == "budget (log scale)"  # the axis says it is log
     assert any(t["field"] == "n" for t in line["encoding"]["tooltip"])
     assert points["mark"]["type"] == "circle" and points["mark"]["opacity"] < 0.5
     assert spec["title"] == "recall vs budget"

@@ -112,10 +112,12 @@ def test_demo_from_another_folder_with_its_own_repo(tmp_path, monkeypatch):
     assert (listed["finished"], listed["pending"], listed["runner"]) == (5, 0, "process")
     r = lithify("--db", str(out / "demo.db"), "--json", "sweep-resume", "1")
     assert r.returncode == 0, r.stderr  # nothing left to run, and no "needs notebook=" error
+    matrix = lithify("--db", str(out / "demo.db"), "matrix", "--format", "csv")
+    assert (out / "matrix.csv").read_text() == matrix.stdout  # the same file, byte for byte
     with (out / "matrix.csv").open() as f:
         rows = list(csv.DictReader(f))
     main = [r for r in rows if r["branch_name"] == "main"]
-    assert main and {r["budget"] for r in main} == {"3000"}  # main carries its budget too
+    assert {r["value"] for r in main if r["metric"] == "budget"} == {"3000.0"}  # observed
 
 
 def _runs(j, sweep_id):

@@ -102,7 +102,8 @@ def metric_vs_param(
     # labels 700 and 800 side by side ("700800").
     ticks = sorted({v for v in stats[x].to_list() if v is not None})
     axis = alt.Axis(labelOverlap="greedy", values=ticks) if len(ticks) <= 12 else None
-    x_enc = alt.X(f"{x}:Q", scale=xs, title=x, axis=axis or alt.Axis(labelOverlap="greedy"))
+    x_title = f"{x} (log scale)" if log_x else x
+    x_enc = alt.X(f"{x}:Q", scale=xs, title=x_title, axis=axis or alt.Axis(labelOverlap="greedy"))
     tooltip = tooltips(stats, groups) + [
         alt.Tooltip("mean:Q", format=".3f"),
         alt.Tooltip("n:Q"),

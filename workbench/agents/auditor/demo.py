@@ -192,7 +192,7 @@ def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str
         con.rule("[bold]5. results for the paper")
         from ... import charts  # altair: imported only when the demo draws
 
-        df = _with_main_budget(j.matrix())
+        df = j.matrix()  # what `lithify matrix` writes, byte for byte
         csv = work / "matrix.csv"
         df.write_csv(csv)
         sweep_rows = df.filter(df["branch"].is_in([f.id for f in forks]))
@@ -216,6 +216,15 @@ def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str
         con.print(f"  try: {cmd} history --to 12", markup=False)
         con.print(f"       {cmd} at --seq 40 --notes", markup=False)
         con.print(f"       {shell_command()} lab {shlex.quote(str(db))}", markup=False)
+        space = "--space budget=int:100:6000:log --objective recall"
+        con.print(
+            f"       {cmd} optimize --at main@{at} {space} --forks 12", markup=False, emoji=False
+        )
+        con.print(
+            f"       {cmd} evolve --at main@{at} {space} --population 4 --generations 3",
+            markup=False,
+            emoji=False,
+        )
     wall = time.perf_counter() - t0
     con.print(f"[bold green]done in {wall:.1f} s[/bold green] — everything is in {final}/")
     return {
@@ -231,22 +240,3 @@ def _run(work: Path, final: Path, seed: int, quiet: bool, repo: Path, model: str
         "first_events": [{"seq": r.seq, "kind": r.kind, "hash": r.hash} for r in first],
         "wall_s": round(wall, 2),
     }
-
-
-def _with_main_budget(df: Any) -> Any:
-    """The matrix with every branch's budget: forks carry it as a parameter, main (started
-    with ``lithify run --budget``) as its observed ``budget`` metric."""
-    import polars as pl
-
-    if "budget" not in df.columns:
-        df = df.with_columns(pl.lit(None, dtype=pl.Int64).alias("budget"))
-    observed = (
-        df.filter(pl.col("metric") == "budget")
-        .group_by("branch")
-        .agg(pl.col("value").last().cast(pl.Int64).alias("_observed_budget"))
-    )
-    return (
-        df.join(observed, on="branch", how="left")
-        .with_columns(pl.coalesce("budget", "_observed_budget").alias("budget"))
-        .drop("_observed_budget")
-    )
