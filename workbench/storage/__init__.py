@@ -1,12 +1,14 @@
 """The storage seam: the only package that knows SQL or imports a database driver.
 
-``base.py`` says what a journal backend must do, one protocol per role (``Storage`` combines
-the required ones), with rows by name; ``open_storage`` opens one. Two backends of one shape
-implement it: ``sqlite/`` (``SQLiteStorage``, the embedded default) and ``postgres/``
-(``PostgresStorage``, imported only when a URL is opened). Each is a package of the same
-modules (storage, connection, writes, catalog, search, schema, faults, intents); neither
-imports the other, and what both need lives in ``common.py`` (format constants, columns,
-refusals, locations) and ``announcements.py`` (who is running which effect).
+``base.py`` says what a journal backend must do, one abstract class per role holding the
+methods a backend must write, and ``Storage``, the base class both backends inherit: those six
+roles plus the defaults built on them (a backend overrides a default where it has a faster
+query); the rows they return, by name, are ``rows.py``'s. ``open_storage`` opens one. Two
+backends of one shape implement it: ``sqlite/`` (``SQLiteStorage``, the embedded default) and
+``postgres/`` (``PostgresStorage``, imported only when a URL is opened). Each is a package of
+the same modules (storage, connection, writes, catalog, search, schema, faults, intents);
+neither imports the other, and what both need lives in ``common.py`` (format constants,
+columns, refusals, locations) and ``announcements.py`` (who is running which effect).
 """
 
 from __future__ import annotations

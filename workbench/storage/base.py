@@ -1,223 +1,95 @@
 """The storage seam: what a journal backend must do, role by role (``StoreCore``, ``EventLog``,
-``BranchCatalog``, ``SnapshotStore``, ``EffectIndex``, ``RunLog``; ``Storage`` is all six, and
-``FullTextSearch`` and ``ObservationReader`` are optional), the intent store beside it
-(``IntentStore``), and the rows they return, by name.
+``BranchCatalog``, ``SnapshotStore``, ``EffectIndex``, ``RunLog``), what it gets for free
+(``Storage``: the six roles' required methods and the defaults built on them), the optional
+roles (``FullTextSearch``, ``ObservationReader``) and the intent store beside it
+(``IntentStore``); the rows they return, by name, are ``rows.py``'s (and importable from here).
+
+Two tiers, as optuna's ``BaseStorage`` has them: a backend inherits ``Storage`` and writes the
+abstract methods of the six roles (30 primitives); every other method of the contract is a
+default built on those, which a backend overrides where it has a faster query of its own (both
+of ours do for most: one query where the default takes several).
 
 Everything above this package (journal, branch, history, sweeps, matrix, CLI, server) reaches a
-backend only through these protocols. A backend translates its driver's faults into
+backend only through ``Storage``. A backend translates its driver's faults into
 ``StorageError`` subclasses and holds the invariants it can: a unique ``(branch, seq)``, appends
 only after the stored head, events never updated or deleted. The contract tests
 (``tests/storage_contract.py``, one class per role) say the same in code; a new backend runs
-them as ``tests/test_storage_contract.py`` and ``tests/test_postgres.py`` do.
+them as ``tests/test_storage_contract.py`` and ``tests/test_postgres.py`` do, and
+``tests/test_storage_tiers.py`` runs them on the defaults alone.
 """
 
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import orjson
 
-# (branch, first_seq, last_seq or None): one piece of a resolved history, seqs inclusive.
-Segment = tuple[int, int, int | None]
-# An event to write: (branch, seq, kind, hash, parent_hash, ts, payload) followed by the
-# columns of its shape (see EVENT_SHAPES); a plain tuple, as it is built on every append.
-EventRow = tuple[Any, ...]
-# An event to replay: (seq, kind, payload); unpacked, never indexed.
-StateEvent = tuple[int, str, str]
-# What verify reads: (seq, kind, hash, parent_hash, payload, key_hash, metric, value).
-VerifyEvent = tuple[int, str, bytes, bytes, str, bytes | None, str | None, float | None]
+from ..errors import BranchConflict, InvalidValue, NotFound, ReadOnly, StorageError, WorkbenchError
+from .rows import (
+    EVENT_SHAPES,
+    RUN_FIELDS,
+    BranchRow,
+    EffectHit,
+    EventRow,
+    FullEvent,
+    HashHit,
+    Head,
+    IdentifiedEvent,
+    Observation,
+    Provenance,
+    RunRow,
+    SearchHit,
+    Segment,
+    SnapshotRecord,
+    SnapshotRow,
+    StateEvent,
+    StoredEvent,
+    SweepRow,
+    VerifyEvent,
+    in_segments,
+    observation_schema,
+)
 
-
-# The shapes an event row comes in: the optional columns that follow its seven common ones.
-# Columns a shape leaves out are NULL.
-EVENT_SHAPES: dict[str, tuple[str, ...]] = {
-    "plain": (),
-    "dated": ("occurred_at",),
-    "identified": ("event_id",),
-    "dated_identified": ("occurred_at", "event_id"),
-    "effect": ("key_hash", "fx_ms", "attempts"),
-    "effect_rendered": ("key_hash", "fx_ms", "attempts", "render_ms"),
-    "observe": ("metric", "value"),
-    "observe_identified": ("metric", "value", "event_id"),
-}
-
-
-# The fields of a fork's run record besides its branch, sweep and status.
-RUN_FIELDS = ("runner", "notebook", "error", "started", "finished", "wall_ms")
-
-
-class StoredEvent(NamedTuple):
-    """One stored event; ``position`` is its place in the journal's global order."""
-
-    position: int
-    branch: int
-    seq: int
-    kind: str
-    hash: bytes
-    parent_hash: bytes
-    ts: int
-    payload: str
-
-
-class BranchRow(NamedTuple):
-    """A branch as stored: where it forked, its own params (canonical JSON), its sweep."""
-
-    id: int
-    name: str | None
-    parent: int | None
-    fork_seq: int
-    params: str
-    created: int
-    sweep: int | None
-
-
-class Head(NamedTuple):
-    """A branch's own last event."""
-
-    seq: int
-    hash: bytes
-
-
-class SnapshotRow(NamedTuple):
-    """A snapshot, the hash of the event it seals to, and what it was built from."""
-
-    branch: int
-    seq: int
-    state: str
-    digest: bytes
-    event_hash: bytes | None
-    built: str | None
-
-
-class SnapshotRecord(NamedTuple):
-    """A stored snapshot (what verify checks)."""
-
-    branch: int
-    seq: int
-    state: str
-    digest: bytes
-
-
-class RunRow(NamedTuple):
-    """How one fork of a sweep ran."""
-
-    branch: int
-    sweep: int
-    status: str
-    runner: str | None
-    notebook: str | None
-    error: str | None
-    started: int | None
-    finished: int | None
-    wall_ms: float | None
-
-
-class SweepRow(NamedTuple):
-    """A recorded sweep (its spec as canonical JSON; ``how``: how it was last run, as JSON)."""
-
-    id: int
-    base: int
-    at: int
-    spec: str
-    created: int
-    how: str | None
-
-
-class Provenance(NamedTuple):
-    """Who wrote an event and how: the writer, effect timing, world time, ids."""
-
-    writer: str | None
-    pid: int | None
-    source: str | None
-    ts: int
-    fx_ms: float | None
-    attempts: int | None
-    occurred_at: int | None
-    render_ms: float | None
-    event_id: str | None
-
-
-class FullEvent(NamedTuple):
-    """Every stored column of an event but its position and writer (what replication copies)."""
-
-    branch: int
-    seq: int
-    kind: str
-    hash: bytes
-    parent_hash: bytes
-    ts: int
-    payload: str
-    key_hash: bytes | None
-    metric: str | None
-    value: float | None
-    occurred_at: int | None
-    fx_ms: float | None
-    attempts: int | None
-    event_id: str | None
-    render_ms: float | None
-
-
-class EffectHit(NamedTuple):
-    """A stored effect found by its key."""
-
-    branch: int
-    seq: int
-    payload: str
-
-
-class HashHit(NamedTuple):
-    """An event whose hash matched a looked-up prefix."""
-
-    hash: bytes
-    branch: int
-    seq: int
-
-
-class IdentifiedEvent(NamedTuple):
-    """The event a caller id names."""
-
-    branch: int
-    seq: int
-    kind: str
-    payload: str
-
-
-class Observation(NamedTuple):
-    """One measurement."""
-
-    position: int
-    branch: int
-    seq: int
-    metric: str
-    value: float
-    ts: int
-
-
-def observation_schema() -> dict[str, Any]:
-    """The polars schema of observations as frames (``Observation``'s fields, typed)."""
-    import polars as pl
-
-    return {
-        "position": pl.Int64,
-        "branch": pl.Int64,
-        "seq": pl.Int64,
-        "metric": pl.Utf8,
-        "value": pl.Float64,
-        "ts": pl.Int64,
-    }
-
-
-class SearchHit(NamedTuple):
-    """An event whose payload matched a full-text search."""
-
-    branch: int
-    seq: int
-    kind: str
-    payload: str
-    rank: float
+__all__ = [
+    "EVENT_SHAPES",
+    "RUN_FIELDS",
+    "BranchCatalog",
+    "BranchRow",
+    "EffectHit",
+    "EffectIndex",
+    "EventLog",
+    "EventRow",
+    "FullEvent",
+    "FullTextSearch",
+    "HashHit",
+    "Head",
+    "IdentifiedEvent",
+    "IntentStore",
+    "Observation",
+    "ObservationReader",
+    "Provenance",
+    "RunLog",
+    "RunRow",
+    "SearchHit",
+    "Segment",
+    "SnapshotRecord",
+    "SnapshotRow",
+    "SnapshotStore",
+    "StateEvent",
+    "Storage",
+    "StoreCore",
+    "StoredEvent",
+    "SweepRow",
+    "VerifyEvent",
+    "in_segments",
+    "observation_schema",
+    "observations_frame",
+    "read_observations",
+]
 
 
 class IntentStore(Protocol):
@@ -268,14 +140,21 @@ class IntentStore(Protocol):
 
 
 # -- the roles of a backend ---------------------------------------------------------------------
-# Six required roles make a ``Storage``; two more are optional (a backend may leave them out,
-# and ``read_observations``/``observations_frame`` and ``Journal.search`` cope). Each role has
-# its own part of the contract suite (tests/storage_contract.py).
+# Six roles make a ``Storage``. Each role class below holds only what a backend must write for
+# it (abstract methods: the primitives); ``Storage`` adds the defaults built on them, which a
+# backend may override with a faster query of its own. Two more roles are optional (a backend
+# may leave them out, and ``read_observations``/``observations_frame`` and ``Journal.search``
+# cope). Each role has its own part of the contract suite (tests/storage_contract.py).
+
+_PAGE = 4096  # rows a default reads per query when it walks events
+_ANY_SEQ = 2**63 - 1  # past any seq (a bound both backends' integers hold)
+_STATE_KINDS = ("delta", "compact")  # the events a state is replayed from
 
 
-class StoreCore(Protocol):
-    """The store as a whole: where it is and how it was opened, one write transaction, locks
-    across processes, metadata and upkeep. Every method is safe to call from several threads."""
+class StoreCore(ABC):
+    """Required of the store as a whole: where it is and how it was opened, one write
+    transaction, locks across processes, metadata and its size. Every method is safe to call
+    from several threads."""
 
     path: str  # what messages show (a URL without its password)
     location: str  # what another process opens: the path, or the full URL
@@ -285,208 +164,120 @@ class StoreCore(Protocol):
     meta: dict[str, str]
     lock: threading.RLock
 
+    @abstractmethod
     def close(self) -> None:
         """Close the connection (idempotent)."""
-        ...
 
     @property
+    @abstractmethod
     def in_transaction(self) -> bool:
         """Whether an ``atomic()`` block is open."""
-        ...
 
-    def writable(self) -> None:
-        """Raise ReadOnly when opened read-only, before anything else happens."""
-        ...
-
+    @abstractmethod
     def atomic(self) -> AbstractContextManager[None]:
-        """One write transaction; nested calls are savepoints."""
-        ...
+        """One write transaction; nested calls are savepoints. ReadOnly when opened read-only."""
 
+    @abstractmethod
     def set_meta(self, key: str, value: str) -> None:
-        """Record one metadata value."""
-        ...
+        """Record one metadata value (``meta`` shows it, now and after reopening)."""
 
+    @abstractmethod
     def exclusive(self, name: str) -> AbstractContextManager[None]:
         """Hold the journal-wide lock ``name`` (other processes and machines asking for it
         wait): for work longer than one transaction that must not interleave (replication)."""
-        ...
 
-    def rekey(self, new_key: str | bytes) -> None:
-        """Re-encrypt an encrypted journal."""
-        ...
-
-    def vacuum(self) -> None:
-        """Rebuild the store compactly."""
-        ...
-
-    def quick_check(self) -> list[str]:
-        """What the database finds wrong with its pages (empty when sound)."""
-        ...
-
+    @abstractmethod
     def size_bytes(self) -> int:
         """Bytes the journal takes (a file and its WAL; a server's tables and indexes)."""
-        ...
 
 
-class EventLog(Protocol):
-    """Events and heads: appends that follow the branch's stored head, all or nothing, and
-    reads by resolved history, by global position and by hash."""
+class EventLog(ABC):
+    """Required of events: appends that follow the branch's stored head, all or nothing, and
+    reads by resolved history, by global position and by caller id."""
 
-    def append(self, row: EventRow, shape: str) -> None:
-        """Insert one event; BranchConflict unless it follows the branch's stored head."""
-        ...
-
+    @abstractmethod
     def append_many(self, rows: Sequence[tuple[EventRow, str]]) -> None:
-        """Insert consecutive events of one branch, all or nothing."""
-        ...
+        """Insert consecutive events of one branch, all or nothing; BranchConflict unless the
+        first follows the branch's stored head."""
 
-    def append_batch(
-        self,
-        branch: int,
-        first_seq: int,
-        kind: str,
-        parent: bytes,
-        ts: int,
-        chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
-        snapshots: Sequence[tuple[int, str, bytes]],
-        built: str | None = None,
-        rows: int = 0,
-    ) -> None:
-        """Insert consecutive plain events (and their snapshots) of one branch, all or nothing."""
-        ...
-
-    def landed(
-        self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None
-    ) -> bool:
-        """Whether an event reported as failed is stored anyway."""
-        ...
-
+    @abstractmethod
     def head(self, branch: int) -> Head | None:
         """The branch's own last event."""
-        ...
 
-    def heads(self) -> dict[int, Head]:
-        """Every branch's own last event."""
-        ...
-
-    def event_at(self, branch: int, seq: int) -> StoredEvent | None:
-        """The event a branch itself wrote at seq."""
-        ...
-
-    def hashes_at(self, points: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
-        """The hashes of the events branches wrote themselves at these (branch, seq) points, in
-        one read (points with no such event are left out)."""
-        ...
-
+    @abstractmethod
     def events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StoredEvent]:
         """Events of a resolved history with lo <= seq <= hi, in seq order."""
-        ...
 
-    def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
-        """Deltas and compactions of a resolved history with lo <= seq <= hi, in seq order."""
-        ...
-
+    @abstractmethod
     def events_after(self, branch: int, after_seq: int, limit: int) -> list[FullEvent]:
         """Up to ``limit`` of a branch's own events after a seq, every column, in seq order."""
-        ...
 
-    def own_events(self, branch: int) -> Iterator[VerifyEvent]:
-        """A branch's own events with their derived columns, streamed in seq order."""
-        ...
-
-    def last_seq_at_time(self, segments: Sequence[Segment], ts: int) -> int:
-        """The highest seq recorded at or before unix-ms ts."""
-        ...
-
-    def world_events(
-        self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
-    ) -> list[tuple[int, str, str, int]]:
-        """(seq, kind, payload, world ms) of state events by world time, in world order."""
-        ...
-
+    @abstractmethod
     def event_by_id(self, event_id: str) -> IdentifiedEvent | None:
         """The event a caller id names."""
-        ...
 
+    @abstractmethod
     def tail(self, cursor: int, limit: int | None) -> list[StoredEvent]:
         """Events after a global position, in order."""
-        ...
 
-    def top_position(self) -> int:
-        """The global position of the last stored event (0 when there is none)."""
-        ...
-
-    def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
-        """Events whose hash lies in [lo, hi), earliest first."""
-        ...
-
+    @abstractmethod
     def provenance(self, branch: int, seq: int) -> Provenance | None:
         """Who wrote an event, and how."""
-        ...
 
 
-class BranchCatalog(Protocol):
-    """Branches and sweeps as rows, and the labels and subscriber positions beside them."""
+class BranchCatalog(ABC):
+    """Required of the catalog: branches and sweeps as rows, and the labels and subscriber
+    positions beside them."""
 
+    @abstractmethod
     def branch_row(self, branch_id: int) -> BranchRow | None:
         """One branch."""
-        ...
 
-    def branch_by_name(self, name: str) -> BranchRow | None:
-        """One branch, by name."""
-        ...
-
+    @abstractmethod
     def branch_rows(self, parent: int | None = None, since_id: int = -1) -> list[BranchRow]:
-        """Branches (the forks of ``parent``, or with ids after ``since_id``)."""
-        ...
+        """Branches by id (the forks of ``parent``, or those with ids after ``since_id``)."""
 
-    def fork_seq(self, branch: int) -> int | None:
-        """Where a branch forked."""
-        ...
-
+    @abstractmethod
     def insert_branches(
         self, rows: Sequence[tuple[str | None, int, int, str, int | None]]
     ) -> list[int]:
         """Insert forks (name, parent, fork_seq, params, sweep), all or nothing; their ids.
         Conflict for a name in use, NotFound for a parent that is not a branch."""
-        ...
 
+    @abstractmethod
     def insert_sweep(self, base: int, at: int, spec: str, created: int | None = None) -> int:
         """Record a sweep (created now, or at unix-ms ``created``: a copied one); its id."""
-        ...
 
+    @abstractmethod
     def sweep_rows(self) -> list[SweepRow]:
         """Every sweep."""
-        ...
 
+    @abstractmethod
     def set_sweep_how(self, sweep: int, how: str) -> None:
         """Record how a sweep was run (runner, template or function, workers, timeout; JSON)."""
-        ...
 
+    @abstractmethod
     def put_tag(self, label: str, branch: int, seq: int) -> None:
-        """Point a label at an event."""
-        ...
+        """Point a label at an event (moving it if it exists)."""
 
-    def tag(self, label: str) -> tuple[int, int] | None:
-        """(branch, seq) a label points at."""
-        ...
-
+    @abstractmethod
     def tags(self) -> list[tuple[str, int, int]]:
         """Every label: (label, branch, seq), by label."""
-        ...
 
+    @abstractmethod
     def subscription(self, name: str) -> int:
-        """A subscriber's acknowledged position."""
-        ...
+        """A subscriber's acknowledged position (0 on first use)."""
 
+    @abstractmethod
     def ack(self, name: str, position: int) -> None:
         """Move a subscriber's acknowledged position."""
-        ...
 
 
-class SnapshotStore(Protocol):
-    """Snapshots: a state sealed to the event it was built at, found by history and seq."""
+class SnapshotStore(ABC):
+    """Required of snapshots: a state sealed to the event it was built at, found by history
+    and seq."""
 
+    @abstractmethod
     def put_snapshot(
         self,
         branch: int,
@@ -496,86 +287,50 @@ class SnapshotStore(Protocol):
         built: str | None = None,
         replace: bool = False,
     ) -> None:
-        """Store a snapshot."""
-        ...
+        """Store a snapshot (one that exists is kept unless ``replace``)."""
 
+    @abstractmethod
     def nearest_snapshot(self, segments: Sequence[Segment], seq: int) -> SnapshotRow | None:
         """The latest snapshot at or before a seq in a resolved history."""
-        ...
 
+    @abstractmethod
     def snapshot_marks(
         self, segments: Sequence[Segment], hi: int
     ) -> Iterator[tuple[int, int, str | None]]:
         """(branch, seq, built) of the snapshots at or before a seq of a history, newest first."""
-        ...
-
-    def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
-        """(branch, seq, built) of every snapshot."""
-        ...
-
-    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
-        """The snapshot stored at (branch, seq)."""
-        ...
-
-    def snapshots(self) -> list[SnapshotRecord]:
-        """Every snapshot."""
-        ...
 
 
-class EffectIndex(Protocol):
-    """Effects found by key through a fork chain (never re-run), and where they are announced
+class EffectIndex(ABC):
+    """Required of effects: found by key through a fork chain (never re-run), and announced
     before they run (``intents``)."""
 
     intents: IntentStore
 
-    def effect_keys(
-        self, segments: Sequence[Segment], upto: int, after_position: int = 0
-    ) -> dict[bytes, tuple[int, int]]:
-        """{key hash: (branch, seq)} of the effects in a resolved history up to a seq (only
-        those stored after ``after_position``, when given: what the key index lacks)."""
-        ...
-
-    def effect_payload(self, branch: int, seq: int) -> str:
-        """The payload of a stored effect."""
-        ...
-
-    def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> EffectHit | None:
-        """The newest effect with this key a branch stored after a seq."""
-        ...
-
+    @abstractmethod
     def find_effect_indexed(
         self, key_hash: bytes, segments: Sequence[Segment], upto_position: int
     ) -> EffectHit | None:
         """The newest indexed effect with this key in a history, found from the key (its cost
         does not grow with the history)."""
-        ...
 
-    def find_effect_with_head(
-        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
-    ) -> tuple[EffectHit | None, int | None]:
-        """``find_effect_indexed``, and the branch's own last seq (None: no events), at once."""
-        ...
-
+    @abstractmethod
     def catch_up_effect_index(self, write: bool = True) -> int:
         """Index the effects stored since the last catch-up; the position covered
-        (``write=False``: only the position covered)."""
-        ...
-
-    def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
-        """Which of these effect keys a branch committed itself (a read: writes nothing)."""
-        ...
+        (``write=False``: only the position covered). A backend whose key index every append
+        keeps current returns its ``top_position()``."""
 
 
-class RunLog(Protocol):
-    """How each fork of a sweep ran: one record per fork, created and then updated."""
+class RunLog(ABC):
+    """Required of run records: how each fork of a sweep ran, one record per fork, created and
+    then updated."""
 
+    @abstractmethod
     def put_run(self, branch: int, sweep: int, status: str, **fields: Any) -> None:
         """Create or update a fork's run record (``fields``: any of RUN_FIELDS)."""
-        ...
 
+    @abstractmethod
     def runs(self, sweep: int | None = None) -> list[RunRow]:
         """Fork run records (of one sweep), by branch."""
-        ...
 
 
 @runtime_checkable
@@ -604,9 +359,309 @@ class ObservationReader(Protocol):
         ...
 
 
-class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, RunLog, Protocol):
-    """What a journal backend must do: every required role. Rows come back as the named tuples
-    above; faults arrive as ``StorageError`` subclasses."""
+class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, RunLog):
+    """A journal backend: the required methods of the six roles (their abstract methods, 30 in
+    all: what a new backend writes) and the defaults below, built on them the way optuna's
+    ``BaseStorage`` builds its conveniences on its abstract methods. Both backends inherit it
+    and override a default where they have a faster query (the answer must be the same: the
+    contract suite also runs on a backend that keeps every default). Rows come back as the
+    named tuples above; faults arrive as ``StorageError`` subclasses.
+
+    Defaults, by role:
+
+    - StoreCore: ``writable``, ``rekey``, ``vacuum``, ``quick_check``
+    - EventLog: ``append``, ``append_batch``, ``landed``, ``heads``, ``event_at``,
+      ``hashes_at``, ``state_events``, ``own_events``, ``last_seq_at_time``,
+      ``world_events``, ``top_position``, ``by_hash_prefix``
+    - BranchCatalog: ``branch_by_name``, ``fork_seq``, ``tag``
+    - SnapshotStore: ``snapshot_at``, ``all_snapshot_marks``, ``snapshots``
+    - EffectIndex: ``effect_keys``, ``effect_payload``, ``find_effect_after``,
+      ``find_effect_with_head``, ``committed_keys``
+    """
+
+    # -- StoreCore ------------------------------------------------------------------------------
+
+    def writable(self) -> None:
+        """Raise ReadOnly when opened read-only, before anything else happens."""
+        if self.readonly:
+            raise ReadOnly(
+                f"{self.path} was opened read-only; open it without readonly=True to change it",
+                path=self.path,
+            )
+
+    def rekey(self, new_key: str | bytes) -> None:
+        """Re-encrypt an encrypted journal (by default refused: a backend that encrypts
+        overrides it)."""
+        raise InvalidValue(
+            "this journal is not encrypted; rekey changes the key of an encrypted one"
+        )
+
+    def vacuum(self) -> None:
+        """Rebuild the store compactly (by default nothing: a store that reclaims its own
+        space); ReadOnly when opened read-only."""
+        self.writable()
+
+    def quick_check(self) -> list[str]:
+        """What the database finds wrong with its pages, empty when sound (by default empty: a
+        database that checks its own pages; ``verify`` checks every hash regardless)."""
+        return []
+
+    # -- EventLog -------------------------------------------------------------------------------
+
+    def append(self, row: EventRow, shape: str) -> None:
+        """Insert one event; BranchConflict unless it follows the branch's stored head."""
+        self.append_many([(row, shape)])
+
+    def append_batch(
+        self,
+        branch: int,
+        first_seq: int,
+        kind: str,
+        parent: bytes,
+        ts: int,
+        chunks: Iterable[tuple[Sequence[bytes], Sequence[str]]],
+        snapshots: Sequence[tuple[int, str, bytes]],
+        built: str | None = None,
+        rows: int = 0,
+    ) -> None:
+        """Insert consecutive plain events (and their snapshots, replacing any at their seqs) of
+        one branch, all or nothing. ``chunks`` yields (hashes, payload texts) in order, each
+        event's parent the hash before it; ``snapshots`` is read once they are exhausted.
+        ``rows``: how many events to expect, a hint. Not inside an open transaction."""
+        if self.in_transaction:
+            raise WorkbenchError("append_batch cannot join an open transaction")
+        seq, previous = first_seq, parent
+        with self.atomic():
+            for hashes, texts in chunks:
+                batch: list[tuple[EventRow, str]] = []
+                for h, text in zip(hashes, texts, strict=True):
+                    batch.append(((branch, seq, kind, h, previous, ts, text), "plain"))
+                    seq, previous = seq + 1, h
+                if batch:
+                    self.append_many(batch)
+            for at, state, digest in snapshots:
+                self.put_snapshot(branch, at, state, digest, built, replace=True)
+
+    def landed(
+        self, branch: int, seq: int, event_hash: bytes, err: BaseException | None = None
+    ) -> bool:
+        """Whether an event reported as failed (with ``err``) is stored anyway: never after a
+        BranchConflict or an error that is not the store's."""
+        if isinstance(err, BranchConflict) or not (err is None or isinstance(err, StorageError)):
+            return False
+        try:
+            found = self.hashes_at([(branch, seq)]).get((branch, seq))
+        except WorkbenchError:
+            return False
+        return found is not None and bytes(found) == bytes(event_hash)
+
+    def heads(self) -> dict[int, Head]:
+        """Every branch's own last event (branches without events of their own are left out)."""
+        return {r.id: h for r in self.branch_rows() if (h := self.head(r.id)) is not None}
+
+    def event_at(self, branch: int, seq: int) -> StoredEvent | None:
+        """The event a branch itself wrote at seq (not one it inherits)."""
+        found = self.events([(branch, seq, seq)], seq, seq)
+        return found[0] if found else None
+
+    def hashes_at(self, points: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
+        """The hashes of the events branches wrote themselves at these (branch, seq) points
+        (points with no such event are left out); a backend overrides it to read them at once."""
+        out: dict[tuple[int, int], bytes] = {}
+        for branch, seq in dict.fromkeys(points):
+            event = self.event_at(branch, seq)
+            if event is not None:
+                out[(branch, seq)] = bytes(event.hash)
+        return out
+
+    def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
+        """(seq, kind, payload) of the deltas and compactions of a resolved history with
+        lo <= seq <= hi, in seq order: what a state is replayed from."""
+        return [
+            (e.seq, e.kind, e.payload)
+            for e in self.events(segments, lo, hi)
+            if e.kind in _STATE_KINDS
+        ]
+
+    def own_events(self, branch: int) -> Iterator[VerifyEvent]:
+        """(seq, kind, hash, parent_hash, payload, key_hash, metric, value) of a branch's own
+        events, streamed in seq order (what verify reads)."""
+        for e in self._own_range(branch, 0, None):
+            yield (e.seq, e.kind, e.hash, e.parent_hash, e.payload, e.key_hash, e.metric, e.value)
+
+    def last_seq_at_time(self, segments: Sequence[Segment], ts: int) -> int:
+        """The highest seq of a resolved history recorded at or before unix-ms ``ts`` (0 when
+        none was)."""
+        best = 0
+        for branch, first, last in segments:
+            for e in self._own_range(branch, first, last):
+                if e.ts <= ts:
+                    best = max(best, e.seq)
+        return best
+
+    def world_events(
+        self, segments: Sequence[Segment], hi: int, valid: int, known: int | None = None
+    ) -> list[tuple[int, str, str, int]]:
+        """(seq, kind, payload, world ms) of the state events of a resolved history up to seq
+        ``hi`` that happened by ``valid`` (their occurred time, else their commit time) and
+        were recorded by ``known``, in world order (ties by seq)."""
+        out: list[tuple[int, str, str, int]] = []
+        for branch, first, last in segments:
+            for e in self._own_range(branch, first, hi if last is None else min(hi, last)):
+                world = e.ts if e.occurred_at is None else e.occurred_at
+                if e.kind in _STATE_KINDS and world <= valid and (known is None or e.ts <= known):
+                    out.append((e.seq, e.kind, e.payload, world))
+        out.sort(key=lambda r: (r[3], r[0]))
+        return out
+
+    def top_position(self) -> int:
+        """The global position of the last stored event (0 when there is none): found through
+        ``tail`` in a number of reads that grows with the log of the position."""
+        first = self.tail(0, 1)
+        if not first:
+            return 0
+        lo, step = first[0].position, 1  # an event is at lo
+        while later := self.tail(lo + step, 1):
+            lo, step = later[0].position, step * 2
+        hi = lo + step  # none is after hi
+        while lo < hi:
+            mid = (lo + hi) // 2
+            later = self.tail(mid, 1)
+            if later:
+                lo = later[0].position
+            else:
+                hi = mid
+        return lo
+
+    def by_hash_prefix(self, lo: bytes, hi: bytes | None, limit: int = 50) -> list[HashHit]:
+        """Events whose hash lies in [lo, hi) (to the end when ``hi`` is None), earliest first,
+        at most ``limit``."""
+        hits: list[HashHit] = []
+        cursor = 0
+        while len(hits) < limit and (page := self.tail(cursor, _PAGE)):
+            for e in page:
+                h = bytes(e.hash)
+                if h >= lo and (hi is None or h < hi):
+                    hits.append(HashHit(h, e.branch, e.seq))
+                    if len(hits) == limit:
+                        break
+            cursor = page[-1].position
+        return hits
+
+    def _own_range(self, branch: int, first: int, last: int | None) -> Iterator[FullEvent]:
+        """A branch's own events with first <= seq <= last (to its head when None), a page at a
+        time."""
+        after = first - 1
+        while page := self.events_after(branch, after, _PAGE):
+            for e in page:
+                if last is not None and e.seq > last:
+                    return
+                yield e
+            after = page[-1].seq
+
+    # -- BranchCatalog --------------------------------------------------------------------------
+
+    def branch_by_name(self, name: str) -> BranchRow | None:
+        """One branch, by name."""
+        return next((r for r in self.branch_rows() if r.name == name), None)
+
+    def fork_seq(self, branch: int) -> int | None:
+        """Where a branch forked (its head while it has no events of its own)."""
+        row = self.branch_row(branch)
+        return None if row is None else row.fork_seq
+
+    def tag(self, label: str) -> tuple[int, int] | None:
+        """(branch, seq) a label points at."""
+        return next(((b, s) for name, b, s in self.tags() if name == label), None)
+
+    # -- SnapshotStore --------------------------------------------------------------------------
+
+    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
+        """The snapshot stored at (branch, seq): the nearest one of a history of that one seq."""
+        return self.nearest_snapshot([(branch, seq, seq)], seq)
+
+    def all_snapshot_marks(self) -> list[tuple[int, int, str | None]]:
+        """(branch, seq, built) of every snapshot, by branch and seq."""
+        marks: list[tuple[int, int, str | None]] = []
+        for row in self.branch_rows():
+            own = list(self.snapshot_marks([(row.id, 0, None)], _ANY_SEQ))
+            marks.extend(reversed(own))
+        return marks
+
+    def snapshots(self) -> list[SnapshotRecord]:
+        """Every snapshot (what verify checks), by branch and seq."""
+        out: list[SnapshotRecord] = []
+        for branch, seq, _ in self.all_snapshot_marks():
+            snap = self.snapshot_at(branch, seq)
+            if snap is not None:
+                out.append(SnapshotRecord(branch, seq, snap.state, snap.digest))
+        return out
+
+    # -- EffectIndex ----------------------------------------------------------------------------
+
+    def effect_keys(
+        self, segments: Sequence[Segment], upto: int, after_position: int = 0
+    ) -> dict[bytes, tuple[int, int]]:
+        """{key hash: (branch, seq)} of the newest effect per key in a resolved history up to a
+        seq (only those stored after global position ``after_position``, when given: what the
+        key index lacks)."""
+        out: dict[bytes, tuple[int, int]] = {}
+        if after_position:
+            points = sorted(
+                (e.seq, e.branch)
+                for e in self._tail_from(after_position)
+                if in_segments(segments, e.branch, e.seq, upto)
+            )
+            for seq, branch in points:
+                (e,) = self.events_after(branch, seq - 1, 1)
+                if e.key_hash is not None:
+                    out[bytes(e.key_hash)] = (branch, seq)
+            return out
+        for branch, first, last in reversed(segments):  # oldest first: newer entries win
+            for e in self._own_range(branch, first, upto if last is None else min(last, upto)):
+                if e.key_hash is not None:
+                    out[bytes(e.key_hash)] = (branch, e.seq)
+        return out
+
+    def effect_payload(self, branch: int, seq: int) -> str:
+        """The payload of the effect stored at (branch, seq)."""
+        event = self.event_at(branch, seq)
+        if event is None:
+            raise NotFound(f"no event at seq {seq} of branch {branch}", branch=branch, seq=seq)
+        return event.payload
+
+    def find_effect_after(self, key_hash: bytes, branch: int, seq: int) -> EffectHit | None:
+        """The newest effect with this key a branch stored after a seq (what another writer
+        appended past a handle's head)."""
+        hit = None
+        for e in self._own_range(branch, seq + 1, None):
+            if e.key_hash is not None and bytes(e.key_hash) == key_hash:
+                hit = EffectHit(branch, e.seq, e.payload)
+        return hit
+
+    def find_effect_with_head(
+        self, key_hash: bytes, segments: Sequence[Segment], upto_position: int, branch: int | None
+    ) -> tuple[EffectHit | None, int | None]:
+        """``find_effect_indexed``, and the branch's own last seq (None: no events, or no
+        branch), at once; a backend overrides it to ask both in one round trip."""
+        hit = self.find_effect_indexed(key_hash, segments, upto_position)
+        head = None if branch is None else self.head(branch)
+        return hit, None if head is None else head.seq
+
+    def committed_keys(self, branch: int, key_hashes: Sequence[bytes]) -> set[bytes]:
+        """Which of these effect keys a branch committed itself (a read: writes nothing)."""
+        wanted = {bytes(k) for k in key_hashes}
+        return {
+            bytes(e.key_hash)
+            for e in self._own_range(branch, 0, None)
+            if e.key_hash is not None and bytes(e.key_hash) in wanted
+        }
+
+    def _tail_from(self, position: int) -> Iterator[StoredEvent]:
+        """Every event after a global position, a page at a time."""
+        while page := self.tail(position, _PAGE):
+            yield from page
+            position = page[-1].position
 
 
 def read_observations(storage: Storage, since: int = 0) -> list[Observation]:

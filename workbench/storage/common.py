@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from ..errors import BranchConflict, Conflict, InvalidValue, NotFound
-from .base import RUN_FIELDS, Segment
+from .base import RUN_FIELDS
 
 # What a journal's metadata says it is, and the newest layout this code reads (both backends).
 APPLICATION = "lithify-journal"
@@ -59,17 +59,6 @@ def check_run_fields(fields: Iterable[str]) -> None:
         raise InvalidValue(
             f"a run record has no field {sorted(unknown)[0]!r}; it has {', '.join(RUN_FIELDS)}"
         )
-
-
-def in_segments(segments: Sequence[Segment], branch: int, seq: int, upto: int) -> bool:
-    """Whether (branch, seq) is an event of the resolved history ``segments`` up to seq
-    ``upto`` (the parent's events after a fork point are not)."""
-    if seq > upto:
-        return False
-    for b, first, last in segments:
-        if b == branch:
-            return first <= seq and (last is None or seq <= last)
-    return False
 
 
 def branch_moved(branch: int, expected: int, actual: int | None) -> BranchConflict:

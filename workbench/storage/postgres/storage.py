@@ -16,10 +16,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..base import (
-    BranchCatalog,
     EffectHit,
-    EffectIndex,
-    EventLog,
     FullEvent,
     FullTextSearch,
     HashHit,
@@ -28,18 +25,17 @@ from ..base import (
     IntentStore,
     Observation,
     ObservationReader,
-    RunLog,
     Segment,
     SnapshotRecord,
     SnapshotRow,
-    SnapshotStore,
     StateEvent,
-    StoreCore,
+    Storage,
     StoredEvent,
     VerifyEvent,
+    in_segments,
     observation_schema,
 )
-from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_COLS, SNAPSHOT_WITH_HASH, in_segments
+from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_COLS, SNAPSHOT_WITH_HASH
 from .catalog import PgCatalog
 from .faults import translate
 from .intents import PgIntents
@@ -52,7 +48,7 @@ _OBSERVATIONS = (
 )
 
 
-class PostgresStorage(PgWrites, PgCatalog, PgSearch):
+class PostgresStorage(PgWrites, PgCatalog, PgSearch, Storage):
     """A journal in schema ``journal`` (the URL's ``journal=NAME``, default "main") of a
     PostgreSQL database: the PostgreSQL implementation of ``Storage``."""
 
@@ -95,11 +91,6 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
             "FROM events WHERE branch = b.id ORDER BY seq DESC LIMIT 1) e"
         )
         return {b: Head(s, h) for b, s, h in rows}
-
-    def fork_seq(self, branch: int) -> int | None:
-        """Where a branch forked."""
-        row = self._one("SELECT fork_seq FROM branches WHERE id = %s", (branch,))
-        return None if row is None else int(row[0])
 
     def hashes_at(self, points: Sequence[tuple[int, int]]) -> dict[tuple[int, int], bytes]:
         """The hashes of the events branches wrote themselves at these points, in one query."""
@@ -411,11 +402,6 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
             for r in self._all("SELECT branch, seq, built FROM snapshots ORDER BY branch, seq")
         ]
 
-    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
-        """The snapshot stored at (branch, seq)."""
-        row = self._one(SNAPSHOT_WITH_HASH + "WHERE s.branch = %s AND s.seq = %s", (branch, seq))
-        return None if row is None else SnapshotRow(*row)
-
     def snapshots(self) -> list[SnapshotRecord]:
         """Every snapshot."""
         rows = self._all("SELECT branch, seq, state, digest FROM snapshots ORDER BY branch, seq")
@@ -475,14 +461,9 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch):
             con.close()
 
 
-# mypy checks that the backend keeps every role of the seam, the optional ones included, and
-# that its intent store is an IntentStore: a method renamed or retyped fails here, by role.
-_core: type[StoreCore] = PostgresStorage
-_events: type[EventLog] = PostgresStorage
-_catalog: type[BranchCatalog] = PostgresStorage
-_snapshots: type[SnapshotStore] = PostgresStorage
-_effects: type[EffectIndex] = PostgresStorage
-_runs: type[RunLog] = PostgresStorage
+# Storage's required methods are abstract (a backend lacking one cannot be built) and mypy checks
+# every override against Storage; here it checks the optional roles the backend keeps and that
+# its intent store is an IntentStore: a method renamed or retyped fails here, by role.
 _search: type[FullTextSearch] = PostgresStorage
 _observations: type[ObservationReader] = PostgresStorage
 _intents: type[IntentStore] = PgIntents

@@ -25,7 +25,8 @@ _INSERT = {
 
 
 class PgWrites(PgConnection):
-    """Appends, for the PostgreSQL backend (``head`` and ``fork_seq`` come from its reads)."""
+    """Appends, for the PostgreSQL backend (``head`` comes from its reads, ``fork_seq`` from
+    ``Storage``'s default)."""
 
     head: Callable[[int], Head | None]
     fork_seq: Callable[[int], int | None]

@@ -15,10 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from ..base import (
-    BranchCatalog,
     EffectHit,
-    EffectIndex,
-    EventLog,
     FullEvent,
     FullTextSearch,
     HashHit,
@@ -27,18 +24,17 @@ from ..base import (
     IntentStore,
     Observation,
     ObservationReader,
-    RunLog,
     Segment,
     SnapshotRecord,
     SnapshotRow,
-    SnapshotStore,
     StateEvent,
-    StoreCore,
+    Storage,
     StoredEvent,
     VerifyEvent,
+    in_segments,
     observation_schema,
 )
-from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_WITH_HASH, in_segments
+from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_WITH_HASH
 from .catalog import Catalog
 from .connection import Connection
 from .intents import IntentLog, TableIntents
@@ -59,7 +55,7 @@ _FULL_EVENT_COLS = FULL_EVENT_COLS.replace("payload", f"{_PAYLOAD} AS payload")
 OBS_ROWS_DIRECT = 50_000  # observations read through sqlite3 before the Arrow path pays off
 
 
-class SQLiteStorage(Connection, EventWrites, Catalog, Search):
+class SQLiteStorage(Connection, EventWrites, Catalog, Search, Storage):
     """A journal in one SQLite file (or in memory): the SQLite implementation of ``Storage``."""
 
     def __init__(
@@ -89,14 +85,6 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
         self.intents: IntentStore = (
             TableIntents(self) if key is not None else IntentLog(path, durability, readonly)
         )
-
-    def fork_seq(self, branch: int) -> int | None:
-        """Where a branch forked (its head when it has no events of its own)."""
-        with self._guard:
-            row = self.conn.execute(
-                "SELECT fork_seq FROM branches WHERE id = ?", (branch,)
-            ).fetchone()
-        return None if row is None else int(row[0])
 
     def head(self, branch: int) -> Head | None:
         """The branch's own last event (seq, hash), or None if it has none."""
@@ -603,15 +591,6 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search):
             ).fetchall()
         return marks
 
-    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
-        """The snapshot stored at (branch, seq), with the hash of the event it seals to."""
-        with self._guard:
-            row = self.conn.execute(
-                _SNAPSHOT_WITH_HASH + "WHERE s.branch = ? AND s.seq = ?",
-                (branch, seq),
-            ).fetchone()
-        return None if row is None else SnapshotRow(*row)
-
     def quick_check(self) -> list[str]:
         """What SQLite's quick_check finds wrong with the file's pages (empty when sound)."""
         with self._guard:
@@ -638,14 +617,9 @@ def _state_text(state: Any, size: int | None) -> str:
         return ""
 
 
-# mypy checks that the backend keeps every role of the seam, the optional ones included, and
-# that both its intent stores are IntentStores: a method renamed or retyped fails here, by role.
-_core: type[StoreCore] = SQLiteStorage
-_events: type[EventLog] = SQLiteStorage
-_catalog: type[BranchCatalog] = SQLiteStorage
-_snapshots: type[SnapshotStore] = SQLiteStorage
-_effects: type[EffectIndex] = SQLiteStorage
-_runs: type[RunLog] = SQLiteStorage
+# Storage's required methods are abstract (a backend lacking one cannot be built) and mypy checks
+# every override against Storage; here it checks the optional roles the backend keeps and that
+# both its intent stores are IntentStores: a method renamed or retyped fails here, by role.
 _search: type[FullTextSearch] = SQLiteStorage
 _observations: type[ObservationReader] = SQLiteStorage
 _log: type[IntentStore] = IntentLog
