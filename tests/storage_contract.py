@@ -18,8 +18,10 @@ import pytest
 
 from workbench.errors import (
     BranchConflict,
+    Busy,
     Conflict,
     InvalidValue,
+    NotAJournal,
     NotFound,
     ReadOnly,
     WorkbenchError,
@@ -28,6 +30,7 @@ from workbench.events import ZERO_HASH, event_hash, snapshot_digest
 from workbench.storage import IntentStore, Storage, read_observations
 
 MAIN = [(0, 1, None)]  # main's resolved history: one segment, all of it
+T0 = 1_700_000_000_000  # a Chain's event at seq n is committed at T0 + n
 
 
 class Chain:
@@ -40,9 +43,19 @@ class Chain:
     def row(self, payload: str, kind: str = "delta", extra: tuple[Any, ...] = ()) -> tuple:
         self.seq += 1
         h = event_hash(self.parent, kind, payload)
-        row = (self.branch, self.seq, kind, h, self.parent, 1_700_000_000_000 + self.seq, payload)
+        row = (self.branch, self.seq, kind, h, self.parent, T0 + self.seq, payload)
         self.parent = self.hashes[self.seq] = h
         return (*row, *extra)
+
+    def plain(self, texts: list[str], kind: str = "delta") -> tuple[list[bytes], list[str]]:
+        """Hashes and texts of the next events, as ``append_batch`` takes them (the chain moves
+        past them)."""
+        hashes = []
+        for text in texts:
+            self.seq += 1
+            self.parent = self.hashes[self.seq] = event_hash(self.parent, kind, text)
+            hashes.append(self.parent)
+        return hashes, texts
 
 
 class Backend:
@@ -133,7 +146,9 @@ class StoreCoreContract(RoleContract):
                 ro.writable()
             with pytest.raises(ReadOnly):
                 ro.append(Chain(0, 1, bytes(ro.head(0).hash)).row("{}"), "plain")  # type: ignore[union-attr]
-            assert ro.head(0).seq == 1  # type: ignore[union-attr]
+            with pytest.raises(ReadOnly):
+                ro.set_meta("note", "refused")
+            assert ro.head(0).seq == 1 and "note" not in ro.meta  # type: ignore[union-attr]
         finally:
             ro.close()
 
@@ -143,6 +158,79 @@ class StoreCoreContract(RoleContract):
         s.close()  # idempotent
         with pytest.raises(WorkbenchError, match="closed"):
             s.append(Chain().row("{}"), "plain")
+
+    def test_metadata_is_recorded_and_kept(self, tmp_path: Path) -> None:
+        path = tmp_path / "meta.db"
+        s = self.open_store(path)
+        try:
+            s.set_meta("contract.note", "first")
+            s.set_meta("contract.note", "kept")  # set again: one value per key
+            assert s.meta["contract.note"] == "kept"
+        finally:
+            s.close()
+        if self.backend.persistent:
+            s = self.open_store(path)
+            try:
+                assert s.meta["contract.note"] == "kept"
+            finally:
+                s.close()
+
+    def test_a_named_lock_makes_other_handles_wait(self, tmp_path: Path) -> None:
+        self.needs_persistence("a second handle of this backend is another store")
+        path = tmp_path / "locks.db"
+        holder, other = self.open_store(path), self.open_store(path)
+        got = threading.Event()
+
+        def take() -> None:
+            with other.exclusive("copy"):
+                got.set()
+
+        waiter = threading.Thread(target=take)
+        try:
+            with holder.exclusive("copy"):
+                with other.exclusive("another"):  # another name does not wait
+                    pass
+                waiter.start()
+                assert not got.wait(0.2)  # the same name waits while it is held
+                self.append(holder, Chain(), 1)  # and the holder goes on writing
+            waiter.join(30)
+            assert got.is_set()  # released: the waiter has it
+            assert other.head(0).seq == 1  # type: ignore[union-attr]
+        finally:
+            if waiter.is_alive():
+                waiter.join(30)
+            holder.close()
+            other.close()
+
+    def test_upkeep_keeps_every_event(self, store: Storage) -> None:
+        before = store.size_bytes()
+        chain = Chain()
+        store.append_many(
+            [(chain.row(f'{{"pad":"{"x" * 500}","i":{i}}}'), "plain") for i in range(300)]
+        )
+        grown = store.size_bytes()
+        assert grown > before if self.backend.persistent else grown >= 0
+        store.vacuum()
+        assert store.quick_check() == []  # sound
+        assert [e.seq for e in store.events(MAIN, 1, 1000)] == list(range(1, 301))
+        assert bytes(store.head(0).hash) == chain.hashes[300]  # type: ignore[union-attr]
+
+    def test_rekey_changes_the_key_of_an_encrypted_store_only(self, tmp_path: Path) -> None:
+        path = tmp_path / "key.db"
+        s = self.open_store(path)
+        chain = Chain()
+        self.append(s, chain, 2)
+        if not s.encrypted:
+            with pytest.raises(InvalidValue, match="encrypted"):
+                s.rekey(bytes(range(32, 64)))
+            assert s.head(0).seq == 2  # type: ignore[union-attr]
+            s.close()
+            return
+        s.rekey(bytes(range(32, 64)))
+        self.append(s, chain, 1)  # the store goes on under its new key
+        s.close()
+        with pytest.raises(NotAJournal):  # the old key opens it no more
+            self.open_store(path)
 
 
 class EventLogContract(RoleContract):
@@ -203,6 +291,79 @@ class EventLogContract(RoleContract):
         assert store.head(0).seq == 4  # type: ignore[union-attr]
         assert [e.seq for e in store.events(MAIN, 1, 10)] == [1, 2, 3, 4]
 
+    def test_append_batch_writes_chained_events_and_their_snapshots(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 1)
+        parent = chain.parent
+        first, texts = chain.plain(['{"b":0}', '{"b":1}'])
+        rest, more = chain.plain(['{"b":2}', '{"b":3}', '{"b":4}'])
+        state = '{"total":5}'
+        sealed = snapshot_digest(chain.hashes[6], state)
+        chunks = [(first, texts), ([], []), (rest, more)]
+        store.append_batch(
+            0, 2, "delta", parent, T0 + 9, chunks, [(6, state, sealed)], '{"v":2}', 5
+        )
+        events = store.events(MAIN, 1, 10)
+        assert [(e.seq, e.payload, e.ts) for e in events[1:]] == [
+            (i + 2, f'{{"b":{i}}}', T0 + 9) for i in range(5)
+        ]
+        assert [bytes(e.hash) for e in events] == [chain.hashes[i] for i in range(1, 7)]
+        assert [bytes(e.parent_hash) for e in events[1:]] == [chain.hashes[i] for i in range(1, 6)]
+        snap = store.snapshot_at(0, 6)
+        assert snap is not None and (snap.state, bytes(snap.digest), snap.built) == (
+            state,
+            sealed,
+            '{"v":2}',
+        )
+
+    def test_append_batch_is_all_or_nothing(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 2)
+        stale = Chain(0, 1, chain.hashes[1])  # seq 2 again
+        with pytest.raises(BranchConflict):
+            store.append_batch(0, 2, "delta", chain.hashes[1], T0, [stale.plain(["{}"])], [])
+        ahead = Chain(0, 2, chain.parent)
+
+        def failing() -> Iterator[tuple[list[bytes], list[str]]]:
+            yield ahead.plain(['{"a":3}'])
+            raise RuntimeError("the source of the batch failed")
+
+        with pytest.raises(RuntimeError, match="source"):
+            store.append_batch(0, 3, "delta", chain.parent, T0, failing(), [])
+        assert store.head(0).seq == 2 and store.event_at(0, 3) is None  # type: ignore[union-attr]
+        with store.atomic():
+            with pytest.raises(WorkbenchError, match="open transaction"):
+                store.append_batch(0, 3, "delta", chain.parent, T0, [Chain(0, 2).plain(["{}"])], [])
+        assert store.top_position() == store.tail(0, None)[-1].position
+
+    def test_a_long_batch_checks_once_that_it_follows_the_head(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 1)
+        n = 300  # past TRIGGERLESS_BATCH: the backends check the first row only
+        gap = Chain(0, 2, chain.parent).plain([f'{{"g":{i}}}' for i in range(n)])
+        with pytest.raises(BranchConflict):
+            store.append_batch(0, 3, "delta", chain.parent, T0, [gap], [], rows=n)
+        assert store.head(0).seq == 1  # type: ignore[union-attr]
+        parent = chain.parent
+        batch = chain.plain([f'{{"l":{i}}}' for i in range(n)])
+        store.append_batch(0, 2, "delta", parent, T0, [batch], [], rows=n)
+        head = store.head(0)
+        assert head is not None and (head.seq, bytes(head.hash)) == (n + 1, chain.hashes[n + 1])
+        with pytest.raises(BranchConflict):  # every append is checked again afterwards
+            store.append(Chain(0, n + 2, chain.parent).row("{}"), "plain")
+        assert store.top_position() == store.tail(0, None)[-1].position
+        assert len(store.tail(0, None)) == n + 1
+
+    def test_landed_tells_a_stored_event_from_a_lost_one(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 2)
+        assert store.landed(0, 2, chain.hashes[2])
+        assert not store.landed(0, 2, chain.hashes[1])  # another event holds that seq
+        assert not store.landed(0, 3, chain.hashes[2])  # nothing is there
+        assert store.landed(0, 2, chain.hashes[2], Busy("the answer to COMMIT was lost"))
+        assert not store.landed(0, 2, chain.hashes[2], BranchConflict("refused: nothing written"))
+        assert not store.landed(0, 2, chain.hashes[2], RuntimeError("not the store's error"))
+
     def test_shapes_store_their_columns(self, store: Storage) -> None:
         chain = Chain()
         store.append(chain.row('{"x":1}', "delta", (1_600_000_000_000, "id-1")), "dated_identified")
@@ -221,6 +382,84 @@ class EventLogContract(RoleContract):
         prov = store.provenance(0, 2)
         assert prov is not None and prov.fx_ms == 1.5 and prov.attempts == 1
         assert store.provenance(0, 1).occurred_at == 1_600_000_000_000  # type: ignore[union-attr]
+
+    def test_a_history_is_read_by_kind_by_column_and_by_time(self, store: Storage) -> None:
+        chain, key = Chain(), b"k" * 32
+        store.append(chain.row('{"x":1}', "delta", (T0 + 50,)), "dated")  # happened after it was
+        store.append(
+            chain.row('{"name":"recall","value":0.5}', "observe", ("recall", 0.5)), "observe"
+        )
+        store.append(chain.row('{"key":"tool:a","result":1}', "effect", (key, 2.0, 1)), "effect")
+        store.append(chain.row('{"c":1}', "compact"), "plain")
+        store.append(chain.row('{"x":5}'), "plain")
+        (fork,) = store.insert_branches([(None, 0, 3, "{}", None)])
+        on_fork = Chain(fork, 3, chain.hashes[3])
+        store.append(on_fork.row('{"x":40}', "delta", (T0 - 10,)), "dated")  # happened first
+        store.append(on_fork.row('{"x":50}'), "plain")
+        history = [(0, 0, 3), (fork, 4, None)]  # root first, as a journal resolves it
+
+        # replay reads deltas and compactions only, through the fork point
+        assert store.state_events(history, 1, 10) == [
+            (1, "delta", '{"x":1}'),
+            (4, "delta", '{"x":40}'),
+            (5, "delta", '{"x":50}'),
+        ]
+        assert store.state_events(MAIN, 2, 5) == [
+            (4, "compact", '{"c":1}'),
+            (5, "delta", '{"x":5}'),
+        ]
+
+        # replication reads every column of a branch's own events, a page at a time
+        observed, effect = store.events_after(0, 1, 2)
+        assert (observed.seq, observed.metric, observed.value, observed.key_hash) == (
+            2,
+            "recall",
+            0.5,
+            None,
+        )
+        assert (effect.seq, bytes(effect.key_hash or b""), effect.fx_ms, effect.attempts) == (
+            3,
+            key,
+            2.0,
+            1,
+        )
+        assert (bytes(effect.hash), bytes(effect.parent_hash)) == (chain.hashes[3], chain.hashes[2])
+        assert store.events_after(0, 0, 1)[0].occurred_at == T0 + 50
+        assert [e.seq for e in store.events_after(fork, 0, 10)] == [4, 5]  # its own only
+        assert store.events_after(0, 5, 10) == []
+
+        # verify reads a branch's own events with their derived columns
+        own = list(store.own_events(0))
+        assert [r[0] for r in own] == [1, 2, 3, 4, 5]
+        seq, kind, h, parent, payload, kh, metric, value = own[2]
+        assert (kind, bytes(h), bytes(parent), payload) == (
+            "effect",
+            chain.hashes[3],
+            chain.hashes[2],
+            '{"key":"tool:a","result":1}',
+        )
+        assert bytes(kh or b"") == key and (metric, value) == (None, None)
+        assert own[1][5:] == (None, "recall", 0.5)
+        assert [r[0] for r in store.own_events(fork)] == [4, 5]
+
+        # time travel by commit time (seq n was committed at T0 + n)
+        assert store.last_seq_at_time(history, T0 + 4) == 4
+        assert store.last_seq_at_time(MAIN, T0 + 2) == 2
+        assert store.last_seq_at_time(history, T0) == 0
+
+        # world time: when it happened (else when it was recorded), in that order
+        def world(hi: int, valid: int, known: int | None = None) -> list[tuple[int, int]]:
+            return [(s, w) for s, _, _, w in store.world_events(history, hi, valid, known)]
+
+        assert world(10, T0 + 100) == [(4, T0 - 10), (5, T0 + 5), (1, T0 + 50)]
+        assert world(10, T0 + 20) == [(4, T0 - 10), (5, T0 + 5)]  # seq 1 had not happened yet
+        assert world(4, T0 + 100) == [(4, T0 - 10), (1, T0 + 50)]  # up to seq 4
+        assert world(10, T0 + 100, known=T0 + 4) == [(4, T0 - 10), (1, T0 + 50)]  # recorded by then
+        assert store.world_events(MAIN, 5, T0 + 100) == [
+            (4, "compact", '{"c":1}', T0 + 4),
+            (5, "delta", '{"x":5}', T0 + 5),
+            (1, "delta", '{"x":1}', T0 + 50),
+        ]
 
     def test_tail_and_hash_prefix_lookups(self, store: Storage) -> None:
         chain = Chain()
@@ -292,6 +531,19 @@ class BranchCatalogContract(RoleContract):
             (a, 3),
         ]
 
+    def test_heads_are_each_branchs_own_last_event(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 3)
+        fork, idle = store.insert_branches([("f", 0, 2, "{}", None), (None, 0, 3, "{}", None)])
+        on_fork = Chain(fork, 2, chain.hashes[2])
+        self.append(store, on_fork, 2)
+        heads = {b: (h.seq, bytes(h.hash)) for b, h in store.heads().items()}
+        assert heads == {0: (3, chain.hashes[3]), fork: (4, on_fork.hashes[4])}  # idle has none
+        assert store.head(idle) is None and store.fork_seq(idle) == 3
+        assert store.fork_seq(99) is None and store.branch_row(99) is None
+        assert store.branch_by_name("f").id == fork  # type: ignore[union-attr]
+        assert store.branch_by_name("missing") is None
+
     def test_a_fork_of_a_branch_that_does_not_exist_is_refused(self, store: Storage) -> None:
         self.append(store, Chain(), 1)
         with pytest.raises(NotFound, match="no branch 99 to fork from"):
@@ -335,6 +587,53 @@ class SnapshotStoreContract(RoleContract):
         assert [(r.branch, r.seq) for r in store.snapshots()] == [(0, 3)]
         assert store.all_snapshot_marks() == [(0, 3, '{"v":1}')]
 
+    def test_snapshots_are_found_newest_first_through_a_fork(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 3)
+        (fork,) = store.insert_branches([(None, 0, 2, "{}", None)])
+        on_fork = Chain(fork, 2, chain.hashes[2])
+        self.append(store, on_fork, 2)
+        state = '{"s":1}'
+
+        def seal(branch: int, seq: int, h: bytes, built: str | None) -> None:
+            store.put_snapshot(branch, seq, state, snapshot_digest(h, state), built)
+
+        seal(0, 1, chain.hashes[1], "a")
+        seal(0, 2, chain.hashes[2], None)
+        seal(0, 3, chain.hashes[3], "c")  # after the fork point: never the fork's
+        seal(fork, 4, on_fork.hashes[4], "f")
+        history = [(0, 0, 2), (fork, 3, None)]
+        assert list(store.snapshot_marks(history, 10)) == [
+            (fork, 4, "f"),
+            (0, 2, None),
+            (0, 1, "a"),
+        ]
+        assert list(store.snapshot_marks(history, 3)) == [(0, 2, None), (0, 1, "a")]
+        assert list(store.snapshot_marks(MAIN, 10)) == [(0, 3, "c"), (0, 2, None), (0, 1, "a")]
+        assert store.all_snapshot_marks() == [
+            (0, 1, "a"),
+            (0, 2, None),
+            (0, 3, "c"),
+            (fork, 4, "f"),
+        ]
+        near = store.nearest_snapshot(history, 3)
+        assert near is not None and (near.branch, near.seq, near.built) == (0, 2, None)
+        assert bytes(near.event_hash or b"") == chain.hashes[2]
+        assert store.snapshot_at(fork, 3) is None
+        again = '{"s":2}'
+        store.put_snapshot(0, 1, again, snapshot_digest(chain.hashes[1], again), "b")
+        kept = store.snapshot_at(0, 1)  # without replace, the stored one stays
+        assert kept is not None and (kept.state, kept.built) == (state, "a")
+        store.put_snapshot(0, 1, again, snapshot_digest(chain.hashes[1], again), "b", replace=True)
+        replaced = store.snapshot_at(0, 1)
+        assert replaced is not None and (replaced.state, replaced.built) == (again, "b")
+        assert [(r.branch, r.seq, r.state) for r in store.snapshots()] == [
+            (0, 1, again),
+            (0, 2, state),
+            (0, 3, state),
+            (fork, 4, state),
+        ]
+
 
 class EffectIndexContract(RoleContract):
     """``EffectIndex``: effects found by key through the fork chain, on any open."""
@@ -373,6 +672,32 @@ class EffectIndexContract(RoleContract):
         assert store.effect_keys(MAIN, 4, after_position=first) == {b: (0, 2), c: (0, 3), a: (0, 4)}
         assert store.committed_keys(fork, [a, b, c]) == {b}
         assert store.committed_keys(0, [a, b, c, b"z" * 32]) == {a, b, c}
+
+    def test_an_effect_after_a_seq_and_one_with_the_head(self, store: Storage) -> None:
+        chain = Chain()
+        a, b = b"a" * 32, b"b" * 32
+
+        def effect(key: bytes, result: int) -> None:
+            store.append(chain.row(f'{{"r":{result}}}', "effect", (key, 1.0, 1)), "effect")
+
+        effect(a, 1)
+        self.append(store, chain, 1)
+        effect(a, 2)
+        effect(b, 3)
+        after = store.find_effect_after(a, 0, 1)  # what another writer appended past seq 1
+        assert after is not None and (after.branch, after.seq, after.payload) == (0, 3, '{"r":2}')
+        assert store.find_effect_after(a, 0, 3) is None
+        assert store.find_effect_after(b"z" * 32, 0, 0) is None
+        assert store.effect_payload(0, 1) == '{"r":1}'
+        (fork,) = store.insert_branches([(None, 0, 2, "{}", None)])
+        covered = store.catch_up_effect_index()
+        hit, head = store.find_effect_with_head(a, MAIN, covered, 0)
+        assert hit is not None and (hit.branch, hit.seq, hit.payload, head) == (0, 3, '{"r":2}', 4)
+        history = [(0, 0, 2), (fork, 3, None)]
+        hit, head = store.find_effect_with_head(a, history, covered, fork)
+        assert hit is not None and (hit.branch, hit.seq) == (0, 1)
+        assert head is None  # the fork has no events of its own yet
+        assert store.find_effect_with_head(b, history, covered, None) == (None, None)
 
     def test_a_read_only_store_finds_effects_by_key(self, tmp_path: Path) -> None:
         self.needs_persistence("a read-only view needs something stored")
