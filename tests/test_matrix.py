@@ -299,3 +299,25 @@ def test_scratch_files_a_killed_process_left_are_removed(tmp_path, monkeypatch):
     with Journal.open(path) as j:
         assert j.matrix().height == 40
     assert sorted(scratch.iterdir()) == sorted([mine, other])
+
+
+def test_long_rows_read_without_polars_are_the_long_matrix(j):
+    """``long_rows`` (what ``lithify sweep --json`` prints, in the worker install too) gives the
+    rows and columns of the long matrix: nested, mixed and reserved-name parameters alike."""
+    from workbench import sweep
+    from workbench.matrix import long_rows
+
+    root = j.root()
+    root.apply({"x": 1})
+    s = sweep.plan(j, 0, 1, {"k": [1, 2.5], "cfg": [{"a": 1}], "seq": ["s"], "tag": ["t"]})
+    for f in s.forks:
+        b = j.branch(f.branch)
+        b.observe("recall", 0.5 + f.params["k"] / 10)
+        b.observe("cost", 3.0)
+    root.observe("recall", 0.1)
+    for selected in (s.id, None):
+        want = [dict(r) for r in j.matrix(sweep=selected).iter_rows(named=True)]
+        got = long_rows(j, sweep=selected)
+        assert got == want and list(got[0]) == list(want[0])
+    with pytest.raises(Exception, match="no sweep 99"):
+        long_rows(j, sweep=99)

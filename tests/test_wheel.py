@@ -4,6 +4,7 @@ point. Built the way pip builds it (isolated, with the declared setuptools)."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -53,19 +54,20 @@ def wheel(tmp_path_factory) -> zipfile.ZipFile:
         yield z
 
 
-def test_the_wheel_carries_package_data_and_the_lab_extension(wheel):
+def test_the_wheel_carries_package_data_and_the_lab_extension_once(wheel):
     names = set(wheel.namelist())
     assert "workbench/py.typed" in names
-    assert "workbench/labextensions/lithify-workbench/package.json" in names
-    static = [n for n in names if n.startswith("workbench/labextensions/lithify-workbench/static/")]
+    assert not [n for n in names if n.startswith("workbench/labextensions/")]  # not twice
+    data = [n for n in names if ".data/data/share/jupyter/labextensions/lithify-workbench/" in n]
+    static = [n for n in data if "/static/" in n]
     assert any("/remoteEntry." in n for n in static)
-    shipped = {n.rsplit("/", 1)[-1] for n in static}
     on_disk = {
         p.name for p in (ROOT / "workbench/labextensions/lithify-workbench/static").iterdir()
     }
-    assert shipped == on_disk
-    data = [n for n in names if ".data/data/share/jupyter/labextensions/lithify-workbench/" in n]
-    assert any(n.endswith("/package.json") for n in data) and len(data) == 1 + len(on_disk)
+    assert {n.rsplit("/", 1)[-1] for n in static} == on_disk
+    assert any(n.endswith("/package.json") for n in data) and len(data) == 2 + len(on_disk)
+    (install,) = [n for n in data if n.endswith("/install.json")]  # how to uninstall it
+    assert json.loads(wheel.read(install))["packageName"] == "lithify-workbench"
     assert any(
         n.endswith("etc/jupyter/jupyter_server_config.d/lithify-workbench.json") for n in names
     )

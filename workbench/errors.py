@@ -239,6 +239,42 @@ class Paused(WorkbenchError):
     step: int | None = None
 
 
+class NotInstalled(WorkbenchError):
+    """A library this install leaves out (the worker install, lithify-worker, has no notebook
+    or results stack); the message names the extra that brings it."""
+
+    module: str | None = None
+    extra: str | None = None
+
+
+# the libraries the worker install leaves out, by the extra of lithify-worker that brings them
+EXTRA_OF = {
+    **dict.fromkeys(("polars", "altair", "vl_convert", "adbc_driver_sqlite"), "results"),
+    **dict.fromkeys(("cmaes", "scipy", "sklearn"), "samplers"),
+    **dict.fromkeys(("papermill", "nbformat", "ipykernel", "jupyter_client"), "notebooks"),
+    **dict.fromkeys(("jupyterlab", "jupyter_server", "ipywidgets", "anywidget"), ""),
+    "distributed": "dask",
+    "psycopg": "postgres",
+}  # "": the Lab and the widgets come with the whole workbench only
+
+
+def not_installed(err: BaseException) -> NotInstalled | None:
+    """The clear error for an import of a library this install leaves out (None otherwise)."""
+    if not isinstance(err, ModuleNotFoundError) or not err.name:
+        return None
+    top = err.name.split(".")[0]
+    extra = EXTRA_OF.get(top)
+    if extra is None:
+        return None
+    how = f"pip install 'lithify-worker[{extra}]', or " if extra else "pip install "
+    return NotInstalled(
+        f"this needs {top}, which is not installed here (the worker install, lithify-worker, "
+        f"leaves it out): {how}the whole workbench, lithify-workbench",
+        module=top,
+        extra=extra or None,
+    )
+
+
 class NoObjective(WorkbenchError):
     """A study whose forks do not observe its objective: refused before the first fork when the
     agent declares what its forks observe, else stopped after the first trial that finished

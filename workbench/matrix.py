@@ -228,6 +228,36 @@ def _states(journal: JournalPort, ids: Sequence[int]) -> pl.Series:
     return pl.Series(STATE_COLUMN, [state_of(runs.get(i)) for i in ids], dtype=pl.Utf8)
 
 
+def long_rows(journal: JournalPort, sweep: int | None = None) -> list[dict[str, Any]]:
+    """The long matrix of a sweep (or of every branch) as row dicts, read without polars: the
+    same rows and columns as ``build_matrix`` gives (``lithify sweep --json`` prints them, in
+    the worker install too, which has no polars)."""
+    journal.flush()
+    br = _Branches(journal)
+    ids = _select_branches(br, journal, None, sweep, None)
+    wanted = None if ids is None else set(ids)
+    obs = [o for o in read_observations(journal.storage) if wanted is None or o.branch in wanted]
+    branches = sorted({o.branch for o in obs})
+    keys = sorted({k for b in branches for k in br.params[b]})
+    values = {
+        k: dict(zip(branches, _param_column([br.params[b].get(k) for b in branches]), strict=True))
+        for k in keys
+    }
+    named = sorted((f"param_{k}" if k in _RESERVED else k, k) for k in keys)
+    return [
+        {
+            "branch": o.branch,
+            "branch_name": br.names[o.branch],
+            "seq": o.seq,
+            "metric": o.metric,
+            "value": o.value,
+            "ts": o.ts,
+            **{name: values[k][o.branch] for name, k in named},
+        }
+        for o in obs
+    ]
+
+
 def _long(obs: pl.DataFrame, br: _Branches, lineage: bool) -> pl.DataFrame:
     """Observations joined to their branches' names, params (and lineage), columns ordered."""
     bf = _branch_frame(br, sorted(set(obs["branch"].unique().to_list())), lineage)

@@ -18,7 +18,7 @@ import typer
 from typer.core import TyperOption
 
 from .. import __version__, opening, plugins
-from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
+from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError, not_installed
 from ..journal import Journal
 from ..storage import fault, is_url
 
@@ -250,7 +250,7 @@ def exit_code(err: WorkbenchError) -> int:
 
 def fail(err: BaseException, as_json: bool) -> None:
     """One line on stderr (one JSON object on stdout under --json), never a traceback; exits."""
-    known = fault(err, os.environ.get("LITHIFY_DB") or "the journal")
+    known = not_installed(err) or fault(err, os.environ.get("LITHIFY_DB") or "the journal")
     if known is not None:
         message, kind, code = str(known), type(known).__name__, exit_code(known)
     else:

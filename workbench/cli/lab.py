@@ -72,7 +72,7 @@ class LabLaunch:
 
     def args(self, extra: list[str]) -> list[str]:
         """The JupyterLab command line, with options passed through to JupyterLab."""
-        ext = PACKAGE / "labextensions"
+        ext = PACKAGE / "labextensions"  # in a source checkout (a wheel installs it elsewhere)
         args = [
             sys.executable,
             "-m",
@@ -80,11 +80,12 @@ class LabLaunch:
             f"--ServerApp.root_dir={self.root.resolve()}",
             "--LabApp.news_url=None",
             "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-            # The journal sidebar, also from an editable install
-            # (a wheel installs it for any `jupyter lab`).
-            f"--LabApp.extra_labextensions_path={ext}",
             "--ServerApp.jpserver_extensions=workbench.server=True",
         ]
+        if (ext / "lithify-workbench" / "package.json").exists():
+            # the journal sidebar from a source checkout or an editable install (a wheel puts
+            # it where every `jupyter lab` looks, share/jupyter/labextensions)
+            args.append(f"--LabApp.extra_labextensions_path={ext}")
         if self.land and not any(a.startswith("--LabApp.default_url") for a in extra):
             args.append(f"--LabApp.default_url=/lab/tree/{self.land}")
         if hasattr(os, "geteuid") and os.geteuid() == 0 and "--allow-root" not in extra:

@@ -12,6 +12,7 @@ import typer
 from .. import plugins
 from .. import sweep as sweeps
 from ..errors import InvalidValue
+from ..matrix import long_rows
 from .app import (
     CONCURRENCY,
     MAX_FORKS_PER_WORKER,
@@ -19,7 +20,6 @@ from .app import (
     command,
     console,
     emit,
-    matrix_rows,
     open_journal,
     options,
 )
@@ -72,8 +72,8 @@ def _grid(params: list[str], shorthand: dict[str, str]) -> str | None:
     return "\n".join(lines) if lines else None
 
 
-def _emit(opts: Any, result: Any, df: Any) -> None:
-    emit(opts, matrix_rows(df), lambda: console().print(str(result), markup=False))
+def _emit(opts: Any, result: Any, rows: list[dict[str, Any]]) -> None:
+    emit(opts, rows, lambda: console().print(str(result), markup=False))
     if not result.ok:
         raise typer.Exit(1)
 
@@ -144,8 +144,8 @@ def sweep(
         )
         handle = launch.start()
         result = handle.wait(show=not opts.json)
-        df = j.matrix(sweep=handle.plan.id)
-    _emit(opts, result, df)
+        rows = long_rows(j, sweep=handle.plan.id)  # the matrix's rows, read without polars
+    _emit(opts, result, rows)
 
 
 @command("Sweeps", "sweeps")
@@ -252,5 +252,5 @@ def sweep_resume(
             progress=not opts.json,
             scheduler=scheduler,
         )
-        df = j.matrix(sweep=sweep_id)
-    _emit(opts, result, df)
+        rows = long_rows(j, sweep=sweep_id)
+    _emit(opts, result, rows)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .. import __version__ as __version__  # `jupyter server extension list` shows it
+
 
 def _jupyter_server_extension_points() -> list[dict[str, str]]:
     return [{"module": "workbench.server"}]

@@ -32,6 +32,7 @@ class Engine:
     optuna: str  # the class of optuna.samplers or optuna.pruners
     defaults: dict[str, Any] = field(default_factory=dict)
     single_objective: bool = False
+    needs: tuple[str, ...] = ()  # modules Optuna's class imports that a worker may not have
 
 
 SAMPLER_TABLE: dict[str, Engine] = {
@@ -40,9 +41,9 @@ SAMPLER_TABLE: dict[str, Engine] = {
         Engine("tpe", "TPESampler"),
         Engine("random", "RandomSampler"),
         Engine("grid", "GridSampler"),
-        Engine("cmaes", "CmaEsSampler", single_objective=True),  # Optuna's CMA-ES: one value
+        Engine("cmaes", "CmaEsSampler", single_objective=True, needs=("cmaes",)),  # one value
         Engine("nsga2", "NSGAIISampler"),
-        Engine("qmc", "QMCSampler"),
+        Engine("qmc", "QMCSampler", needs=("scipy",)),
     )
 }
 PRUNER_TABLE: dict[str, Engine] = {
@@ -160,6 +161,13 @@ def _check_settings(cls: Any, settings: Mapping[str, Any], what: str, name: str)
             raise InvalidValue(f"{what} setting {key} is a plain value, not {value!r}") from None
 
 
+def _here(module: str) -> bool:
+    """Whether ``module`` can be imported in this install."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
 def check(
     sampler: Choice,
     pruner: Choice,
@@ -175,6 +183,13 @@ def check(
         raise InvalidValue(
             "seed= seeds a sampler lithify builds; a sampler object carries its own seed: "
             "drop seed="
+        )
+    missing = [m for m in SAMPLER_TABLE.get(sampler.name, Engine("", "")).needs if not _here(m)]
+    if missing:
+        raise InvalidValue(
+            f"the {sampler.name} sampler needs {', '.join(missing)} (Optuna's "
+            f"{SAMPLER_TABLE[sampler.name].optuna} imports it), which this install lacks: pip "
+            "install 'lithify-worker[samplers]' (the whole workbench, lithify-workbench, has it)"
         )
     if n_objectives > 1 and SAMPLER_TABLE.get(sampler.name, Engine("", "")).single_objective:
         raise InvalidValue(

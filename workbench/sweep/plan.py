@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .. import params as declared_params
+from .. import tables
 from ..bundled import resolve_notebook
 from ..errors import InvalidValue, NotFound
 from ..events import canonical
 from ..plugins import import_ref
+from ..storage import read_observations
 from .runners import RUNNERS
 from .runners.context import Fork as Fork  # defined with the runners; a plan is made of them
 
@@ -99,10 +101,8 @@ class SweepResult:
     def failed(self) -> list[ForkRun]:
         return [f for f in self.forks if f.status == "failed"]
 
-    def table(self) -> pl.DataFrame:
-        """Fork, params, status, wall and key metrics as a polars frame."""
-        import polars as pl
-
+    def rows(self) -> list[dict[str, Any]]:
+        """Per fork: branch, params, status, wall time, key metrics (and error)."""
         rows = []
         for f in self.forks:
             row: dict[str, Any] = {
@@ -115,16 +115,18 @@ class SweepResult:
             if f.error:
                 row["error"] = f"{f.error.get('ename', '')}: {f.error.get('evalue', '')}"[:120]
             rows.append(row)
+        return rows
+
+    def table(self) -> pl.DataFrame:
+        """``rows()`` as a polars frame."""
+        import polars as pl
+
+        rows = self.rows()
         return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
     def __str__(self) -> str:
-        import polars as pl
-
-        with pl.Config(
-            tbl_rows=-1, tbl_cols=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True
-        ):
-            done = sum(f.status == "finished" for f in self.forks)
-            return f"sweep {self.sweep}: {done}/{len(self.forks)} finished\n{self.table()}"
+        done = sum(f.status == "finished" for f in self.forks)
+        return f"sweep {self.sweep}: {done}/{len(self.forks)} finished\n{tables.text(self.rows())}"
 
     def to_json(self) -> dict[str, Any]:
         return {"sweep": self.sweep, "ok": self.ok, "forks": [f.to_json() for f in self.forks]}
@@ -327,9 +329,11 @@ def status(journal: Journal, sweep_id: int) -> list[ForkRun]:
     p = load(journal, sweep_id)
     rows = {r.branch: r for r in journal.runs(sweep_id)}
     metrics: dict[int, dict[str, float]] = {}
-    m = journal.matrix(sweep=sweep_id)
-    for row in m.iter_rows(named=True):
-        metrics.setdefault(row["branch"], {})[row["metric"]] = row["value"]
+    members = {f.branch for f in p.forks}
+    journal.flush()
+    for o in read_observations(journal.storage):  # in order: the last value of each stays
+        if o.branch in members:
+            metrics.setdefault(o.branch, {})[o.metric] = o.value
     out = []
     for f in p.forks:
         r = rows.get(f.branch)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, cast
 
+from .. import tables
 from ..errors import InvalidValue, NotFound
 from . import engines
 from . import space as sp
@@ -247,10 +248,8 @@ class Study:
             doc["pareto"] = [t.to_json() for t in self.pareto]
         return doc
 
-    def table(self) -> pl.DataFrame:
-        """Trial, branch, state, params and value(s) as a polars frame."""
-        import polars as pl
-
+    def rows(self) -> list[dict[str, Any]]:
+        """Per trial: number, branch, state, params, value(s) and the step it reached."""
         rows = []
         for t in self.trials:
             row: dict[str, Any] = {"trial": t.number, "branch": t.branch, "state": t.state}
@@ -259,11 +258,16 @@ class Study:
                 row[name] = t.values[i] if t.values is not None else None
             row["step"] = t.step
             rows.append(row)
+        return rows
+
+    def table(self) -> pl.DataFrame:
+        """``rows()`` as a polars frame."""
+        import polars as pl
+
+        rows = self.rows()
         return pl.DataFrame(rows, infer_schema_length=None) if rows else pl.DataFrame()
 
     def __str__(self) -> str:
-        import polars as pl
-
         counts = self.to_json()["counts"]
         head = (
             f"study {self.sweep}: {len(self.trials)} trials ({counts['complete']} complete, "
@@ -278,10 +282,7 @@ class Study:
                 )
         else:
             head += f"; Pareto front: {len(self.pareto)} trials"
-        with pl.Config(
-            tbl_rows=-1, tbl_cols=-1, tbl_width_chars=160, tbl_hide_dataframe_shape=True
-        ):
-            return f"{head}\n{self.table()}"
+        return f"{head}\n{tables.text(self.rows())}"
 
 
 class _Own:
