@@ -181,3 +181,34 @@ def test_a_killed_coordinator_is_resumed(
         m = j.matrix()
         assert len(m.filter(m["metric"] == "score")) == 6
         assert j.verify().ok
+
+
+def test_async_forks_run_many_at_once_in_each_dask_workers_pool(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """concurrency=4: the runner's LocalCluster gives its worker 4 threads and the worker's pool
+    runs 4 async forks at once in one process (one journal connection), not one at a time."""
+    monkeypatch.setenv("PYTHONPATH", with_tests_on_path())
+    monkeypatch.syspath_prepend(TESTS)
+    from tiny_agent import Tally
+
+    db = str(tmp_path / "c.db")
+    with Journal.open(db, Tally) as j:
+        at = j.root().apply({"add": 0})
+        s = sweep.plan(j, 0, at, {"n": [1, 2, 3, 4]})
+        result = sweep.run(
+            s,
+            fn="pool_fns:calls",
+            runner="dask",
+            workers=1,
+            concurrency=4,
+            progress=False,
+        )
+        assert result.ok, [f.error for f in result.forks]
+        spans = [(f.metrics["started"], f.metrics["ended"]) for f in result.forks]
+        assert all(f.metrics["total"] == 10.0 for f in result.forks)
+        other = sweep.plan(j, 0, at, {"n": [5]})
+        with pytest.raises(InvalidValue, match="pool and dask"):
+            sweep.run(other, fn="pool_fns:calls", runner="process", concurrency=2, progress=False)
+    overlapping = max(sum(a <= t < b for a, b in spans) for t, _ in spans)
+    assert overlapping >= 2, spans  # one at a time would never overlap

@@ -116,8 +116,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 CONCURRENCY: Any = typer.Option(
     1,
     "--concurrency",
-    help="With the pool runner and an async fork function: forks run at once per worker "
-    "(in flight: workers x concurrency).",
+    help="With the pool or dask runner and an async fork function: forks run at once per "
+    "worker process (in flight: workers x concurrency).",
 )
 MAX_FORKS_PER_WORKER: Any = typer.Option(
     None,

@@ -70,7 +70,7 @@ def make_runner(
             raise InvalidValue(
                 "the dask runner needs fn= (a function or 'module:function') or notebook="
             )
-        return DaskRunner(journal, "pool", fn, start_timeout, workers, scheduler)
+        return DaskRunner(journal, "pool", fn, start_timeout, workers, scheduler, concurrency)
     if runner in FUNCTION_RUNNERS:
         if fn is None:
             raise InvalidValue(f"the {runner} runner needs fn= (a function or 'module:function')")
@@ -111,8 +111,9 @@ def runner_options(how: Any) -> dict[str, Any]:
 def check_runner_options(
     runner: str, concurrency: Any, max_forks_per_worker: Any, keep_notebooks: Any = "failed"
 ) -> None:
-    """``concurrency`` (async forks at once per worker) and ``max_forks_per_worker`` (recycle a
-    worker after that many forks): whole numbers >= 1, for the pool runner only;
+    """``concurrency`` (async forks at once per worker process: the pool's, and each Dask
+    worker's pool) and ``max_forks_per_worker`` (recycle a worker after that many forks, the
+    pool's): whole numbers >= 1;
     ``keep_notebooks``: "failed" (the default) or "all", for the warm runner."""
     if keep_notebooks not in KEEP_NOTEBOOKS:
         raise InvalidValue(f"keep_notebooks is 'failed' or 'all', not {keep_notebooks!r}")
@@ -131,7 +132,12 @@ def check_runner_options(
         raise InvalidValue(
             f"max_forks_per_worker is a whole number >= 1 (or None), not {max_forks_per_worker!r}"
         )
-    if runner != "pool" and (concurrency != 1 or max_forks_per_worker is not None):
+    if runner not in ("pool", "dask") and concurrency != 1:
+        raise InvalidValue(
+            f"concurrency is the pool and dask runners', not the {runner} runner's (async forks "
+            "at once in one worker process)"
+        )
+    if runner != "pool" and max_forks_per_worker is not None:
         raise InvalidValue(
             f"concurrency and max_forks_per_worker are the pool runner's, not the {runner} runner's"
         )

@@ -105,14 +105,16 @@ class WorkerPools:
         for pool in pools:
             pool.close()
 
-    def pool(self, fn: str) -> Any:
-        """This worker's pool runner for ``fn`` (one worker process), started on first use."""
+    def pool(self, fn: str, concurrency: int = 1) -> Any:
+        """This worker's pool runner for ``fn`` (one worker process running ``concurrency``
+        async forks at once, on one journal connection), started on first use."""
         from .pool import PoolRunner
 
         with self.lock:
-            runner = self.pools.get(fn)
+            key = f"{fn}#{concurrency}"
+            runner = self.pools.get(key)
             if runner is None:
-                runner = self.pools[fn] = PoolRunner(fn, 1, 1, None, self.start_timeout)
+                runner = self.pools[key] = PoolRunner(fn, 1, concurrency, None, self.start_timeout)
             return runner
 
     def __getstate__(self) -> dict[str, Any]:  # sent to the workers without its pools
@@ -136,6 +138,7 @@ def run_on_worker(
     function: str | None,
     cancel_name: str,
     start: int | None = None,
+    concurrency: int = 1,
 ) -> dict[str, Any]:
     """The task: run one fork here, a fork function in this worker's pool (``WorkerPools``) or
     a template with papermill in a fresh kernel; the outcome as data ({"notebook"} or
@@ -163,7 +166,7 @@ def run_on_worker(
     if kind != "pool":
         runner = PapermillRunner(target, start_timeout)
     elif plugin is not None:
-        runner = plugin.pool(target)
+        runner = plugin.pool(target, concurrency)
     else:  # a cluster the plugin did not reach: a pool of this task's own
         runner = PoolRunner(target, 1, 1, None, start_timeout)
     done = threading.Event()
@@ -209,16 +212,19 @@ class DaskRunner:
         start_timeout: float,
         workers: int,
         scheduler: Any = None,
+        concurrency: int = 1,
     ) -> None:
         distributed = _distributed()
         self.kind, self.target, self.start_timeout = kind, target, start_timeout
+        self.concurrency = concurrency  # async forks at once in each Dask worker's pool
+        self.slots = workers * concurrency  # forks the sweep keeps in flight
         self.cancel_name = f"lithify-cancel-{uuid.uuid4().hex}"
         self._own: list[Any] = []  # what this runner started and must close
         check_scheduler(journal, scheduler)
         if scheduler is None:
             cluster = distributed.LocalCluster(
                 n_workers=workers,
-                threads_per_worker=1,
+                threads_per_worker=concurrency,  # a task waits on its fork in a thread
                 processes=True,
                 dashboard_address=":0",
                 silence_logs=40,
@@ -261,6 +267,7 @@ class DaskRunner:
             ctx.function,
             self.cancel_name,
             ctx.fork.start,
+            self.concurrency,
             key=f"lithify-fork-{ctx.fork.branch}-{uuid.uuid4().hex[:8]}",
             pure=False,
         )
