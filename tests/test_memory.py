@@ -17,6 +17,7 @@ from workbench.memory import (
     ContextCompiler,
     ContextRequest,
     Memory,
+    Ranking,
     configuration,
     evidence,
     fact,
@@ -32,6 +33,7 @@ from workbench.memory.analytics import (
     reasoning_gaps,
 )
 from workbench.memory.linking import Mention, link
+from workbench.memory.retrieval import agreement
 
 EV = [evidence("test", "query-accuracy-suite")]
 
@@ -627,3 +629,90 @@ def test_a_memory_subclass_with_its_own_apply_replays_through_it(tmp_path: Path)
         assert b.state().predicates["applied"] == {"n": 3}
     with Journal.open(tmp_path / "c.db", Counting, snapshot_every=10**9) as j:
         assert j.root().state().predicates["applied"] == {"n": 3}
+
+
+def _notes(b, n: int = 60) -> None:
+    """``n`` facts that all mention timeouts, each in other words (so each ranks)."""
+    b.apply(node("svc", "service", "the api service"))
+    for i in range(n):
+        b.apply(node(f"note{i}", "note", f"timeout seen {i} times in module m{i} " + "x" * (i % 7)))
+        b.apply(fact(f"t{i:02d}", "svc", "noted", f"note{i}", evidence=EV, recorded_at=i + 1))
+
+
+@pytest.mark.parametrize("name", ["lexical", "graph", "graph+lexical"])
+def test_the_candidates_follow_the_budget_and_the_receipt_says_why_it_stopped(
+    mem: Journal, name: str
+) -> None:
+    b = mem.root()
+    _notes(b)
+    view = b.state().view()
+    providers = configuration(name, memory=view)
+
+    def compile_at(budget: int, **kw):
+        request = ContextRequest(query="timeout", providers=providers, budget=budget, depth=0, **kw)
+        return ContextCompiler().compile(view, request).receipt
+
+    small, large, everything = compile_at(300), compile_at(1_500), compile_at(100_000)
+    assert small.selected < large.selected < everything.selected == 60  # not 10 hits at most
+    assert set(small.selected_ids) < set(large.selected_ids) < set(everything.selected_ids)
+    assert large.estimated_tokens > 1_500 - 40  # the budget is used, not a tenth of it
+    assert small.stopped == large.stopped == "budget"
+    assert everything.stopped == "candidates exhausted" and everything.estimated_tokens < 100_000
+    capped = compile_at(100_000, top_k=5)  # an explicit cap still caps, and says so
+    assert capped.selected == 5 and capped.stopped == "top_k"
+    assert everything.to_json()["stopped"] == "candidates exhausted"
+
+
+def test_a_walk_from_the_hits_still_follows_the_budget(mem: Journal) -> None:
+    b = mem.root()
+    _notes(b, 40)
+    for i in range(40):  # each note leads one hop further to a file
+        b.apply(node(f"file{i}", "file", f"m{i}.py"))
+        b.apply(fact(f"in{i:02d}", f"note{i}", "in", f"file{i}", evidence=EV, recorded_at=99))
+    view = b.state().view()
+    lex = configuration("lexical", memory=view)
+    sizes = []
+    for budget in (200, 800, 3_200, 100_000):
+        request = ContextRequest(query="timeout", providers=lex, budget=budget, depth=2)
+        sizes.append(ContextCompiler().compile(view, request).receipt)
+    assert [r.selected for r in sizes] == sorted(r.selected for r in sizes)
+    assert all(
+        set(a.selected_ids) <= set(c.selected_ids) for a, c in zip(sizes, sizes[1:], strict=False)
+    )
+    assert sizes[-1].selected == 80 and sizes[-1].stopped == "candidates exhausted"
+
+
+class Fixed:
+    """A provider that ranks by a fixed table of scores (for fusion tests)."""
+
+    channel = "fixed"
+
+    def __init__(self, name: str, scores: dict[str, float]) -> None:
+        self.name = name
+        self.scores = scores
+
+    def rank(self, query: str, docs, limit: int | None = None) -> list[tuple[str, float]]:
+        got = sorted(
+            ((i, self.scores[i]) for i, _ in docs if self.scores.get(i, 0) > 0),
+            key=lambda x: (-x[1], x[0]),
+        )
+        return got if limit is None else got[:limit]
+
+
+def test_a_fusion_is_led_by_its_first_provider_and_never_reorders_what_it_gave() -> None:
+    docs = [(f"d{i}", f"doc {i}") for i in range(1, 9)]
+    lead = Fixed("lead", {"d1": 1.0, "d2": 0.9, "d3": 0.5, "d4": 0.2, "d5": 0.3, "d6": 0.1})
+    # disagrees with the leader's head: its best (d8, d7) come after the leader's
+    other = Fixed("other", {"d8": 9.0, "d7": 8.0, "d6": 1.0})
+    fused = [h.id for h in Ranking([lead, other], "q", docs).first(8)]
+    assert fused[:6] == ["d1", "d2", "d3", "d5", "d4", "d6"] and set(fused[6:]) == {"d7", "d8"}
+    # agrees with the leader's head: its confident hits come in beside the leader's; hits it
+    # scores equally (d5, d4: by id, d4 first) come in the leader's order (d5 first)
+    ally = Fixed("ally", {"d1": 4.0, "d2": 4.0, "d3": 3.9, "d4": 3.8, "d5": 3.8, "d7": 3.8})
+    both = Ranking([lead, ally], "q", docs)
+    order = [h.id for h in both.first(7)]
+    assert order.index("d5") < order.index("d4") and order.index("d7") < order.index("d6")
+    assert [h.id for h in Ranking([lead, ally], "q", docs).first(3)] == order[:3]  # a prefix
+    assert both.hits[0].sources[0][:3] == ("lead", "fixed", 1) and not both.has_more(7)
+    assert agreement(["a", "b"], ["a", "b"]) == 1.0 and agreement(["a", "b"], ["b", "a"]) == 0.5
+    assert agreement(["a"], []) == 0.0

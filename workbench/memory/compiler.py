@@ -5,8 +5,14 @@ seed entities (and, with a query, the facts the retrieval providers find, fused)
 starting points; relations are traversed in both directions up to ``depth``; facts are ranked
 deterministically (hops from a seed, retrieval rank, confidence, amount of evidence, recency,
 id) and rendered one line each, with their evidence, until the next one would pass the budget.
-The receipt says where the view came from, which estimator counted, how many facts were
-examined and selected, and every omission with its reason (``budget``, ``confidence``,
+
+The candidates follow the budget: a query's hits are taken in rounds (the first ``ROUND``, then
+twice as many each round), each round's hits and the facts walked from them ranked after the
+rounds before, until the budget is full or the hits run out (``top_k`` caps them at one round
+of that many). So more budget only adds facts, and a large budget is used while evidence
+remains. The receipt says where the view came from, which estimator counted, how many facts
+were examined and selected, why the context stopped (``stopped``: ``budget``, ``candidates
+exhausted`` or ``top_k``), every omission with its reason (``budget``, ``confidence``,
 ``predicate``) and what the scope excluded; journal it with the call that used it, like any
 receipt (``branch.receipt(bundle.receipt)``).
 """
@@ -21,7 +27,7 @@ from typing import Any
 
 from ..context import CharEstimator
 from ..errors import InvalidValue
-from .retrieval import Hit, Provider, search
+from .retrieval import Hit, Provider, Ranking
 from .view import Graph, View, fact_line  # noqa: F401  (fact_line: re-exported, it lived here)
 
 
@@ -38,15 +44,20 @@ class ContextRequest:
     min_confidence: int = 0  # basis points
     scope: Mapping[str, str] | None = None  # {"repository": ..., "branch": ...}
     providers: Sequence[Provider] = ()
-    top_k: int = 10
+    top_k: int | None = None  # hits to consider at most (None: as many as the budget holds)
 
     def check(self) -> None:
         if self.seeds is None or isinstance(self.seeds, str):
             raise InvalidValue("seeds is a list of node ids (empty for a query alone)")
         if self.predicates is not None and isinstance(self.predicates, str):
             raise InvalidValue("predicates is a list of predicate names, not one str")
-        if isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1:
-            raise InvalidValue(f"top_k is a positive int, not {self.top_k!r}")
+        if self.top_k is not None and (
+            isinstance(self.top_k, bool) or not isinstance(self.top_k, int) or self.top_k < 1
+        ):
+            raise InvalidValue(
+                f"top_k is a positive int (or None: as many as the budget holds), not "
+                f"{self.top_k!r}"
+            )
         if isinstance(self.budget, bool) or not isinstance(self.budget, int) or self.budget < 0:
             raise InvalidValue(f"budget is a number of tokens >= 0, not {self.budget!r}")
         if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 0:
@@ -74,6 +85,10 @@ class MemoryReceipt:
     excluded_by_scope: list[str]
     hits: list[dict[str, Any]]
     projection_ms: float = 0.0
+    # why the context ends where it does: "budget" (the next fact did not fit), "candidates
+    # exhausted" (every fact reached is in, or left out for the reasons in omitted), "top_k"
+    # (the request's cap on hits, with more hits to be had)
+    stopped: str = "candidates exhausted"
 
     def to_json(self, timing: bool = True) -> dict[str, Any]:
         doc: dict[str, Any] = {
@@ -87,6 +102,7 @@ class MemoryReceipt:
             "omitted": self.omitted,
             "excluded_by_scope": self.excluded_by_scope,
             "hits": self.hits,
+            "stopped": self.stopped,
         }
         if timing:
             doc["projection_ms"] = self.projection_ms
@@ -118,6 +134,9 @@ def _in_scope(node: dict[str, Any] | None, scope: Mapping[str, str] | None) -> b
     return all(have.get(k) in (None, v) for k, v in scope.items())
 
 
+ROUND = 10  # the hits a compile's first round takes; each further round takes twice as many
+
+
 class ContextCompiler:
     """Compiles views into budgeted context bundles (see the module docstring)."""
 
@@ -134,53 +153,10 @@ class ContextCompiler:
         request.check()
         estimator = request.estimator or CharEstimator()
         nodes = graph.nodes
-        hits: list[Hit] = []
-        found: dict[str, tuple[int, int]] = {}  # fact id -> (hops, retrieval rank)
-        frontier: dict[str, int] = {}
-        for s in request.seeds:
-            if s in nodes:
-                frontier[s] = 0
         allowed = set(request.predicates) if request.predicates is not None else None
-        skipped_predicate: set[str] = set()
-        if request.query:
-            docs = graph.documents
-            hits = search(request.providers, request.query, docs, request.top_k)
-            for rank, h in enumerate(hits):
-                f = graph.facts[graph.fact_position[h.id]]
-                if allowed is not None and f["predicate"] not in allowed:
-                    skipped_predicate.add(h.id)
-                    continue
-                found[h.id] = (0, rank)
-                for end in (f["subject"], f["object"]):
-                    frontier.setdefault(end, 1)
-        _walk(graph, frontier, request.depth, allowed, found, skipped_predicate)
-        pos = graph.fact_position
-        candidates = [graph.facts[pos[i]] for i in found]
-        excluded = sorted(
-            f["id"]
-            for f in candidates
-            if not (
-                _in_scope(nodes.get(f["subject"]), request.scope)
-                and _in_scope(nodes.get(f["object"]), request.scope)
-            )
+        ranking = (
+            Ranking(request.providers, request.query, graph.documents) if request.query else None
         )
-        gone = set(excluded)
-        omitted: list[dict[str, Any]] = [
-            {"id": i, "reason": "predicate"} for i in sorted(skipped_predicate)
-        ]
-        ranked = []
-        for f in candidates:
-            if f["id"] in gone:
-                continue
-            if f["confidence"] < request.min_confidence:
-                omitted.append({"id": f["id"], "reason": "confidence"})
-                continue
-            hops, rank = found[f["id"]]
-            recency = f["valid_from"] if f["valid_from"] is not None else f["recorded_at"]
-            ranked.append(
-                ((hops, rank, -f["confidence"], -len(f["evidence"]), -recency, f["id"]), f)
-            )
-        ranked.sort(key=lambda x: x[0])
         lines: list[str] = []
         for s in request.seeds:
             if s in nodes and _in_scope(nodes[s], request.scope):
@@ -190,41 +166,102 @@ class ContextCompiler:
         # joined text costs, and linear however many facts are selected.
         sep = estimator("\n")
         used = sum(estimator(x) for x in lines) + sep * max(0, len(lines) - 1)
+        placed: set[str] = set()  # facts ranked in a round before this one
+        skipped_predicate: set[str] = set()
+        omitted: list[dict[str, Any]] = []
+        excluded: list[str] = []
         selected: list[dict[str, Any]] = []
-        full = False
+        examined = 0
+        frontier = {s: 0 for s in request.seeds if s in nodes}
+        taken = 0  # hits read so far
+        window = request.top_k if request.top_k is not None else ROUND
         lines_of = graph.documents
         position = graph.fact_position
-        for _, f in ranked:
-            line = lines_of[position[f["id"]]][1]
-            tokens = estimator(line)
-            cost = used + tokens + (sep if lines else 0)
-            if full or cost > request.budget:
-                full = True  # stop at the first that does not fit: more budget, more facts
-                omitted.append({"id": f["id"], "reason": "budget", "tokens": tokens})
-                continue
-            lines.append(line)
-            used = cost
-            selected.append(f)
+        stopped = ""
+        while not stopped:
+            found: dict[str, tuple[int, int]] = {}  # fact id -> (hops, retrieval rank)
+            if ranking is not None:
+                for rank, h in enumerate(ranking.first(taken + window)[taken:], start=taken):
+                    if h.id in placed:
+                        continue
+                    f = graph.facts[position[h.id]]
+                    if allowed is not None and f["predicate"] not in allowed:
+                        skipped_predicate.add(h.id)
+                        continue
+                    found[h.id] = (0, rank)
+                    for end in (f["subject"], f["object"]):
+                        frontier.setdefault(end, 1)
+                taken += window
+            _walk(graph, frontier, request.depth, allowed, found, skipped_predicate, placed)
+            candidates = [graph.facts[position[i]] for i in found]
+            placed.update(found)
+            examined += len(candidates)
+            out = sorted(
+                f["id"]
+                for f in candidates
+                if not (
+                    _in_scope(nodes.get(f["subject"]), request.scope)
+                    and _in_scope(nodes.get(f["object"]), request.scope)
+                )
+            )
+            excluded += out
+            gone = set(out)
+            ranked = []
+            for f in candidates:
+                if f["id"] in gone:
+                    continue
+                if f["confidence"] < request.min_confidence:
+                    omitted.append({"id": f["id"], "reason": "confidence"})
+                    continue
+                hops, rank = found[f["id"]]
+                recency = f["valid_from"] if f["valid_from"] is not None else f["recorded_at"]
+                ranked.append(
+                    ((hops, rank, -f["confidence"], -len(f["evidence"]), -recency, f["id"]), f)
+                )
+            ranked.sort(key=lambda x: x[0])
+            for _, f in ranked:
+                line = lines_of[position[f["id"]]][1]
+                tokens = estimator(line)
+                cost = used + tokens + (sep if lines else 0)
+                if stopped or cost > request.budget:
+                    stopped = "budget"  # stop at the first that does not fit: more budget, more
+                    omitted.append({"id": f["id"], "reason": "budget", "tokens": tokens})
+                    continue
+                lines.append(line)
+                used = cost
+                selected.append(f)
+            if stopped:
+                break
+            if ranking is None or not ranking.has_more(taken):
+                stopped = "candidates exhausted"
+            elif request.top_k is not None:
+                stopped = "top_k"
+            else:
+                frontier = {}
+                window *= 2
         if used > request.budget:  # the seed headers alone do not fit
-            lines, selected, used = [], [], 0
+            lines, selected, used, stopped = [], [], 0, "budget"
+        omitted = [{"id": i, "reason": "predicate"} for i in sorted(skipped_predicate)] + omitted
         text = "\n".join(lines)
         src = None
         if isinstance(source, dict):
             src = source
         elif source is not None:
             src = {"branch": source.id, "seq": source.head, "head_hash": source.head_hash}
+        hits: list[Hit] = ranking.hits[:taken] if ranking is not None else []
         receipt = MemoryReceipt(
             source=src,
             estimator=str(getattr(estimator, "name", type(estimator).__name__)),
             budget=request.budget,
             estimated_tokens=used,
-            examined=len(candidates),
+            examined=examined,
             selected=len(selected),
             selected_ids=[f["id"] for f in selected],
             omitted=omitted,
-            excluded_by_scope=excluded,
+            excluded_by_scope=sorted(excluded),
             hits=[h.to_json() for h in hits],
             projection_ms=round((time.perf_counter() - t0) * 1000, 3),
+            stopped=stopped,
         )
         return Bundle(text, selected, receipt, hits, nodes)
 
@@ -236,10 +273,11 @@ def _walk(
     allowed: set[str] | None,
     found: dict[str, tuple[int, int]],
     skipped: set[str],
+    placed: set[str],
 ) -> None:
     """Breadth-first over the CSR indexes, both directions, in order of hops: each node is
     expanded at its lowest hop count, and each fact found gets the hop count at which it was
-    first reached (1 = touching a seed)."""
+    first reached (1 = touching a seed); facts ``placed`` by an earlier round are left there."""
     index = graph.position
     best = {index[n]: hops for n, hops in frontier.items() if n in index}
     no_rank = 1 << 30
@@ -263,7 +301,9 @@ def _walk(
                         skipped.add(f["id"])
                         continue
                     held = found.get(f["id"])
-                    if held is None or (held[1] == no_rank and held[0] > level + 1):
+                    if f["id"] in placed:
+                        pass  # walked through, where an earlier round ranked it
+                    elif held is None or (held[1] == no_rank and held[0] > level + 1):
                         found[f["id"]] = (level + 1, no_rank)
                     if best.get(other, level + 2) > level + 1:
                         best[other] = level + 1

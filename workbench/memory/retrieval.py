@@ -1,14 +1,24 @@
-"""Retrieval providers behind one small protocol, and integer reciprocal-rank fusion.
+"""Retrieval providers behind one small protocol, and fusion led by the first provider.
 
 A provider ranks documents ``(id, text)`` for a query: ``literal`` (query words found whole),
 ``lexical`` (BM25, scored as the ``bm25s`` library scores it), ``graph`` (BM25 over each fact's
 neighbourhood in the memory: what cites it, what it follows; see ``GraphProvider``) and
 ``semantic`` (cosine similarity of a user-supplied embedding function, such as
 ``journaled_embedding`` over an OpenAI-compatible endpoint; ``hashed`` is a deterministic bag
-of words for tests). ``fuse`` combines rankings
-with integer RRF (``sum(SCALE // (K + rank))``, so the same inputs give the same order on any
-machine) and keeps, for each hit, every provider's channel, rank and raw score; ``search`` fuses
-each provider's first ``top_k``.
+of words for tests). A ``Ranking`` fuses the providers of a configuration as far as it is
+read (a compile reads as far as its budget goes): each provider's scores as a share of its best
+for the query, the first provider's counted whole and every other's weighted by how far its
+first ten hits agree with the first provider's first ten, merged best first; it keeps, for each
+hit, every provider's channel, rank and raw score. ``search`` gives its first ``top_k``.
+``fuse`` is integer reciprocal-rank fusion (``sum(SCALE // (K + rank))``), the symmetric
+alternative.
+
+Why not RRF for configurations: it counts a rank the same whatever the list's quality and
+rewards agreement, so a weak provider's head (BM25 on small talk) pushes a strong provider's
+best hits (the graph's, which already read each document's own words) out of a small budget:
+``graph+lexical`` fell below ``graph`` at every budget. Led by its first provider, a fusion
+takes the others' hits where they score as high as the leader's, in proportion to how far they
+agree with it, and no further.
 """
 
 from __future__ import annotations
@@ -24,6 +34,8 @@ from ..errors import InvalidValue
 
 RRF_K = 60
 RRF_SCALE = 1_000_000
+SCORE_SCALE = 1_000_000_000  # a fused hit's score: its weighted share of the best, in these units
+AGREE = 10  # how many first hits of each provider a fusion compares with the leader's
 _WORD = re.compile(r"\w\w+", re.UNICODE)
 
 Docs = Sequence[tuple[str, str]]
@@ -467,7 +479,8 @@ def _scores(index: Any, query: str, n: int) -> Any:
 
 @dataclass(frozen=True)
 class Hit:
-    """A fused hit: its integer RRF score and, per provider, (provider, channel, rank, raw)."""
+    """A fused hit: its integer score (``Ranking``: its weighted share of the best score in
+    units of ``SCORE_SCALE``; ``fuse``: RRF) and, per provider, (provider, channel, rank, raw)."""
 
     id: str
     score: int
@@ -486,7 +499,8 @@ class Hit:
 
 def fuse(rankings: Mapping[str, tuple[str, list[tuple[str, float]]]], k: int = RRF_K) -> list[Hit]:
     """Integer reciprocal-rank fusion of {provider: (channel, [(id, raw)] best first)}: best
-    first, ties by id."""
+    first, ties by id. Symmetric, so it rewards agreement over quality; configurations fuse
+    with ``Ranking`` instead (see the module docstring)."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise InvalidValue(f"the RRF constant k is a positive int, not {k!r}")
     scores: dict[str, int] = {}
@@ -500,21 +514,188 @@ def fuse(rankings: Mapping[str, tuple[str, list[tuple[str, float]]]], k: int = R
 
 
 def search(providers: Sequence[Provider], query: str, docs: Docs, top_k: int) -> list[Hit]:
-    """The first ``top_k`` hits of each provider's ranking, fused; the first ``top_k`` of
-    those. Each provider nominates as many as are wanted and RRF orders the union (what
-    hybrid search engines call a rank window of ``top_k``): fusing whole rankings would let the
-    long tail of a weak provider outvote the head of a strong one."""
-    names = [p.name for p in providers]
-    if len(set(names)) != len(names):
-        raise InvalidValue(f"two retrieval providers share a name ({names}); name them apart")
-    rankings = {
-        p.name: (
-            p.channel,
-            (p.rank(query, docs, top_k) if _takes_limit(p) else p.rank(query, docs))[:top_k],
-        )
-        for p in providers
-    }
-    return fuse(rankings)[:top_k]
+    """The first ``top_k`` hits of the providers' fused ranking (see ``Ranking``)."""
+    return Ranking(providers, query, docs).first(top_k)
+
+
+class _Member:
+    """One provider's ranking in a fusion, fetched as deep as the fusion has read."""
+
+    def __init__(self, provider: Provider, index: int) -> None:
+        self.provider = provider
+        self.index = index
+        self.ranked: list[tuple[str, float]] = []  # as the provider ranked them
+        self.order: list[int] = []  # the positions the merge reads, in its order
+        self.rank: dict[str, int] = {}  # id -> the provider's rank of it (from 0)
+        self.complete = False
+        self.limit = 0
+        self.next = 0  # where the merge reads on in ``order``
+        self.top = 0.0
+        self.weight = 1.0
+
+    def fetch(self, query: str, docs: Docs, limit: int | None) -> None:
+        p = self.provider
+        if self.complete or (limit is not None and limit <= self.limit):
+            return
+        if limit is not None and _takes_limit(p):
+            got = list(p.rank(query, docs, limit))
+            self.complete = len(got) < limit
+        else:
+            got = list(p.rank(query, docs) if not _takes_limit(p) else p.rank(query, docs, None))
+            self.complete = True
+        self.limit = limit if limit is not None else len(got)
+        self.ranked = got
+        self.rank = {}
+        for k, (i, _) in enumerate(got):
+            self.rank.setdefault(i, k)
+        self.top = float(got[0][1]) if got else 0.0
+
+    def arrange(self, leader: _Member | None) -> None:
+        """The order the merge reads: the provider's, but hits of equal score in the order
+        the leader ranks them (an order among equals by id says nothing; the leader's does),
+        and only whole groups of equal score until the ranking is complete."""
+        got = self.ranked
+        usable = len(got)
+        if not self.complete and got:
+            last = got[-1][1]
+            while usable and got[usable - 1][1] == last:
+                usable -= 1  # the last group may go on past the limit
+        if leader is None or leader is self:
+            self.order = list(range(usable))
+        else:
+            far = len(leader.rank)
+            self.order = sorted(
+                range(usable), key=lambda k: (-got[k][1], leader.rank.get(got[k][0], far), k)
+            )
+        self.next = 0
+
+    def share(self, k: int) -> float:
+        """The weighted share of the best score of the hit at position ``k``."""
+        raw = float(self.ranked[k][1])
+        if not self.top > 0 or not raw > 0:
+            return 0.0
+        return self.weight * min(1.0, raw / self.top)
+
+
+def agreement(a: Sequence[str], b: Sequence[str]) -> float:
+    """How far two rankings' heads agree, from 0 to 1: the mean, over each depth d up to the
+    longer head, of the share of their first d ids they have in common (average overlap: the
+    first places count in every term, so they count most)."""
+    depth = max(len(a), len(b))
+    if not depth:
+        return 0.0
+    return sum(len(set(a[:d]) & set(b[:d])) / d for d in range(1, depth + 1)) / depth
+
+
+class Ranking:
+    """The fused ranking of ``docs`` for ``query``, computed as far as it is read.
+
+    A single provider's ranking is its own. Several are led by the first that finds anything:
+    each hit's score is its share of its provider's best score for the query, the leader's
+    counted whole and every other provider's weighted by how far its first ``AGREE`` hits agree
+    with the leader's (``agreement``: a provider that disagrees with the leader's head only
+    adds below it); hits are merged best first (ties: the earlier provider, then its
+    order), each once, at its best; hits a provider scores equally are taken in the leader's
+    order. The first ``n`` hits depend only on the first hits of each provider (the leader's
+    ranking is read whole), so a longer read never reorders a shorter one: a compile with more
+    budget only adds hits. Providers are asked for more (four times as many) when the merge runs
+    out."""
+
+    def __init__(self, providers: Sequence[Provider], query: str, docs: Docs) -> None:
+        names = [p.name for p in providers]
+        if len(set(names)) != len(names):
+            raise InvalidValue(f"two retrieval providers share a name ({names}); name them apart")
+        self.query = query
+        self.docs = docs
+        self.members = [_Member(p, k) for k, p in enumerate(providers)]
+        self.hits: list[Hit] = []
+        self._seen: set[str] = set()
+        self._leader: _Member | None = None
+        self._weighed = False
+
+    def _weigh(self) -> None:
+        single = len(self.members) == 1
+        for m in self.members:
+            m.fetch(self.query, self.docs, 4 * AGREE)
+        leader = next((m for m in self.members if m.ranked), None)
+        if leader is not None and not single:
+            leader.fetch(self.query, self.docs, None)  # its order settles the others' ties
+            head = [i for i, _ in leader.ranked[:AGREE]]
+            for m in self.members:
+                if m is not leader:
+                    m.weight = agreement(head, [i for i, _ in m.ranked[:AGREE]])
+        self._leader = leader
+        for m in self.members:
+            m.arrange(leader)
+        self._weighed = True
+
+    def _head(self, m: _Member) -> int | None:
+        """The position of the member's best hit not yet merged (fetching more if needed)."""
+        while True:
+            while m.next < len(m.order) and m.ranked[m.order[m.next]][0] in self._seen:
+                m.next += 1
+            if m.next < len(m.order):
+                return m.order[m.next]
+            if m.complete:
+                return None
+            m.fetch(self.query, self.docs, 4 * m.limit)
+            m.arrange(self._leader)
+
+    def first(self, n: int) -> list[Hit]:
+        """The first ``n`` hits (fewer when the providers have no more)."""
+        if not self._weighed:
+            self._weigh()
+        if len(self.members) == 1:
+            self._alone(n)
+        while len(self.hits) < n:
+            best: tuple[float, int, int] | None = None
+            chosen: _Member | None = None
+            at = 0
+            for m in self.members:
+                k = self._head(m)
+                if k is None:
+                    continue
+                key = (-m.share(k), m.index, m.next)
+                if best is None or key < best:
+                    best, chosen, at = key, m, k
+            if chosen is None or best is None:
+                break
+            doc_id = chosen.ranked[at][0]
+            self._seen.add(doc_id)
+            sources = []
+            for m in self.members:
+                k = m.rank.get(doc_id)
+                if k is not None:
+                    p = m.provider
+                    sources.append((p.name, p.channel, k + 1, float(m.ranked[k][1])))
+            self.hits.append(Hit(doc_id, round(-best[0] * SCORE_SCALE), sources))
+        return self.hits[:n]
+
+    def _alone(self, n: int) -> None:
+        """``first`` for a single provider: its ranking as it is, read in bulk."""
+        (m,) = self.members
+        p = m.provider
+        while len(self.hits) < n:
+            if m.next >= len(m.order):
+                if m.complete:
+                    return
+                read = m.next
+                m.fetch(self.query, self.docs, 4 * m.limit)
+                m.arrange(None)  # the provider's order: what was read stays where it was
+                m.next = read
+                continue
+            stop = min(len(m.order), m.next + n - len(self.hits))
+            for k in m.order[m.next : stop]:
+                doc_id, raw = m.ranked[k]
+                if doc_id not in self._seen:
+                    self._seen.add(doc_id)
+                    score = round(m.share(k) * SCORE_SCALE)
+                    self.hits.append(Hit(doc_id, score, [(p.name, p.channel, k + 1, raw)]))
+            m.next = stop
+
+    def has_more(self, n: int) -> bool:
+        """Whether there is a hit after the first ``n``."""
+        return len(self.first(n + 1)) > n
 
 
 _LIMITS: dict[type, bool] = {}
@@ -536,7 +717,8 @@ def _takes_limit(p: Any) -> bool:
 
 
 NAMES = ("literal", "lexical", "graph", "semantic", "hashed")
-DEFAULT_FUSED = ("literal", "lexical", "graph")  # what "fused" means: all that need no model
+# what "fused" means: all that need no model, the one that reads most first (it leads)
+DEFAULT_FUSED = ("graph", "lexical", "literal")
 
 
 def configuration(
@@ -547,8 +729,9 @@ def configuration(
 ) -> list[Provider]:
     """Providers by configuration name: ``literal``, ``lexical`` (BM25), ``graph`` (needs the
     ``memory``), ``semantic`` (needs an ``embed`` function), ``hashed`` (a hashed bag of words:
-    for tests), or several joined by "+" (fused), e.g. "graph+lexical"; "fused" is
-    literal+lexical+graph. A configuration that cannot run says what it needs."""
+    for tests), or several joined by "+" (fused, led by the first: name the one you trust
+    most first), e.g. "graph+lexical"; "fused" is graph+lexical+literal. A configuration that
+    cannot run says what it needs."""
     if not isinstance(name, str) or not name:
         raise InvalidValue(f"a retrieval configuration is a name, not {name!r}")
     parts = list(DEFAULT_FUSED) if name == "fused" else name.split("+")

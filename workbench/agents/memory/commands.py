@@ -104,10 +104,19 @@ def run(
     df = evaluate(cases, experiment.KS)
     rows = df.to_dicts()
     recall = experiment.context_recall(cases)
+    tokens = sum(c["tokens"] for c in cases) / max(1, len(cases))
+    stopped: dict[str, int] = {}
+    for c in cases:
+        stopped[c["stopped"]] = stopped.get(c["stopped"], 0) + 1
 
     def human() -> None:
         out = console()
-        out.print(f"context recall {recall:.3f} at budget {budget} ({retrieval})", markup=False)
+        out.print(
+            f"context recall {recall:.3f} at budget {budget} ({retrieval}): {tokens:.0f} tokens "
+            f"a question on average; contexts stopped by "
+            + ", ".join(f"{why} {n}" for why, n in sorted(stopped.items())),
+            markup=False,
+        )
         for r in rows:
             out.print(
                 f"  {r['group']:<22} n={r['n']:<4} recall@5 {r['recall@5'] or 0:.3f}  "
@@ -120,7 +129,8 @@ def run(
         "recall": recall,
         "budget": budget,
         "retrieval": retrieval,
-        "context_tokens": sum(c["tokens"] for c in cases) / max(1, len(cases)),
+        "context_tokens": tokens,
+        "stopped": stopped,
         "groups": rows,
         "evidence": data.evidence_report(),
     }

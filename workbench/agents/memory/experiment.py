@@ -156,13 +156,13 @@ def answer(
     *,
     seed: int | None = None,
     fraction: float = 1.0,
-    top_k: int = 10,
+    top_k: int | None = None,
     embed: Callable[[list[str]], Any] | None = None,
     on_cases: Callable[[list[dict[str, Any]], int], None] | None = None,
 ) -> list[dict[str, Any]]:
     """One evaluation case per question: the documents of the compiled context, in order.
-    ``top_k``: the hits retrieval nominates (10, the metrics' deepest K; also what each
-    provider of a fused configuration nominates). ``seed`` with ``fraction`` < 1 picks a
+    ``top_k``: a cap on the hits a compile considers (None: as many as the budget holds).
+    ``seed`` with ``fraction`` < 1 picks a
     reproducible subset of the questions. ``embed``:
     the embedding function of ``semantic`` (journal it with ``journaled_embedding``).
     ``on_cases(cases so far, questions in all)`` is called after each tenth of them."""
@@ -205,6 +205,7 @@ def answer(
                 "relevant": q.relevant,
                 "ranked": ranked,
                 "tokens": bundle.receipt.estimated_tokens,
+                "stopped": bundle.receipt.stopped,
             }
         )
         if on_cases is not None and (

@@ -98,7 +98,7 @@ def load_suite(path: str | Path | None = None) -> Suite:
 
 
 def answer(
-    memory: Memory, suite: Suite, retrieval: str, budget: int = 400, top_k: int = 10
+    memory: Memory, suite: Suite, retrieval: str, budget: int = 400, top_k: int | None = None
 ) -> list[dict[str, Any]]:
     """One evaluation case per suite case: the fact ids of its compiled context, in order."""
     compiler = ContextCompiler()
