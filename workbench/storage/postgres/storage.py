@@ -402,6 +402,11 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch, Storage):
             for r in self._all("SELECT branch, seq, built FROM snapshots ORDER BY branch, seq")
         ]
 
+    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
+        """The snapshot stored at (branch, seq)."""
+        row = self._one(SNAPSHOT_WITH_HASH + "WHERE s.branch = %s AND s.seq = %s", (branch, seq))
+        return None if row is None else SnapshotRow(*row)
+
     def snapshots(self) -> list[SnapshotRecord]:
         """Every snapshot."""
         rows = self._all("SELECT branch, seq, state, digest FROM snapshots ORDER BY branch, seq")

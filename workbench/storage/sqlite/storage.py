@@ -591,6 +591,16 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search, Storage):
             ).fetchall()
         return marks
 
+    def snapshot_at(self, branch: int, seq: int) -> SnapshotRow | None:
+        """The snapshot stored at (branch, seq), with the hash of the event it seals to (one
+        probe of the key: history and replication ask for every snapshot in turn)."""
+        with self._guard:
+            row = self.conn.execute(
+                _SNAPSHOT_WITH_HASH + "WHERE s.branch = ? AND s.seq = ?",
+                (branch, seq),
+            ).fetchone()
+        return None if row is None else SnapshotRow(*row)
+
     def quick_check(self) -> list[str]:
         """What SQLite's quick_check finds wrong with the file's pages (empty when sound)."""
         with self._guard:
