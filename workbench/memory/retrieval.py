@@ -23,6 +23,7 @@ agree with it, and no further.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -611,15 +612,18 @@ class Ranking:
         self.hits: list[Hit] = []
         self._seen: set[str] = set()
         self._leader: _Member | None = None
+        self._heap: list[tuple[float, int, int]] = []  # each member's head, best first
         self._weighed = False
 
     def _weigh(self) -> None:
-        single = len(self.members) == 1
+        leader = None
         for m in self.members:
-            m.fetch(self.query, self.docs, 4 * AGREE)
-        leader = next((m for m in self.members if m.ranked), None)
-        if leader is not None and not single:
-            leader.fetch(self.query, self.docs, None)  # its order settles the others' ties
+            # the leader is read whole (its order settles the others' ties), the rest in part
+            whole = leader is None and len(self.members) > 1
+            m.fetch(self.query, self.docs, None if whole else 4 * AGREE)
+            if leader is None and m.ranked:
+                leader = m
+        if leader is not None and len(self.members) > 1:
             head = [i for i, _ in leader.ranked[:AGREE]]
             for m in self.members:
                 if m is not leader:
@@ -627,6 +631,10 @@ class Ranking:
         self._leader = leader
         for m in self.members:
             m.arrange(leader)
+            k = self._head(m)
+            if k is not None and len(self.members) > 1:
+                self._heap.append(self._key(m, k))
+        heapq.heapify(self._heap)
         self._weighed = True
 
     def _head(self, m: _Member) -> int | None:
@@ -647,29 +655,36 @@ class Ranking:
             self._weigh()
         if len(self.members) == 1:
             self._alone(n)
-        while len(self.hits) < n:
-            best: tuple[float, int, int] | None = None
-            chosen: _Member | None = None
-            at = 0
-            for m in self.members:
-                k = self._head(m)
-                if k is None:
-                    continue
-                key = (-m.share(k), m.index, m.next)
-                if best is None or key < best:
-                    best, chosen, at = key, m, k
-            if chosen is None or best is None:
-                break
-            doc_id = chosen.ranked[at][0]
+        heap = self._heap
+        while len(self.hits) < n and heap:
+            key = heapq.heappop(heap)
+            m = self.members[key[1]]
+            k = self._head(m)
+            if k is None:
+                continue
+            now = self._key(m, k)
+            if now != key:  # its head was merged from another provider meanwhile
+                heapq.heappush(heap, now)
+                continue
+            doc_id = m.ranked[k][0]
             self._seen.add(doc_id)
             sources = []
-            for m in self.members:
-                k = m.rank.get(doc_id)
-                if k is not None:
-                    p = m.provider
-                    sources.append((p.name, p.channel, k + 1, float(m.ranked[k][1])))
-            self.hits.append(Hit(doc_id, round(-best[0] * SCORE_SCALE), sources))
+            for other in self.members:
+                at = other.rank.get(doc_id)
+                if at is not None:
+                    p = other.provider
+                    sources.append((p.name, p.channel, at + 1, float(other.ranked[at][1])))
+            self.hits.append(Hit(doc_id, round(-key[0] * SCORE_SCALE), sources))
+            k = self._head(m)
+            if k is not None:
+                heapq.heappush(heap, self._key(m, k))
         return self.hits[:n]
+
+    @staticmethod
+    def _key(m: _Member, k: int) -> tuple[float, int, int]:
+        """Where a member's head stands in the merge: best share first, then the earlier
+        provider, then its own order."""
+        return (-m.share(k), m.index, m.next)
 
     def _alone(self, n: int) -> None:
         """``first`` for a single provider: its ranking as it is, read in bulk."""
