@@ -13,11 +13,17 @@ whose cost follows events, against baselines in the same run.
    (plain) of the cloned journal's schema; a no-op push and pull (seconds); a pull of 10^4 new
    events against the push of the same. Goals: clone <= 2x pg_dump, no-op <= 1 s, pull <=
    1.5x push.
+4. A sweep of 1,000 forks (``scale_forks.fork``: 0.5 s of waiting, 20 events, 5 observations)
+   on the Dask runner's LocalCluster, 4 workers x 16 async forks = 64 at once, over
+   PostgreSQL, directly and through PgBouncer (transaction pooling is not supported: session
+   mode): wall time against the ideal 1,000 x 0.5 s / 64, and the most server connections seen
+   (sampled every 0.1 s from pg_stat_activity). Goals: >= 50% of ideal, connections <= 2 x
+   worker processes + 2 (8 processes: 4 Dask workers and their 4 pool processes).
 
 Starts its own PostgreSQL (Debian's binaries, as the tests do). Writes
 benchmarks/results/scale.json.
 
-    python benchmarks/scale.py [--quick] [--skip writers,growth,replication]
+    python benchmarks/scale.py [--quick] [--skip writers,growth,replication,sweep]
 """
 
 from __future__ import annotations
@@ -279,6 +285,87 @@ def replication(pg: Any, db: str, quick: bool, folder: Path) -> dict[str, Any]:
     return row
 
 
+# -- 4. a sweep of 1,000 forks ------------------------------------------------------------------
+
+SWEEP_WORKERS, SWEEP_CONCURRENCY = 4, 16
+
+
+def _connections(pg: Any, db: str, stop: Any, peak: list[int]) -> None:
+    import psycopg
+
+    with psycopg.connect(pg.url(db), autocommit=True) as c:
+        while not stop.is_set():
+            (n,) = c.execute(
+                "SELECT count(*) - 1 FROM pg_stat_activity WHERE datname = %s", (db,)
+            ).fetchone()  # type: ignore[misc]
+            peak[0] = max(peak[0], int(n))
+            stop.wait(0.1)
+
+
+def _sweep_once(pg: Any, db: str, url: str, forks: int) -> dict[str, Any]:
+    import threading
+
+    from workbench import Journal, sweep
+
+    with Journal.open(url) as j:
+        at = j.root().apply({"start": True})
+        plan = sweep.plan(j, 0, at, {"n": list(range(forks))})
+        stop, peak = threading.Event(), [0]
+        watcher = threading.Thread(target=_connections, args=(pg, db, stop, peak), daemon=True)
+        watcher.start()
+        t = time.perf_counter()
+        result = sweep.run(
+            plan,
+            fn="scale_forks:fork",
+            runner="dask",
+            workers=SWEEP_WORKERS,
+            concurrency=SWEEP_CONCURRENCY,
+            progress=False,
+        )
+        wall = time.perf_counter() - t
+        stop.set()
+        watcher.join()
+        finished = sum(f.status == "finished" for f in result.forks)
+    ideal = forks * 0.5 / (SWEEP_WORKERS * SWEEP_CONCURRENCY)
+    return {
+        "forks": forks,
+        "finished": finished,
+        "wall_s": wall,
+        "ideal_s": ideal,
+        "of_ideal": ideal / wall,
+        "peak_connections": peak[0],
+        "connection_limit": 2 * 2 * SWEEP_WORKERS + 2,
+    }
+
+
+def sweep_1000(pg: Any, db: str, quick: bool) -> dict[str, Any]:
+    from pg_server import PgBouncer
+
+    here = str(Path(__file__).parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (here, os.environ.get("PYTHONPATH", "")) if p
+    )  # the Dask workers import scale_forks
+    forks = 200 if quick else 1000
+    rows = {"direct": _sweep_once(pg, db, pg.url(db, journal="sweep_direct"), forks)}
+    bouncer = PgBouncer(pg, pool_mode="session", pool_size=40)
+    try:
+        rows["pgbouncer"] = _sweep_once(pg, db, bouncer.url(db, journal="sweep_bounced"), forks)
+    finally:
+        bouncer.close()
+    print(
+        f"\nA sweep of {forks:,} forks (0.5 s, 20 events, 5 observations each) on a LocalCluster "
+        f"of {SWEEP_WORKERS} workers x {SWEEP_CONCURRENCY} async forks, over PostgreSQL"
+    )
+    print(f"{'path':>10}{'finished':>10}{'wall s':>9}{'ideal s':>9}{'of ideal':>10}{'conns':>7}")
+    for name, r in rows.items():
+        print(
+            f"{name:>10}{r['finished']:>10}{r['wall_s']:>9.1f}{r['ideal_s']:>9.1f}"
+            f"{r['of_ideal']:>10.0%}{r['peak_connections']:>7} (goals: >= 50%, conns <= "
+            f"{r['connection_limit']})"
+        )
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true")
@@ -294,6 +381,8 @@ def main() -> None:
             out["growth"] = growth(pg, db, args.quick)
         if "replication" not in skip:
             out["replication"] = replication(pg, db, args.quick, Path(d))
+        if "sweep" not in skip:
+            out["sweep"] = sweep_1000(pg, db, args.quick)
     RESULTS.mkdir(exist_ok=True)
     target = RESULTS / "scale.json"
     previous = json.loads(target.read_text()) if target.exists() else {}

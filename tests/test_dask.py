@@ -212,3 +212,17 @@ def test_async_forks_run_many_at_once_in_each_dask_workers_pool(
             sweep.run(other, fn="pool_fns:calls", runner="process", concurrency=2, progress=False)
     overlapping = max(sum(a <= t < b for a, b in spans) for t, _ in spans)
     assert overlapping >= 2, spans  # one at a time would never overlap
+
+
+def test_each_dask_worker_keeps_one_warm_pool_process(cluster, tmp_path: Path) -> None:
+    """The pool plugin is registered (distributed refuses duck-typed plugins, and then every
+    fork started a process of its own): a Dask worker's forks share one pool process."""
+    db = str(tmp_path / "w.db")
+    at = base(db)
+    with Journal.open(db) as j:
+        s = sweep.plan(j, 0, at, {"n": list(range(6))})
+        result = sweep.run(s, fn="pool_fns:whoami", runner="dask", scheduler=cluster)
+        assert result.ok, [f.error for f in result.forks]
+        pids = {f.metrics["pid"] for f in result.forks}
+        assert len(pids) <= 2  # two Dask workers: at most two pool processes
+        assert max(f.metrics["forks_here"] for f in result.forks) >= 3  # each ran several

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -82,50 +83,6 @@ def check_scheduler(journal: str, scheduler: Any) -> None:
 CANCEL_WAIT = 30.0  # seconds of one wait on the sweep's cancel Event (it returns when set)
 
 
-class WorkerPools:
-    """A Dask worker plugin (``distributed.WorkerPlugin``'s interface): the pool runners one
-    Dask worker keeps, one per fork function, so its forks run in a warm pool worker process
-    (imports once, the journal kept open, fork points cached) instead of a process per fork.
-    Registered by ``DaskRunner`` on the cluster; closed with the worker."""
-
-    name = "lithify-pools"
-
-    def __init__(self, start_timeout: float = 60.0) -> None:
-        self.start_timeout = start_timeout
-        self.pools: dict[str, Any] = {}
-        self.lock = threading.Lock()
-
-    def setup(self, worker: Any) -> None:
-        self.pools = {}
-        self.lock = threading.Lock()
-
-    def teardown(self, worker: Any) -> None:
-        with self.lock:
-            pools, self.pools = list(self.pools.values()), {}
-        for pool in pools:
-            pool.close()
-
-    def pool(self, fn: str, concurrency: int = 1) -> Any:
-        """This worker's pool runner for ``fn`` (one worker process running ``concurrency``
-        async forks at once, on one journal connection), started on first use."""
-        from .pool import PoolRunner
-
-        with self.lock:
-            key = f"{fn}#{concurrency}"
-            runner = self.pools.get(key)
-            if runner is None:
-                runner = self.pools[key] = PoolRunner(fn, 1, concurrency, None, self.start_timeout)
-            return runner
-
-    def __getstate__(self) -> dict[str, Any]:  # sent to the workers without its pools
-        return {"start_timeout": self.start_timeout}
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.start_timeout = state["start_timeout"]
-        self.pools = {}
-        self.lock = threading.Lock()
-
-
 def run_on_worker(
     kind: str,
     target: str,
@@ -159,6 +116,8 @@ def run_on_worker(
     cancel = threading.Event()
     ctx = ForkContext(journal, Fork(branch, params, start), Path(out_dir), cancel, timeout)
     ctx.function = function
+    from .dask_plugin import WorkerPools
+
     found = distributed.get_worker().plugins.get(WorkerPools.name)
     plugin = found if isinstance(found, WorkerPools) else None
     runner: Any
@@ -245,11 +204,18 @@ class DaskRunner:
         self.address = str(self.client.scheduler.address)
         self._plugin = False
         if kind == "pool":
+            from .dask_plugin import WorkerPools
+
             try:
                 self.client.register_plugin(WorkerPools(start_timeout), name=WorkerPools.name)
                 self._plugin = True
-            except Exception:  # noqa: BLE001 (an older scheduler: each task keeps a pool)
-                pass
+            except Exception as e:  # noqa: BLE001 (each task then keeps a pool of its own)
+                warnings.warn(
+                    f"the Dask workers refused lithify's pool plugin ({e}): each fork starts a "
+                    "worker process of its own, which is slower",
+                    RuntimeWarning,
+                    stacklevel=2,
+                )
         self._event = distributed.Event(self.cancel_name, client=self.client)
 
     def run_fork(self, ctx: ForkContext) -> str | None:
@@ -302,6 +268,8 @@ class DaskRunner:
         try:
             self._event.set()  # tasks' last waits end now, not in CANCEL_WAIT seconds
             if self._plugin:  # the workers' pools close (a cluster that goes on)
+                from .dask_plugin import WorkerPools
+
                 self.client.unregister_worker_plugin(WorkerPools.name)
         except Exception:  # noqa: BLE001 (closing: the cluster may be gone)
             pass
