@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from test_wheel import _tree
@@ -130,33 +131,40 @@ def test_the_worker_install_is_small_and_leaves_out_the_notebook_stack(worker_ve
     assert not list(site.glob("workbench/labextensions/*"))
 
 
-@SLOW
-def test_the_worker_install_runs_a_sweep_and_a_study_of_fork_functions(worker_venv, tmp_path):
-    (tmp_path / "myfork.py").write_text(FORK)
-    (tmp_path / "drive.py").write_text(DRIVE)
-    env = {"PATH": f"{worker_venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
+def _drive(venv: Path, folder: Path, runner: str) -> tuple[dict[str, Any], str, dict[str, str]]:
+    """Run DRIVE with this install's Python in ``folder``: (its RESULT document, its stdout,
+    the environment it ran in: this venv's bin first, nothing of the repository)."""
+    (folder / "myfork.py").write_text(FORK)
+    (folder / "drive.py").write_text(DRIVE)
+    env = {"PATH": f"{venv / 'bin'}:/usr/bin:/bin", "HOME": str(folder)}
     r = subprocess.run(
-        [str(worker_venv / "bin" / "python"), "drive.py", "pool"],
+        [str(venv / "bin" / "python"), "drive.py", runner],
         capture_output=True,
         text=True,
-        cwd=tmp_path,
+        cwd=folder,
         env=env,
-        timeout=600,
+        timeout=900,
     )
     assert r.returncode == 0, r.stderr[-3000:]
     doc = json.loads(r.stdout.split("RESULT ", 1)[1])
     assert doc["ok"] and doc["scores"] == [2.0, 4.0, 6.0]
+    return doc, r.stdout, env
+
+
+@SLOW
+def test_the_worker_install_runs_a_sweep_and_a_study_of_fork_functions(worker_venv, tmp_path):
+    doc, out, env = _drive(worker_venv, tmp_path, "pool")
     assert doc["trials"] == ["complete"] * 3
     assert "lithify-worker[samplers]" in doc["refused"]  # CMA-ES needs cmaes: said so
-    assert "finished" in r.stdout  # the result printed without polars
-    cli = worker_venv / "bin" / "lithify"
+    assert "finished" in out  # the result printed without polars
+    cli = str(worker_venv / "bin" / "lithify")
     shown = subprocess.run(
-        [str(cli), "--db", "pool.db", "--json", "sweeps"], capture_output=True, text=True,
+        [cli, "--db", "pool.db", "--json", "sweeps"], capture_output=True, text=True,
         cwd=tmp_path, env=env,
     )  # fmt: skip
     assert shown.returncode == 0 and json.loads(shown.stdout)[0]["finished"] == 3, shown.stderr
     matrix = subprocess.run(
-        [str(cli), "--db", "pool.db", "matrix"], capture_output=True, text=True, cwd=tmp_path,
+        [cli, "--db", "pool.db", "matrix"], capture_output=True, text=True, cwd=tmp_path,
         env=env,
     )  # fmt: skip
     assert matrix.returncode == 1 and "lithify-worker[results]" in matrix.stderr
@@ -174,20 +182,7 @@ def test_a_dask_worker_of_the_worker_install_runs_forks(worker_venv, tmp_path):
     )
     assert r.returncode == 0, r.stderr[-3000:]
     print(f"\nworker install with the dask extra: {_mb(worker_venv):.0f} MB")
-    (tmp_path / "myfork.py").write_text(FORK)
-    (tmp_path / "drive.py").write_text(DRIVE)
-    env = {"PATH": f"{worker_venv / 'bin'}:/usr/bin:/bin", "HOME": str(tmp_path)}
-    r = subprocess.run(
-        [str(worker_venv / "bin" / "python"), "drive.py", "dask"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env=env,
-        timeout=900,
-    )
-    assert r.returncode == 0, r.stderr[-3000:]
-    doc = json.loads(r.stdout.split("RESULT ", 1)[1])
-    assert doc["ok"] and doc["scores"] == [2.0, 4.0, 6.0]
+    _drive(worker_venv, tmp_path, "dask")  # the forks ran on Dask workers of this install
 
 
 def test_the_worker_and_the_workbench_are_one_version_and_one_package():
