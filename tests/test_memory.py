@@ -584,7 +584,7 @@ def test_our_bm25_index_gives_the_scores_bm25s_gives() -> None:
 
     import bm25s
 
-    from workbench.memory.retrieval import _bm25_of
+    from workbench.memory.bm25 import _bm25_of
 
     def table(index: object) -> dict:
         s, out = index.scores, {}  # type: ignore[attr-defined]

@@ -162,7 +162,7 @@ def test_async_forks_run_many_at_once_per_worker(tally, tmp_path, monkeypatch):
     assert all(m["total"] == 10 for m in _metrics(tally, p.id).values())  # ten calls of 1
     lines = (tmp_path / "calls.log").read_text().split()
     assert len(lines) == len(set(lines)) == 12 * 10
-    with pytest.raises(InvalidValue, match="pool runner"):
+    with pytest.raises(InvalidValue, match="not the process runner"):
         sweep.run(p, runner="process", concurrency=4, progress=False)
 
 
