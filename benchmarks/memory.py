@@ -14,16 +14,20 @@
   engine against a 10,000-node memory, half of them known (the design: 69 ms);
 - experiment: every question of a LoCoMo file (``--dataset PATH``, e.g. the published
   locomo10.json, which is not shipped; default: a generated file of its size, 5,882 turns and
-  1,986 questions) answered per retrieval configuration at each budget: context recall,
-  Hit@1/5, Recall@5, MRR and questions per second (indexing included), against plain BM25
-  (``bm25s`` over each conversation's turns, top 10, indexing included) measured in the same
-  run, the median of 3 such pairs per cell (goal: >= 0.3x its questions/s;
-  ``graph+lexical`` recall at 400 tokens >= plain BM25's + 0.10); our ``literal`` beside the
-  literal baseline the design reports on the published file.
+  1,986 questions) answered per retrieval configuration at each budget (default 100, 400,
+  1,600 and 6,400 tokens): context recall, Hit@1/5, Recall@5, MRR, the context's mean tokens,
+  why contexts stopped (budget, or candidates exhausted) and questions per second (indexing
+  included), against plain BM25 (``bm25s`` over each conversation's turns, top 10, indexing
+  included) measured in the same run, the median of 3 such pairs per cell (goals: recall rises
+  with the budget while evidence remains; a fusion's recall is never below its best member's;
+  at up to 400 tokens >= 0.3x plain BM25's questions/s; ``graph+lexical`` recall at 400 tokens
+  >= plain BM25's + 0.10); our ``literal`` beside the literal baseline the design reports on
+  the published file; and what the loader did with the file's evidence (strings split or
+  corrected, ids that name no turn).
 Writes benchmarks/results/memory.json (figures only: no dataset text). The baseline needs
 ``bm25s`` (``pip install -e '.[bench]'``; lithify's own BM25 gives its scores without it).
 
-    python benchmarks/memory.py [--quick] [--dataset locomo10.json] [--budgets 100,200,400]
+    python benchmarks/memory.py [--quick] [--dataset locomo10.json] [--budgets 100,400,1600]
 """
 
 from __future__ import annotations
@@ -173,6 +177,12 @@ def experiment(path: Path, budgets: list[int]) -> dict:
         "turns": len(data.documents),
         "questions": len(data.questions),
         "notes": len(data.notes),
+        "evidence": {
+            "repaired": data.repaired,
+            "unread": len(data.unread),
+            "unreadable": sum(u.reason == "unreadable" for u in data.unread),
+            "no_such_turn": sum(u.reason == "no such turn" for u in data.unread),
+        },
         "plain_bm25": {
             "recall@10": base["recall@10"],
             "hit@1": base["hit@1"],
@@ -200,8 +210,13 @@ def experiment(path: Path, budgets: list[int]) -> dict:
                 ratios.append((len(cases) / took) / plain_rate)
                 cpu_ratios.append(plain_cpu / took_cpu)
             m = evaluate(cases, (1, 5, 10)).row(0, named=True)
+            stopped: dict[str, int] = {}
+            for c in cases:
+                stopped[c["stopped"]] = stopped.get(c["stopped"], 0) + 1
             rows[str(budget)] = {
                 "recall": context_recall(cases),
+                "context_tokens": sum(c["tokens"] for c in cases) / len(cases),
+                "stopped": stopped,
                 "hit@1": m["hit@1"],
                 "hit@5": m["hit@5"],
                 "recall@5": m["recall@5"],
@@ -220,7 +235,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes (a smoke run)")
     ap.add_argument("--dataset", type=Path, help="a LoCoMo file (default: a generated one)")
-    ap.add_argument("--budgets", default="100,200,400", help="budgets of the recall table")
+    ap.add_argument("--budgets", default="100,400,1600,6400", help="budgets of the recall table")
     args = ap.parse_args()
     scale = 10 if args.quick else 1
     n_events, n_nodes, n_facts = 100_000 // scale, 100_000 // scale, 300_000 // scale
@@ -441,19 +456,41 @@ def main() -> None:
         f"plain BM25 over the turns (top 10): recall@10 {pb['recall@10']:.3f}, "
         f"{pb['questions_per_s']:.0f} questions/s (median; x BM25: against the run just before)"
     )
+    ev = e["evidence"]
     print(
-        f"{'configuration':<15}{'budget':>7}{'recall':>8}{'hit@1':>7}{'hit@5':>7}"
-        f"{'R@5':>7}{'MRR':>7}{'q/s':>7}{'x BM25':>8}{'(cpu)':>7}"
+        f"evidence: {ev['repaired']} strings split or corrected into turn ids, {ev['unread']} "
+        f"ids that name no turn ({ev['unreadable']} unreadable, {ev['no_such_turn']} no such "
+        "turn)"
+    )
+    print(
+        f"{'configuration':<15}{'budget':>7}{'recall':>8}{'tokens':>8}{'full':>6}{'hit@1':>7}"
+        f"{'hit@5':>7}{'R@5':>7}{'MRR':>7}{'q/s':>7}{'x BM25':>8}{'(cpu)':>7}"
     )
     for name, per in e["configurations"].items():
         for budget, m in per.items():
+            full = m["stopped"].get("budget", 0) / max(1, sum(m["stopped"].values()))
             print(
-                f"{name:<15}{budget:>7}{m['recall']:>8.3f}{m['hit@1']:>7.3f}{m['hit@5']:>7.3f}"
+                f"{name:<15}{budget:>7}{m['recall']:>8.3f}{m['context_tokens']:>8.0f}"
+                f"{full:>6.0%}{m['hit@1']:>7.3f}{m['hit@5']:>7.3f}"
                 f"{m['recall@5']:>7.3f}{m['mrr']:>7.3f}{m['questions_per_s']:>7.0f}"
                 f"{m['vs_plain_bm25_speed']:>8.2f}{m['vs_plain_bm25_cpu']:>7.2f}"
             )
-    if "literal" in e["configurations"]:
-        lit = e["configurations"]["literal"][str(budgets[-1])]
+    for fusion, members in (
+        ("graph+lexical", ("graph", "lexical")),
+        ("fused", ("graph", "lexical", "literal")),
+    ):
+        per = e["configurations"].get(fusion)
+        if per and all(m in e["configurations"] for m in members):
+            gaps = [
+                per[b]["recall"] - max(e["configurations"][m][b]["recall"] for m in members)
+                for b in per
+            ]
+            print(
+                f"{fusion} against its best member: "
+                + ", ".join(f"{b} {g:+.4f}" for b, g in zip(per, gaps, strict=True))
+            )
+    if "literal" in e["configurations"] and "400" in e["configurations"]["literal"]:
+        lit = e["configurations"]["literal"]["400"]
         print(
             "literal beside the design's literal baseline (published file): "
             + ", ".join(f"{k} {lit[k]:.3f} vs {v:.3f}" for k, v in DESIGN_LITERAL.items())
