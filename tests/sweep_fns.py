@@ -36,6 +36,26 @@ def gated(journal: str, branch: int, params: dict) -> None:
     sleepy(journal, branch, params)
 
 
+def held(journal: str, branch: int, params: dict) -> None:
+    """A trial that reports ``loss`` at steps 1 and 2 (intermediate values), then waits until
+    the file ``$HOLD_DIR/<branch>`` or ``$HOLD_DIR/all`` exists and observes its final loss: a
+    test releases the trials of a live study one at a time (it fails after 300 s held)."""
+    from workbench import sweep
+
+    x1, x2 = float(params["x1"]), float(params["x2"])
+    value = (x1 - 2) ** 2 + (x2 - 5) ** 2 / 10 + 1
+    hold, deadline = os.environ["HOLD_DIR"], time.monotonic() + 300
+    with Journal.open(journal) as j:
+        b = j.branch(branch)
+        for step in (1, 2):
+            sweep.report(b, value * (1 + 1 / step), step, metric="loss")
+        while not any(os.path.exists(os.path.join(hold, n)) for n in (str(branch), "all")):
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"branch {branch} was never released from {hold}")
+            time.sleep(0.02)
+        b.observe("loss", value)
+
+
 def boom(journal: str, branch: int, params: dict) -> None:
     raise RuntimeError(f"no luck with {params}")
 

@@ -32,7 +32,10 @@ def test_metric_vs_param_spec():
     assert line["encoding"]["x"]["scale"]["type"] == "log"
     assert line["encoding"]["x"]["title"] == "budget (log scale)"  # the axis says it is log
     assert any(t["field"] == "n" for t in line["encoding"]["tooltip"])
-    assert points["mark"]["type"] == "circle" and points["mark"]["opacity"] < 0.5
+    assert points["mark"]["type"] == "point" and points["mark"]["opacity"] < 0.5
+    # a triangle for a fork whose value is only its last report (partial values shown)
+    assert points["encoding"]["shape"]["value"] == "circle"
+    assert "datum._state" in points["encoding"]["shape"]["condition"]["test"]
     assert spec["title"] == "recall vs budget"
     data = spec["datasets"]
     assert sum(len(v) for v in data.values()) == 3 + 9  # 3 group rows, 9 branch points
@@ -42,8 +45,12 @@ def test_points_toggle_color_and_facet():
     with Journal.in_memory() as j:
         df = sweep_matrix(j)
     spec = charts.metric_vs_param(df, x="budget", y="recall", color="seed", points=False).to_dict()
-    assert len(layers(spec)) == 2
-    assert layers(spec)[1]["encoding"]["color"]["field"] == "seed"
+    # one branch per budget and seed: no group has a band (a layer with no rows would give
+    # Vega an infinite extent), the line alone
+    assert len(layers(spec)) == 1
+    assert layers(spec)[0]["encoding"]["color"]["field"] == "seed"
+    banded = charts.metric_vs_param(df, x="budget", y="recall", points=False).to_dict()
+    assert [layer["mark"]["type"] for layer in layers(banded)] == ["area", "line"]
     faceted = charts.metric_vs_param(df, x="budget", y="recall", facet="seed").to_dict()
     assert faceted["facet"]["column"]["field"] == "seed"
     with pytest.raises(InvalidValue):

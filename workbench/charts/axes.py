@@ -48,9 +48,10 @@ def default_axes(
 ) -> Axes:
     """The chart axes every client uses (CLI, server, widgets): the ones given; else the
     journal's agent's (``x``, ``y`` and its ``color`` when x is the agent's own x), unless the
-    matrix has other parameters (metrics) and not these; else the first varied parameter and
-    the first metric. ``color=""`` means no colour. ``df`` is the matrix (default: the
-    sweep's, or the whole), long or one row per branch with ``metrics`` given by its columns."""
+    matrix has other parameters (metrics) and not these; else the first varied parameter (a
+    numeric one first: the metric view draws a line along x) and the first metric.
+    ``color=""`` means no colour. ``df`` is the matrix (default: the sweep's, or the whole),
+    long or one row per branch with ``metrics`` given by its columns."""
     if df is None:
         df = journal.matrix(sweep=sweep)
     return axes_of(
@@ -85,8 +86,9 @@ def axes_of(
     if x is None:
         if agent is not None and agent_has(agent.x, params):
             x = agent.x
-        else:
-            x = next(iter(varied or params), None)
+        else:  # a number first: the metric view draws a line along x
+            numbers = [p for p in varied if _is_number(df, p)]
+            x = next(iter(numbers or varied or params), None)
     if y is None:
         if agent is not None and agent_has(agent.y, metrics):
             y = agent.y
@@ -98,6 +100,13 @@ def axes_of(
     if color == "" or color == x:
         color = None
     return Axes(params, varied, metrics, x, y, color)
+
+
+def _is_number(df: pl.DataFrame, column: str) -> bool:
+    import polars as pl
+
+    dtype = df.schema.get(column)
+    return dtype is not None and dtype.is_numeric() and dtype != pl.Boolean
 
 
 def auto_log_x(df: pl.DataFrame, x: str) -> bool:

@@ -91,6 +91,19 @@ def picked_size(base: float = 40, picked: float = 160) -> Any:
     return alt.condition(alt.param(PICK, empty=False), alt.value(picked), alt.value(base))
 
 
+def partial_shape() -> Any:
+    """A point's shape by its fork's state (the ``_state`` column): a triangle for a value
+    that is only the last report of a fork that runs or stopped short (partial values shown:
+    ``Selection.partial``), else a circle."""
+    import altair as alt
+
+    from ..outcome import PARTIAL
+
+    states = ", ".join(f"'{s}'" for s in sorted(PARTIAL))
+    test = f"indexof([{states}], datum._state) >= 0"
+    return alt.condition(test, alt.value("triangle-up"), alt.value("circle"))
+
+
 def values(frame: pl.DataFrame) -> alt.InlineData:
     """Rows inline in the spec (no row limit: altair's 5,000 rows guard frames, and views
     reduce their data in polars first). NaN and infinities become null (JSON has neither)."""

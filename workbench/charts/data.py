@@ -89,7 +89,8 @@ class Results:
 
 
 def gather(journal: Journal, selection: Selection, table: BranchTable | None = None) -> Results:
-    """The table of a selection (NotFound for a sweep that does not exist). ``table``: the
+    """The table of a selection (NotFound for a sweep that does not exist, in ``sweep`` or in
+    ``sweeps``). ``table``: the
     journal's whole ``branch_table`` as read just now (a server keeps it between requests);
     the selection's rows are taken from it instead of read again."""
     import polars as pl
@@ -101,7 +102,7 @@ def gather(journal: Journal, selection: Selection, table: BranchTable | None = N
         members = {s.id: s.branches for s in journal.sweeps()}
         missing = [s for s in selection.sweeps if s not in members]
         if missing:
-            raise InvalidValue(f"there is no sweep {missing[0]}; list them with `lithify sweeps`")
+            raise NotFound(f"there is no sweep {missing[0]}; list them with `lithify sweeps`")
         ids = sorted({b for s in selection.sweeps for b in members[s]})
     if table is None:
         bt = branch_table(journal, sweep=selection.sweep, branches=ids)

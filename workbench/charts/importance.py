@@ -139,9 +139,9 @@ def importance(
     data = pl.DataFrame(
         {"param": list(found), "importance": list(found.values())},
         schema={"param": pl.Utf8, "importance": pl.Float64},
-    )
-    base = alt.Chart(values(data)).encode(
-        y=alt.Y("param:N", sort="-x", title=None),
+    ).sort("importance", descending=True, maintain_order=True)
+    base = alt.Chart(values(data)).encode(  # in the rows' order (a sort per layer conflicts)
+        y=alt.Y("param:N", sort=None, title=None),
         x=alt.X("importance:Q", title="importance", scale=alt.Scale(domain=[0, 1])),
         tooltip=[
             alt.Tooltip("param:N"),

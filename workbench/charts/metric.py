@@ -15,13 +15,16 @@ from .base import (
     bounds,
     brush,
     check_theme,
+    is_number,
     layered,
+    partial_shape,
     pick,
     picked_size,
     themed,
     tooltips,
     values,
 )
+from .data import STATE
 
 if TYPE_CHECKING:
     import altair as alt
@@ -93,17 +96,22 @@ def metric_vs_param(
             )
             .sort(groups)
         )
-    xs = (
-        alt.Scale(type="log", nice=False, padding=24)
-        if log_x
-        else alt.Scale(zero=False, padding=24)
-    )
-    # Ticks at the swept values (a sweep has few), never overlapping: a log axis otherwise
-    # labels 700 and 800 side by side ("700800").
-    ticks = sorted({v for v in stats[x].to_list() if v is not None})
-    axis = alt.Axis(labelOverlap="greedy", values=ticks) if len(ticks) <= 12 else None
-    x_title = f"{x} (log scale)" if log_x else x
-    x_enc = alt.X(f"{x}:Q", scale=xs, title=x_title, axis=axis or alt.Axis(labelOverlap="greedy"))
+    if is_number(data, x):
+        xs = (
+            alt.Scale(type="log", nice=False, padding=24)
+            if log_x
+            else alt.Scale(zero=False, padding=24)
+        )
+        # Ticks at the swept values (a sweep has few), never overlapping: a log axis otherwise
+        # labels 700 and 800 side by side ("700800").
+        ticks = sorted({v for v in stats[x].to_list() if v is not None})
+        axis = alt.Axis(labelOverlap="greedy", values=ticks) if len(ticks) <= 12 else None
+        x_title = f"{x} (log scale)" if log_x else x
+        x_enc = alt.X(
+            f"{x}:Q", scale=xs, title=x_title, axis=axis or alt.Axis(labelOverlap="greedy")
+        )
+    else:  # a choice (a category, a flag): its values in order along x, never a log axis
+        x_enc = alt.X(f"{x}:O", title=x, sort="ascending", axis=alt.Axis(labelAngle=0))
     tooltip = tooltips(stats, groups) + [
         alt.Tooltip("mean:Q", format=".3f"),
         alt.Tooltip("n:Q"),
@@ -113,7 +121,8 @@ def metric_vs_param(
     # One dataset for every layer (facets need it): group rows and branch rows, told apart by
     # the "_layer" column. The branch rows carry every parameter, for their tooltips.
     shown = params if params is not None else param_columns(data)
-    keep = [c for c in dict.fromkeys(["branch", *groups, y, *shown]) if c in data.columns]
+    state = [STATE] if STATE in data.columns else []  # a fork's state: its point says it
+    keep = [c for c in dict.fromkeys(["branch", *groups, y, *shown, *state]) if c in data.columns]
     points = points and data.height <= MAX_POINTS
     rows = [stats.with_columns(pl.lit("group").alias("_layer"))]
     if points:
@@ -123,24 +132,27 @@ def metric_vs_param(
     enc: dict[str, Any] = {"x": x_enc}
     if color is not None:
         enc["color"] = alt.Color(f"{color}:N", title=color)
-    band = (
-        group_rows.transform_filter("isValid(datum.ci_low)")
-        .mark_area(opacity=0.2)
-        .encode(y=alt.Y("ci_low:Q", title=y), y2="ci_high:Q", **enc)
-    )
     line = group_rows.mark_line(point=True).encode(
         y=alt.Y("mean:Q", title=y), tooltip=tooltip, **enc
     )
     zoom = brush(["x"])
-    layers: list[Any] = [band, line if points else line.add_params(zoom)]
+    layers: list[Any] = [line if points else line.add_params(zoom)]
+    if stats["ci_low"].drop_nulls().len():  # a band only where a group has one (2+ values):
+        band = (  # a layer with no rows gives its scales an infinite extent in Vega
+            group_rows.transform_filter("isValid(datum.ci_low)")
+            .mark_area(opacity=0.2)
+            .encode(y=alt.Y("ci_low:Q", title=y), y2="ci_high:Q", **enc)
+        )
+        layers.insert(0, band)
     if points:
         faint = (
             base.transform_filter("datum._layer === 'branch'")
-            .mark_circle(opacity=0.35)
+            .mark_point(filled=True, opacity=0.35)
             .encode(
                 y=alt.Y(f"{y}:Q"),
                 size=picked_size(28, 140),
-                tooltip=tooltips(data, keep, {y: y}),
+                shape=partial_shape(),
+                tooltip=tooltips(data, keep, {y: y, STATE: "state"}),
                 **enc,
             )
             .add_params(pick(), zoom)

@@ -63,7 +63,11 @@ def slices(
         kind: Any = field_type(data, p)
         if kind == "quantitative":
             log = is_log(data, p)
-            scale = alt.Scale(type="log" if log else "linear", zero=False, nice=not log, padding=12)
+            scale = (  # "zero" is no option of a log scale (Vega-Lite drops it, with a warning)
+                alt.Scale(type="log", nice=False, padding=12)
+                if log
+                else alt.Scale(type="linear", zero=False, nice=True, padding=12)
+            )
             ticks = sorted(data[p].drop_nulls().unique().to_list())
             axis = alt.Axis(
                 labelOverlap="greedy", values=ticks if len(ticks) <= 12 else alt.Undefined

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidValue
+from ..errors import CannotDraw, InvalidValue
 from .axes import Axes, axes_of
-from .base import cannot, check_theme, is_log, is_number, spec, varied
+from .base import cannot, check_theme, is_log, is_number, spec, themed, values, varied
 from .contour import contour, contour_why_not
-from .data import Results, Selection, gather
+from .data import STATE, Results, Selection, gather
 from .history import history, history_why_not
 from .importance import EVALUATORS, importance, importance_why_not
 from .metric import AGGREGATIONS, metric_vs_param
@@ -83,6 +83,11 @@ def why_not(
     res = res if res is not None else gather(journal, selection or Selection())
     c = _choose(journal, res, None, y, None, y2)
     t, y = res.table, c.axes.y
+    if waiting(res, y):  # every view can say so (chart.json draws it), the steps view draws
+        steps = None  # the curves reported so far, if there are any
+        if y is not None and y in t.columns:
+            steps = VIEWS["steps"].why_not(_Asked(journal, res, c, y))
+        return {name: steps if name == "steps" else None for name in VIEWS}
     if y is None or y not in t.columns:
         why = f"no {y} observed yet in this selection" if y else "no metric observed yet here"
         return dict.fromkeys(KINDS, why)
@@ -179,8 +184,23 @@ class Options:
 
 
 def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Options) -> Drawn:
-    x, y2, params = o.x, o.y2, o.params
-    c = _choose(journal, res, x, o.y, o.color, y2)
+    c = _choose(journal, res, o.x, o.y, o.color, o.y2)
+    y = c.axes.y
+    wait = waiting(res, y)
+    if wait is None:
+        return _drawn(journal, kind, selection, res, o, c)
+    if kind == "steps" and y is not None and y in res.table.columns:
+        try:  # the curves reported so far, if there are any
+            return _drawn(journal, kind, selection, res, o, c)
+        except CannotDraw:
+            pass
+    return _placeholder(kind, selection, res, y, wait, o.theme)
+
+
+def _drawn(
+    journal: Journal, kind: str, selection: Selection, res: Results, o: Options, c: Choice
+) -> Drawn:
+    y2, params = o.y2, o.params
     y = c.axes.y
     if y is None:
         raise cannot(kind, f"no metric observed yet in {selection.describe()}")
@@ -201,6 +221,55 @@ def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Op
     chart, more = VIEWS[kind].draw(_Drawing(journal, res, c, selection, o, y, chosen))
     meta.update(more)
     return Drawn(chart, kind, meta)
+
+
+UNFINISHED = ("running", "pending")  # the states of forks that may still give a value
+
+
+def waiting(res: Results, y: str | None) -> str | None:
+    """Why a selection has nothing to draw *yet*, in one line (None: it has values of ``y``,
+    or never will): no fork has a value of ``y`` (``workbench.outcome``'s: a running fork's
+    reports are not one) while some forks still run or wait to."""
+    import polars as pl
+
+    t = res.table
+    if y is not None and y in t.columns and t[y].drop_nulls().len():
+        return None
+    if STATE not in t.columns:
+        return None
+    counts = dict(t.group_by(STATE).len().iter_rows())
+    unfinished = [(s, counts[s]) for s in UNFINISHED if counts.get(s)]
+    if not unfinished:
+        return None
+    ended = t.filter(~pl.col(STATE).is_in(UNFINISHED)).height
+    said = ", ".join(f"{n} {s}" for s, n in unfinished)
+    more = f", {ended} ended without one" if ended else ""
+    return f"no value of {y or 'any metric'} yet: {said}{more}"
+
+
+def _placeholder(
+    kind: str, selection: Selection, res: Results, y: str | None, why: str, theme: str
+) -> Drawn:
+    """What a view is while no fork has a value yet: the reason, where the chart will be
+    (``usermeta.lithify.waiting`` says it too)."""
+    import altair as alt
+    import polars as pl
+
+    text = pl.DataFrame({"text": [why]})
+    chart = (
+        alt.Chart(values(text))
+        .mark_text(fontSize=13, color="#888888")
+        .encode(text="text:N")
+        .properties(width=420, height=120, title=f"{kind}: {selection.describe()}")
+    )
+    meta = {
+        "selection": selection.describe(),
+        "y": y,
+        "brush": None,
+        "forks": int(res.table.height),
+        "waiting": why,
+    }
+    return Drawn(themed(chart, theme), kind, meta)
 
 
 @dataclass(frozen=True)
@@ -376,4 +445,4 @@ def _metric(
     return chart, {"x": x, "color": color, "log_x": log, "log_x_auto": auto}
 
 
-__all__ = ["KINDS", "VIEWS", "Drawn", "ViewKind", "view", "why_not"]
+__all__ = ["KINDS", "VIEWS", "Drawn", "ViewKind", "view", "waiting", "why_not"]

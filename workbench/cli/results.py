@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from .. import charts
+from ..charts.base import cannot
 from ..errors import InvalidValue
 from ..matrix import export
 from .app import command, console, emit, matrix_rows, open_journal, options
@@ -152,6 +153,8 @@ def chart(
             direction=direction,
             theme=theme,
         )
+    if drawn.meta.get("waiting"):  # no fork has a value yet: a file would show only that
+        raise cannot(kind, drawn.meta["waiting"])
     if output.suffix.lower() == ".json":
         output.write_text(json.dumps(drawn.spec(), indent=1) + "\n")
     else:

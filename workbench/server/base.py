@@ -15,7 +15,9 @@ from ..errors import Conflict, InvalidValue, NotFound, WorkbenchError
 from ..journal import Journal
 from ..storage import fault
 from . import shapes
-from .hub import Hub
+from .hub import Hub, identity
+
+JOURNAL_HEADER = "Lithify-Journal"  # the identity of the journal an answer is about
 
 
 def http_status(e: BaseException) -> tuple[int, str]:
@@ -79,6 +81,7 @@ class Base(APIHandler):
     """What every lithify handler shares: the hub, JSON errors, the off-loop call."""
 
     hub: Hub
+    opened: str | None = None  # the identity of the journal this request read (``identity``)
 
     def initialize(self, hub: Hub) -> None:
         self.hub = hub
@@ -105,6 +108,8 @@ class Base(APIHandler):
         except Exception as e:  # noqa: BLE001 (a JSON error, never a traceback)
             self.fail(e)
             return
+        if self.opened is not None:  # which journal answered: a client notices another one
+            self.set_header(JOURNAL_HEADER, self.opened)
         if isinstance(result, Download):
             if result.filename:
                 self.set_header("Content-Disposition", f'attachment; filename="{result.filename}"')
@@ -126,5 +131,16 @@ class Base(APIHandler):
         value = self.get_query_argument(name, None)
         return value if isinstance(value, str) else None
 
+    def live(self, j: Journal, sweep_id: int, how: dict[str, Any]) -> bool:
+        """Whether a sweep is being run now: by this server (its handle), or by any process
+        that beats in the journal (``sweep.watch``; a coordinator that died stops beating)."""
+        from ..sweep import watch
+
+        handle = self.hub.sweep(j, sweep_id)
+        return (handle is not None and not handle.done) or watch.driven(how)
+
     def journal(self) -> Journal:
-        return self.hub.journal(self.arg("journal"))
+        """The journal of ``?journal=`` (its identity answers with the reply)."""
+        j = self.hub.journal(self.arg("journal"))
+        self.opened = identity(j)
+        return j

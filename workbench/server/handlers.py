@@ -16,6 +16,7 @@ from .. import sweep as sweeps
 from ..diff import diff
 from ..errors import Conflict, InvalidValue, NotFound
 from ..events import encode_state
+from ..sweep import watch
 from ..sweep.plan import planned_forks
 from ..sweep.runners import runners_here
 from . import shapes
@@ -55,12 +56,22 @@ class Branches(Base):
         def run() -> shapes.BranchesReply:
             j = self.journal()
             runs = {r.branch: r.status for r in j.runs()}
+            hows = {s.id: s.how for s in j.sweeps()}
+            glance = []
+            for summary in sweeps.summaries(j):
+                doc = summary.to_json()
+                live = self.live(j, summary.id, hows.get(summary.id, {}))
+                if live and doc["state"] == "pending":
+                    doc["state"] = "running"  # a coordinator drives it (a study between trials)
+                elif not live and doc["state"] == "running":
+                    doc["state"] = "pending"  # its coordinator is gone: a resume finishes it
+                glance.append(doc)
             return {
                 "branches": [
                     {**b.to_json(), "status": runs.get(b.id)}  # type: ignore[typeddict-item]
                     for b in j.branches()
                 ],
-                "sweeps": [s.to_json() for s in sweeps.summaries(j)],  # type: ignore[misc]
+                "sweeps": glance,  # type: ignore[typeddict-item]
             }
 
         await self.reply(run)
@@ -238,6 +249,8 @@ class Sweeps(Base):
                         "notebook_rel": self.hub.relative(f.notebook),
                     }
                     forks.append(cast(shapes.ForkJson, fork))
+                running = self.live(j, s.id, s.how)
+                statuses = {f["branch"]: f["status"] for f in forks}
                 out.append(
                     {
                         "id": s.id,
@@ -248,7 +261,8 @@ class Sweeps(Base):
                         "space": s.spec.get("space"),
                         "objectives": s.spec.get("objectives"),
                         "planned": max(len(forks), planned_forks(s)),
-                        "running": handle is not None and not handle.done,
+                        "running": running,
+                        "resume": "it is running" if running else watch.resumable(s, statuses),
                         "forks": forks,
                     }
                 )
@@ -353,8 +367,10 @@ class Optimize(Base):
 
 
 class Cancel(Base):
-    """POST {journal, sweep}: stop a sweep this server runs: its running forks are stopped, the
-    rest skipped."""
+    """POST {journal, sweep}: stop a sweep: its running forks are stopped, the rest skipped.
+    One this server runs is cancelled at once; one another process runs (``lithify optimize``
+    in a terminal) is asked to through the journal (``sweep.watch``), and stops within
+    seconds."""
 
     @web.authenticated
     async def post(self) -> None:
@@ -363,9 +379,10 @@ class Cancel(Base):
             j = self.hub.journal(body.get("journal"))
             sweep_id = _body_int(body, "sweep")
             handle = self.hub.sweep(j, sweep_id)
-            if handle is None or handle.done:
-                raise NotFound(f"sweep {sweep_id} is not running in this server")
-            handle.cancel()
+            if handle is not None and not handle.done:
+                handle.cancel()
+            elif not watch.request_cancel(j, sweep_id):
+                raise NotFound(f"sweep {sweep_id} is not running")
             return {"cancelled": sweep_id}
 
         await self.reply(run)
@@ -385,6 +402,7 @@ class Rerun(Base):
             running = self.hub.sweep(j, sweep_id)
             if running is not None and not running.done:
                 raise Conflict(f"sweep {sweep_id} is running; cancel it or wait for it")
+            watch.check_idle(j, sweep_id)  # nor in another process (a terminal's study)
             kind = next((s.spec.get("kind") for s in j.sweeps() if s.id == sweep_id), None)
             if kind == "optimize":  # a study resumes as a study: unfinished trials, then new
                 study = sweeps.start_resume_optimize(j, sweep_id)

@@ -8,6 +8,7 @@ import asyncio
 import os
 import threading
 import time
+import weakref
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,12 +30,33 @@ THREADS = 4  # library calls at once; more requests queue (the journal serialize
 T = TypeVar("T")
 
 
-def _inode(path: str) -> tuple[int, int] | None:
+def _inode(path: str) -> tuple[int, int, int] | None:
+    """A file's device, inode and ctime (None: no file)."""
     try:
         st = os.stat(path)
     except OSError:
         return None
-    return st.st_dev, st.st_ino
+    return st.st_dev, st.st_ino, st.st_ctime_ns
+
+
+def _created(path: str) -> str | None:
+    """The creation time a journal file records in its meta table (None: it cannot be read
+    without a key, or is no journal)."""
+    from ..storage.sqlite.files import meta_value
+
+    return meta_value(path, "created", timeout=1.0)
+
+
+def identity(journal: Journal) -> str:
+    """What tells one journal from another made later at the same path or URL: its creation
+    time (every journal records it), and for a file its device and inode. The server sends it
+    with every answer about a journal (``Lithify-Journal``), so a client that has shown one
+    notices another at the same name at its next request."""
+    created = journal.storage.meta.get("created", "")
+    if is_url(journal.location):
+        return created
+    ino = _inode(journal.location)
+    return f"{created}.{ino[0]}.{ino[1]}" if ino else created
 
 
 class Hub:
@@ -43,9 +65,13 @@ class Hub:
     def __init__(self, root: str) -> None:
         self.root = Path(root).resolve()
         self.journals: dict[str, Journal] = {}
-        self.inodes: dict[str, tuple[int, int] | None] = {}
+        self.inodes: dict[str, tuple[int, int, int] | None] = {}
         self.sweeps: dict[tuple[str, int], Any] = {}
-        self.tables: dict[str, tuple[tuple[int, int], BranchTable, int, float]] = {}
+        # per journal: (its version, the table, the last branch read, when it was checked, the
+        # journal it was read from: another journal at the same path reads its own)
+        self.tables: dict[
+            str, tuple[tuple[int, int], BranchTable, int, float, weakref.ref[Journal]]
+        ] = {}
         self.lock = threading.RLock()
         self.pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="lithify-api")
         # what the sidebar opens when this server's page first loads (`lithify lab PATH.db`),
@@ -110,7 +136,7 @@ class Hub:
         with self.lock:
             key = str((self.root / rel).resolve()) if rel else ""
             j = self.journals.get(key)
-            if j is not None and self.inodes.get(key) != _inode(key):
+            if j is not None and not self._same(key, j):
                 self.journals.pop(key, None)
                 self.inodes.pop(key, None)
                 j.close()
@@ -124,6 +150,20 @@ class Hub:
                 self.inodes[key] = _inode(key)
             return j
 
+    def _same(self, key: str, j: Journal) -> bool:
+        """Whether the file at ``key`` is still the journal ``j`` opened: the same inode, and
+        when the file changed since (a checkpoint, or another journal written over it in
+        place) the same creation time in its meta table."""
+        was, now = self.inodes.get(key), _inode(key)
+        if was is None or now is None or was[:2] != now[:2]:
+            return False  # deleted, or deleted and made again
+        if was != now:
+            created = _created(key)
+            if created is not None and created != j.storage.meta.get("created"):
+                return False
+            self.inodes[key] = now
+        return True
+
     def table(self, journal: Journal) -> BranchTable:
         """The journal's ``branch_table`` as it is now, read again only when the journal
         changed (an event, a branch or a run's status), so the results routes and the filters
@@ -132,6 +172,8 @@ class Hub:
 
         with self.lock:
             kept = self.tables.get(journal.location)
+        if kept is not None and kept[4]() is not journal:
+            kept = None  # read from the journal that was at this path before
         now = time.monotonic()
         if kept is not None and now - kept[3] < FRESH_S:
             return kept[1]  # the requests of one page view, at once: checked a moment ago
@@ -140,12 +182,12 @@ class Hub:
         if kept is not None and kept[0] == version:
             if not journal.storage.branch_rows(since_id=kept[2]):
                 with self.lock:  # no event, no new branch, no run changed
-                    self.tables[journal.location] = (*kept[:3], now)
+                    self.tables[journal.location] = (*kept[:3], now, kept[4])
                 return kept[1]
         table = branch_table(journal)
         last = int(table.frame["branch"].max()) if table.frame.height else -1  # type: ignore[arg-type]
         with self.lock:
-            self.tables[journal.location] = (version, table, last, now)
+            self.tables[journal.location] = (version, table, last, now, weakref.ref(journal))
         return table
 
     def warm(self) -> None:

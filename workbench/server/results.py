@@ -106,7 +106,12 @@ class Matrix(Results):
             wide = self.arg("wide") in ("1", "true")
             df = j.matrix(sweep=sel.sweep, branches=ids, wide=wide, partial=wide and sel.partial)
             if fmt == "json":
-                return {"columns": df.columns, "rows": [list(r) for r in df.iter_rows()]}
+                names = set(self.hub.table(j).metrics)
+                return {
+                    "columns": df.columns,
+                    "rows": [list(r) for r in df.iter_rows()],
+                    "metrics": [c for c in df.columns if wide and c in names],
+                }
             buf = io.BytesIO()
             if fmt == "csv":
                 df.write_csv(buf)

@@ -153,6 +153,7 @@ class SearchReply(TypedDict):
 class MatrixReply(TypedDict):
     columns: list[str]
     rows: list[list[Any]]
+    metrics: list[str]  # which columns are metrics (wide=1; with partial=1 some are partial)
 
 
 class ForkJson(TypedDict):
@@ -178,7 +179,8 @@ class SweepJson(TypedDict):
     space: dict[str, Any] | None  # an adaptive sweep's search space
     objectives: list[str] | None
     planned: int  # the forks it is to have: a study's trials, not only those forked so far
-    running: bool
+    running: bool  # a coordinator runs it: this server, or another process (sweep.watch)
+    resume: str | None  # why Resume cannot run now (None: it can: forks or trials are left)
     forks: list[ForkJson]
 
 

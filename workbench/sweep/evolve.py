@@ -46,6 +46,7 @@ from .optimize import _is_lines, _objectives, _progress_default, check_observed
 from .plan import Fork, _declared, fork_timeout_of
 from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for, tidy
 from .trials import Reader, Study, StudySpec, spec_of
+from .watch import Watch, check_idle
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -191,6 +192,7 @@ def _resume(
         raise InvalidValue(
             "resume= finishes an evolution as it was started: drop at, space, objective"
         )
+    check_idle(journal, sweep_id)  # a coordinator in another process runs it now
     how, n, started = as_recorded(journal, sweep_id, workers, start_timeout)
     try:
         return _Population(journal, sweep_id, started, how, n).run(progress)
@@ -302,11 +304,20 @@ class _Population:
         )
 
     def run(self, progress: bool | None) -> Study:
-        """Run the generations (a progress bar unless progress=False); the study."""
+        """Run the generations (a progress bar unless progress=False); the study. A cancel
+        asked for in the journal (``watch.request_cancel``) stops it as a cancelled member
+        does."""
+        watch = Watch(self.journal, self.spec.sweep, self._cancel_all)
         try:
             return self._generations(progress)
         finally:
             tidy(self.out_dir, self.contexts, self.journal.path)
+            watch.stop()
+
+    def _cancel_all(self) -> None:
+        self.cancel.set()
+        for ctx in list(self.contexts):
+            ctx.stop()
 
     def _generations(self, progress: bool | None) -> Study:
         spec = self.spec

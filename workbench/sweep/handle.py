@@ -30,6 +30,7 @@ from .runners import (
     runner_options,
     tidy,
 )
+from .watch import Watch, check_idle
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -127,14 +128,17 @@ class SweepHandle:
         self._contexts: dict[int, ForkContext] = {}
         self.status: dict[int, str] = {f.branch: "pending" for f in forks}
         self.started = time.monotonic()
-        slots = max(workers, int(getattr(runner, "slots", workers)))  # async pool: more at once
-        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=f"sweep-{plan.id}")
-        self._futures: list[Future[None]] = []
         for f in forks:
             ctx = ForkContext(plan.journal.location, f, out_dir, self._cancel, timeout)
             ctx.function = function
             self._contexts[f.branch] = ctx
-            self._futures.append(self._pool.submit(self._run_one, ctx))
+        # the journal says this sweep is driven, and a cancel asked for there reaches it
+        self._watch = Watch(plan.journal, plan.id, self.cancel)
+        slots = max(workers, int(getattr(runner, "slots", workers)))  # async pool: more at once
+        self._pool = ThreadPoolExecutor(max_workers=slots, thread_name_prefix=f"sweep-{plan.id}")
+        self._futures: list[Future[None]] = [
+            self._pool.submit(self._run_one, ctx) for ctx in self._contexts.values()
+        ]
         self._closer = threading.Thread(target=self._finish, daemon=True)
         self._closer.start()
 
@@ -148,11 +152,14 @@ class SweepHandle:
         execute(self.runner, ctx, self._cancel, self._record)
 
     def _finish(self) -> None:
-        for fut in self._futures:
-            fut.exception()
-        self._pool.shutdown(wait=True)
-        self.runner.close()
-        tidy(self.out_dir, self._contexts.values(), self.plan.journal.path)
+        try:
+            for fut in self._futures:
+                fut.exception()
+            self._pool.shutdown(wait=True)
+            self.runner.close()
+            tidy(self.out_dir, self._contexts.values(), self.plan.journal.path)
+        finally:
+            self._watch.stop()
 
     @property
     def done(self) -> bool:
@@ -276,6 +283,7 @@ def start(
     ``scheduler`` is a ``distributed.Client``, an address (tcp://host:8786) or None for a
     LocalCluster of ``workers`` processes here."""
     timeout = fork_timeout_of(timeout, fork_timeout, "start")
+    check_idle(plan.journal, plan.id)  # a coordinator in another process runs it now
     how = plan.how
     if notebook is not None:
         nb: str | None = str(resolve_notebook(notebook))

@@ -48,6 +48,7 @@ from .launch import Launch, as_recorded, defaults, for_agent
 from .plan import Fork, _declared, check_options
 from .runners import FUNCTION_RUNNERS, ForkContext, out_dir_for, tidy
 from .trials import Reader, Study, StudySpec, spec_of
+from .watch import Watch, check_idle
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -175,6 +176,8 @@ class StudyHandle:
         self._lock = threading.Lock()
         self._error: BaseException | None = None
         self._reader = Reader(journal)
+        # the journal says this study is driven, and a cancel asked for there reaches it
+        self._watch = Watch(journal, spec.sweep, self.cancel)
         self._thread = threading.Thread(target=self._drive, name=f"study-{spec.sweep}", daemon=True)
         self._thread.start()
 
@@ -196,6 +199,7 @@ class StudyHandle:
             with self._lock:
                 contexts = list(self._contexts.values())
             tidy(self.out_dir, contexts, self.journal.path)
+            self._watch.stop()
 
     def _loop(self) -> None:
         spec, driver = self.spec, self.driver
@@ -228,6 +232,7 @@ class StudyHandle:
                     driver.tell(trial, fork.branch, fut.result(), self._reader)
         finally:
             pool.shutdown(wait=True)
+        self._watch.stop()  # before the last write of how: a beat would race with it
         if driver.asked < total and not self._cancel.is_set():
             why = "stopped by a callback" if driver.stopped else "timed out"
             if driver.missing:
@@ -591,6 +596,7 @@ def start_resume_optimize(
 ) -> StudyHandle:
     """Start finishing an adaptive sweep in the background (see ``resume_optimize``)."""
     spec = spec_of(journal, sweep_id)
+    check_idle(journal, sweep_id)  # a coordinator in another process runs it now
     if spec.kind != "optimize":
         raise InvalidValue(
             f"sweep {sweep_id} is an {spec.kind} sweep; resume it with its own command"

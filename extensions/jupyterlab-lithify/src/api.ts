@@ -65,6 +65,29 @@ function fail(response: Response, text: string): ApiError {
   return new ApiError(body.error || response.statusText, body.kind || 'Error', response.status);
 }
 
+/** The identity of each journal as the server last answered for it (``Lithify-Journal``: its
+ * creation time and file). Another one at the same name means the journal was replaced. */
+const identities = new Map<string, string>();
+let replaced: (journal: string) => void = () => undefined;
+
+/** Call ``fn`` when an answer is about another journal than the last one at its name (deleted
+ * and made again, or a schema dropped and created): every view of it must start over. */
+export function onReplaced(fn: (journal: string) => void): void {
+  replaced = fn;
+}
+
+function noteIdentity(journal: unknown, response: Response): void {
+  const id = response.headers.get('Lithify-Journal');
+  if (typeof journal !== 'string' || !journal || !id) {
+    return;
+  }
+  const before = identities.get(journal);
+  identities.set(journal, id);
+  if (before !== undefined && before !== id) {
+    replaced(journal);
+  }
+}
+
 async function request(route: string, params: Query, init: RequestInit = {}): Promise<string> {
   const settings = ServerConnection.makeSettings();
   const response = await ServerConnection.makeRequest(url(route, params), init, settings);
@@ -72,6 +95,7 @@ async function request(route: string, params: Query, init: RequestInit = {}): Pr
   if (!response.ok) {
     throw fail(response, text);
   }
+  noteIdentity(params.journal, response);
   return text;
 }
 
@@ -114,13 +138,14 @@ export const state = (journal: string, branchId: number, seq: number): Promise<S
 export const diff = (journal: string, from: string, to: string): Promise<DiffResponse> =>
   get('diff', { journal, from, to });
 
-/** A results panel's selection as query parameters (sweep, branches, where). */
+/** A results panel's selection as query parameters (sweep, branches, where, partial). */
 export function selection(t: Target): Query {
   return {
     journal: t.journal,
     sweep: t.sweep ?? null,
     branches: t.branches && t.branches.length ? t.branches.join(',') : null,
-    where: t.where || null
+    where: t.where || null,
+    partial: t.partial ? 1 : null
   };
 }
 
@@ -137,8 +162,12 @@ export const matrix = (t: Target): Promise<MatrixResponse> => get('matrix', { ..
 export const chartSpec = (params: Query): Promise<ChartSpec> => get('chart.json', params);
 
 /** The branches a filter expression selects (``budget >= 1000 and recall > 0.5``). */
-export const filter = (journal: string, q: string, sweep: number | null = null): Promise<FilterResponse> =>
-  get('filter', { journal, q, sweep });
+export const filter = (
+  journal: string,
+  q: string,
+  sweep: number | null = null,
+  partial = false
+): Promise<FilterResponse> => get('filter', { journal, q, sweep, partial: partial ? 1 : null });
 
 /** What a sweep forked at a point runs when the form sends nothing but the point. */
 export const defaults = (journal: string, branchId: number, at: number): Promise<SweepDefaults> =>

@@ -116,20 +116,53 @@ export class ChartView {
   }
 
   /** Draw a spec (a new one forgets the zoom and the box; the same one again changes
-   * nothing). Whether it was drawn. */
+   * nothing). Whether it was drawn. The chart shown stays until the new one is drawn: a live
+   * refresh never leaves the box empty. A spec vega cannot draw throws (and is forgotten, so
+   * it is drawn again when asked again). */
   async show(spec: ChartSpec, dark: boolean): Promise<boolean> {
     if (this.spec && dark === this.dark && JSON.stringify(spec) === JSON.stringify(this.spec)) {
+      this.settled();
       return false; // a poll that found nothing new
     }
     this.spec = spec;
     this.dark = dark;
     this.ranges = null;
-    await this.draw();
+    try {
+      await this.draw();
+    } catch (e) {
+      if (this.spec === spec) {
+        this.spec = null;
+      }
+      this.settled();
+      throw e;
+    }
     return true;
+  }
+
+  /** Another view (or another choice) was asked for: say so at once, before its spec comes.
+   * Another view's chart goes (it would stand for the one asked for); the same view's is
+   * dimmed until its new one replaces it. */
+  loading(kind: string): void {
+    this.node.dataset.loading = kind;
+    if (this.node.dataset.kind !== kind) {
+      this.clear();
+      this.node.dataset.loading = kind;
+      this.canvas.append(el('div', 'lithify-chart-loading', `Drawing the ${kind} view…`));
+    } else {
+      this.node.classList.add('lithify-chart-stale');
+    }
+  }
+
+  /** No longer loading: what is shown is what was asked for. */
+  private settled(): void {
+    delete this.node.dataset.loading;
+    this.node.classList.remove('lithify-chart-stale');
+    this.canvas.querySelector('.lithify-chart-loading')?.remove();
   }
 
   /** Nothing drawn. */
   clear(): void {
+    this.drawing++; // a draw under way is dropped
     this.result?.finalize();
     this.result = null;
     this.spec = null;
@@ -137,6 +170,7 @@ export class ChartView {
     this.canvas.textContent = '';
     this.resetButton.style.display = 'none';
     delete this.node.dataset.kind;
+    this.settled();
   }
 
   private async unzoom(): Promise<void> {
@@ -156,8 +190,9 @@ export class ChartView {
       return; // a newer spec came while vega loaded
     }
     const spec = this.ranges ? zoomed(this.spec, this.ranges) : this.spec;
-    this.result?.finalize();
-    const result = await embed(this.canvas, spec, {
+    // drawn aside, then put in place of the chart shown: never an empty box in between
+    const fresh = el('div', 'lithify-vega-view');
+    const result = await embed(fresh, spec, {
       actions: false,
       renderer: 'svg',
       mode: 'vega-lite',
@@ -167,6 +202,9 @@ export class ChartView {
       result.finalize();
       return;
     }
+    this.result?.finalize();
+    this.canvas.replaceChildren(fresh);
+    this.settled();
     this.result = result;
     result.view.addEventListener('click', (_event, item) => {
       const datum: unknown = item && (item as { datum?: unknown }).datum;

@@ -12,7 +12,8 @@ import { IStateDB } from '@jupyterlab/statedb';
 import * as api from './api';
 import { DiffView } from './diffView';
 import { Replacements } from './journals';
-import { Results, targetKey } from './results';
+import { Results } from './results';
+import { targetKey } from './selection';
 import { Sidebar } from './sidebar';
 import { optimizeFrom } from './optimizeForm';
 import { forkSweep } from './sweepForm';
@@ -43,6 +44,8 @@ const plugin: JupyterFrontEndPlugin<void> = {
     state: IStateDB | null
   ) => {
     const replacements = new Replacements();
+    // any answer about another journal at a name every view of it shows: they start over
+    api.onReplaced(journal => replacements.announce(journal));
     const sidebar = new Sidebar(app, replacements, state);
     app.shell.add(sidebar, 'left', { rank: 600 });
     restorer?.add(sidebar, 'lithify-sidebar');

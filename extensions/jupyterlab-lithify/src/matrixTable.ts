@@ -6,11 +6,14 @@ import { el, readable, redraw } from './dom';
 import type { Cell, MatrixResponse } from './types';
 
 const SHOWN_ROWS = 500;
+// a fork in these states has only intermediate values: with partial=1 they are its last
+// reports, marked as such (workbench.outcome)
+const PARTIAL = ['running', 'pruned', 'failed', 'cancelled'];
 
 export class MatrixTable {
   readonly columnsNode = el('details', 'lithify-columns');
   readonly node = el('div', 'lithify-matrix');
-  private data: MatrixResponse = { columns: [], rows: [] };
+  private data: MatrixResponse = { columns: [], rows: [], metrics: [] };
   private hidden = new Set<string>();
   private sortBy: { column: string; desc: boolean } | null = null;
   private only: Set<number> | null = null;
@@ -44,7 +47,7 @@ export class MatrixTable {
     this.only = null;
     this.picked = null;
     this.columnsNode.textContent = '';
-    this.set({ columns: [], rows: [] });
+    this.set({ columns: [], rows: [], metrics: [] });
   }
 
   /** The table as CSV: the shown columns, in the shown (sorted) order, every row. */
@@ -145,12 +148,28 @@ export class MatrixTable {
     }
     const rows = [head];
     const idx = this.data.columns.indexOf('branch');
+    const stateAt = this.data.columns.indexOf('state');
+    const metrics = new Set(this.data.metrics ?? []);
     const seen = new Map<string, number>(); // a branch's rows (one per step in some matrices)
     this.sorted()
       .slice(0, SHOWN_ROWS)
       .forEach((r, i) => {
         const tr = el('tr');
-        shown.forEach(([c, j]) => tr.append(el('td', '', readable(c, r[j]))));
+        const state = stateAt >= 0 && typeof r[stateAt] === 'string' ? String(r[stateAt]) : '';
+        const partial = PARTIAL.includes(state);
+        if (state) {
+          tr.dataset.state = state;
+        }
+        shown.forEach(([c, j]) => {
+          const td = el('td', '', readable(c, r[j]));
+          if (c === 'state' && state) {
+            td.className = `lithify-state lithify-state-${state}`;
+          } else if (partial && metrics.has(c) && r[j] !== null && r[j] !== undefined) {
+            td.className = 'lithify-partial'; // its last report, not a result
+            td.title = `partial: the last value a ${state} fork reported, not a result`;
+          }
+          tr.append(td);
+        });
         if (idx >= 0) {
           const branch = Number(r[idx]);
           tr.dataset.branch = String(branch);

@@ -2,8 +2,9 @@
 // as a panel in the main area: for a sweep its progress and actions; a view of the results drawn
 // in the browser (tooltips, a click that selects the branch in the fork tree, a box that zooms
 // or, on parallel coordinates, keeps branches), the downloads, and the matrix as a table that a
-// filter expression narrows. Polled while a sweep runs; another journal at the same name empties
-// it and it starts over.
+// filter expression narrows. Polled while a sweep runs (the chart shown stays until its
+// refresh is drawn; a study's new trials extend it, never empty it); another journal at the same
+// name (the server names each journal it answers for) empties it and it starts over.
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import { Widget } from '@lumino/widgets';
@@ -16,31 +17,17 @@ import type { Replacements } from './journals';
 import { MatrixTable } from './matrixTable';
 import { ResultsControls } from './resultsControls';
 import { SweepStatus } from './sweepStatus';
+import { describe, fingerprint, follows } from './selection';
 import type { Target } from './types';
 
 const POLL_MS = 1000;
+const WATCH_MS = 5000; // once ended: how often the journal is asked whether it was replaced
 const ENDED = ['finished', 'failed', 'cancelled', 'pruned'];
-
-const SWEEP_NAMES: { [kind: string]: string } = { optimize: 'Study', evolve: 'Evolution' };
-
-/** How a panel names its selection; a sweep by its kind once known (a study, an evolution). */
-export function describe(t: Target, kind?: string): string {
-  const what =
-    t.sweep !== null && t.sweep !== undefined
-      ? `${SWEEP_NAMES[kind ?? ''] ?? 'Sweep'} ${t.sweep}`
-      : t.branches && t.branches.length
-        ? `${t.branches.length} branch${t.branches.length === 1 ? '' : 'es'}`
-        : 'Branches';
-  return `${what}${t.where ? ` where ${t.where}` : ''}`;
-}
-
-/** One panel per selection: its key. */
-export function targetKey(t: Target): string {
-  return `${t.journal}#${t.sweep ?? ''}#${(t.branches || []).join(',')}#${t.where || ''}`;
-}
 
 export class Results extends Widget {
   private timer = 0;
+  private watchTimer = 0; // once ended: whether the journal was replaced
+  private rowsSeen = ''; // the table's fingerprint: the chart is drawn again when it changes
   private generation = 0; // one per start over: answers for an older one are dropped
   private seen = ''; // the sweep's fork point and forks, as first seen
   private sweepStatus: SweepStatus | null = null;
@@ -69,6 +56,11 @@ export class Results extends Widget {
     const journal = target.journal;
     this.title.closable = true;
     this.controls = new ResultsControls(target, again => void this.redraw(again));
+    this.controls.onPartial = on => {
+      this.target.partial = on; // the matrix, the axes and the charts alike
+      this.lastChartKey = '';
+      void this.redraw(true).then(() => this.start());
+    };
     this.chart = new ChartView({
       pick: branch => this.pick(branch),
       keep: branches => {
@@ -83,7 +75,7 @@ export class Results extends Widget {
         this.showTable();
         return '';
       }
-      const found = await api.filter(journal, text, target.sweep ?? null);
+      const found = await api.filter(journal, text, target.sweep ?? null, !!target.partial);
       this.filtered = new Set(found.branches);
       this.showTable();
       return `${found.count} of ${found.total} branches`;
@@ -131,18 +123,30 @@ export class Results extends Widget {
       }
       await this.chart.show(spec, darkTheme());
       this.controls.drawn(spec.usermeta.lithify);
+      this.controls.message.textContent = spec.usermeta.lithify.waiting ?? '';
       this.chart.node.dataset.query = api.query({ ...api.selection(this.target), kind: 'metric' });
     } catch {
-      // nothing to draw yet: the choices will say why
+      // nothing to draw: the choices will say why
     }
   }
 
   /** Poll (again) until the sweep has ended (a selection: until its rows stop changing). */
   start(): void {
     window.clearInterval(this.timer);
+    window.clearInterval(this.watchTimer);
+    delete this.node.dataset.ended;
     this.finishedOnce = false;
     void this.poll();
     this.timer = window.setInterval(() => void this.poll(), POLL_MS);
+  }
+
+  /** Ended: stop polling, but ask now and then which journal is at this name (an answer
+   * about another one starts every view of it over, this one too). */
+  private ended(): void {
+    window.clearInterval(this.timer);
+    window.clearInterval(this.watchTimer);
+    this.node.dataset.ended = '1';
+    this.watchTimer = window.setInterval(() => void api.tailEnd(this.journal).catch(() => undefined), WATCH_MS);
   }
 
   /** The tab's title, its tooltip and the panel's heading: what it shows, of which journal. */
@@ -162,6 +166,7 @@ export class Results extends Widget {
     this.chart.clear();
     this.exports.textContent = '';
     this.lastChartKey = '';
+    this.rowsSeen = '';
     this.filtered = null;
     this.kept = null;
     this.tableFilter.clear();
@@ -185,8 +190,12 @@ export class Results extends Widget {
     this.tableNote.dataset.shown = String(this.table.shownCount);
   }
 
-  /** Ask which views can draw (again: after y changed), then draw. */
+  /** Ask which views can draw (again: after y changed), then draw. What is shown says at
+   * once that another chart is coming (a chart of another view goes at once). */
   private async redraw(again: boolean): Promise<void> {
+    if (this.controls.ready && !this.controls.why) {
+      this.chart.loading(this.controls.kind);
+    }
     if (again) {
       await this.loadAxes();
     }
@@ -218,7 +227,7 @@ export class Results extends Widget {
       return;
     }
     const query = this.controls.query(darkTheme());
-    const key = `${api.query(query)}#${this.table.rowCount}`;
+    const key = `${api.query(query)}#${this.rowsSeen}`;
     if (!force && key === this.lastChartKey) {
       return;
     }
@@ -237,7 +246,7 @@ export class Results extends Widget {
       }
       const redrawn = await this.chart.show(spec, darkTheme());
       this.controls.drawn(spec.usermeta.lithify);
-      this.controls.message.textContent = '';
+      this.controls.message.textContent = spec.usermeta.lithify.waiting ?? '';
       this.chart.node.dataset.query = api.query(query);
       this.chart.node.dataset.rows = String(this.table.rowCount);
       if (redrawn) {
@@ -248,7 +257,11 @@ export class Results extends Widget {
     } catch (e) {
       if (generation === this.generation) {
         this.controls.message.textContent = message(e);
-        this.chart.clear();
+        const refused = e instanceof api.ApiError && e.status >= 400 && e.status < 500;
+        if (force || refused) {
+          this.chart.clear(); // the chart asked for cannot be drawn: none stands in for it
+        }
+        // else a refresh that failed (the server busy a moment): the chart shown stays
       }
     }
   }
@@ -294,13 +307,13 @@ export class Results extends Widget {
           return;
         }
         const seen = mine ? `${mine.base}@${mine.at}:${mine.forks.map(f => f.branch).join(',')}` : '';
-        if (this.seen && seen !== this.seen) {
+        if (this.seen && !follows(this.seen, seen)) {
           this.reset(); // the sweep changed under its id: another journal at this name
           return;
         }
         this.seen = seen;
         if (!mine) {
-          window.clearInterval(this.timer);
+          this.ended();
           this.sweepStatus.say(`${this.journal} has no sweep ${t.sweep}.`);
           return;
         }
@@ -318,15 +331,18 @@ export class Results extends Widget {
       }
       this.table.set(m);
       this.showTable();
-      if (m.rows.length && (!this.controls.ready || m.rows.length !== before)) {
-        await this.loadAxes(); // the first rows, or more: which views can draw now
+      const rows = fingerprint(m.rows);
+      const changed = rows !== this.rowsSeen;
+      this.rowsSeen = rows;
+      if (m.rows.length && (!this.controls.ready || m.rows.length !== before || changed)) {
+        await this.loadAxes(); // the first rows, more, or new values: which views can draw now
       }
       if (m.rows.length) {
         await this.drawChart();
       }
       if (ended || (t.sweep === null || t.sweep === undefined) && m.rows.length === before) {
         if (this.finishedOnce) {
-          window.clearInterval(this.timer); // one more poll after the end, then stop
+          this.ended(); // one more poll after the end, then stop
         }
         this.finishedOnce = true;
       }
@@ -343,6 +359,7 @@ export class Results extends Widget {
 
   dispose(): void {
     window.clearInterval(this.timer);
+    window.clearInterval(this.watchTimer);
     this.themes.disconnect();
     this.chart.dispose();
     this.stopListening();

@@ -32,6 +32,9 @@ export class ResultsControls {
   private logLabel = el('span', 'lithify-log-x-label', 'log x');
   private logAsked: boolean | null = null; // null: the rule decides
   private reasons: Partial<Record<ViewKind, string | null>> = {};
+  private partialBox = el('input', 'lithify-partial-toggle');
+  /** The partial-values box was ticked or unticked. */
+  onPartial: (on: boolean) => void = () => undefined;
 
   constructor(
     private target: Target,
@@ -49,7 +52,14 @@ export class ResultsControls {
       this.logAsked = this.logX.checked;
       this.changed(false);
     };
-    this.node.append(this.tabs, this.choices);
+    this.partialBox.type = 'checkbox';
+    this.partialBox.onchange = () => this.onPartial(this.partialBox.checked);
+    const partial = el('label', 'lithify-control lithify-control-partial');
+    partial.title =
+      'Also show the last values of forks that run or stopped short (pruned, failed, cancelled): ' +
+      'intermediate reports, marked as such in the table and the charts';
+    partial.append(this.partialBox, el('span', '', 'partial values'));
+    this.node.append(this.tabs, partial, this.choices);
     this.markTabs(); // disabled until the server says which views can draw
   }
 
@@ -148,8 +158,13 @@ export class ResultsControls {
     this.markTabs();
   }
 
+  /** Whether partial values are asked for. */
+  get partial(): boolean {
+    return this.partialBox.checked;
+  }
+
   private choose(kind: ViewKind): void {
-    if (this.reasons[kind]) {
+    if (this.reasons[kind] || !this.ready) {
       return;
     }
     this.kind = kind;

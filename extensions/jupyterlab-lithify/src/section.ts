@@ -42,6 +42,8 @@ export class JournalSection {
   private lost = false; // the last poll failed: the journal was gone or unreadable
   private generation = 0; // one per journal seen at this name: late answers of an old one are dropped
   private reloaded = Date.now();
+  private restarting = false; // telling the other views (they tell this one back)
+  private stopListening: () => void;
 
   constructor(
     readonly journal: string,
@@ -76,6 +78,18 @@ export class JournalSection {
     const tools = el('div', 'lithify-tree-tools');
     tools.append(this.filterBox.node, this.resultsButton);
     this.node.append(head, this.error, tools, this.tree.node, this.tree.grip, this.info, this.eventsBox, this.detail);
+    // another journal at this name, noticed by any view (the server names each journal)
+    this.stopListening = host.replacements.listen(j => {
+      if (j === journal && !this.restarting && this.cursor >= 0) {
+        void this.restart(false);
+      }
+    });
+  }
+
+  /** The section was closed: it no longer follows its journal. */
+  dispose(): void {
+    this.stopListening();
+    this.node.remove();
   }
 
   /** "Results for these": the marked branches (two or more), else the filter's, else the one. */
@@ -190,7 +204,7 @@ export class JournalSection {
 
   /** Another journal under this name: forget the old one's tree, selection, events, facts,
    * error and cursor, follow the new one from its end, and tell the other views. */
-  private async restart(): Promise<void> {
+  private async restart(announce = true): Promise<void> {
     this.generation++;
     this.lost = false;
     this.error.textContent = '';
@@ -209,7 +223,14 @@ export class JournalSection {
         this.host[key] = null; // a point of the old file
       }
     }
-    this.host.replacements.announce(this.journal);
+    if (announce) {
+      this.restarting = true;
+      try {
+        this.host.replacements.announce(this.journal);
+      } finally {
+        this.restarting = false;
+      }
+    }
     const tail = await api.tailEnd(this.journal);
     await this.reloadBranches();
     this.cursor = tail.cursor;

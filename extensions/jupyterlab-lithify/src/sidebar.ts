@@ -160,12 +160,14 @@ export class Sidebar extends Widget implements SectionHost {
     try {
       await section.start();
     } catch (e) {
+      section.dispose();
       if (!quiet) {
         this.say(`${path}: ${message(e)}`);
       }
       return;
     }
     if (this.open.has(path)) {
+      section.dispose();
       return; // opened twice at once (a restore and a click): one section
     }
     this.open.set(path, section);
@@ -176,7 +178,7 @@ export class Sidebar extends Widget implements SectionHost {
   }
 
   private closeJournal(path: string): void {
-    this.open.get(path)?.node.remove();
+    this.open.get(path)?.dispose();
     this.open.delete(path);
     this.markOpen();
     this.save();

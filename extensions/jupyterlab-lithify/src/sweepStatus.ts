@@ -8,13 +8,13 @@ import * as api from './api';
 import { el, message } from './dom';
 import type { ForkState, SweepState } from './types';
 
-/** The sweep actions that apply now (the same rule as the notebook launcher's buttons):
- * cancel while it runs; rerun when it has stopped with failed forks; resume when it has
- * stopped with forks that did not finish. */
+/** The sweep actions that apply now: cancel while a coordinator runs it (this server, or
+ * another process: the server asks it through the journal); rerun when it has stopped with
+ * failed forks; resume when the server says it has something to resume (a grid's forks that
+ * did not finish; a study's trials that did not end, or trials it has yet to ask for). */
 export function applicable(sweep: SweepState): { cancel: boolean; rerun: boolean; resume: boolean } {
   const failed = sweep.forks.some(f => f.status === 'failed');
-  const unfinished = sweep.forks.some(f => f.status !== 'finished');
-  return { cancel: sweep.running, rerun: !sweep.running && failed, resume: !sweep.running && unfinished };
+  return { cancel: sweep.running, rerun: !sweep.running && failed, resume: !sweep.running && sweep.resume === null };
 }
 
 export class SweepStatus {
@@ -94,8 +94,15 @@ export class SweepStatus {
     this.showFailures(forks);
     const can = applicable(mine);
     this.cancelButton.disabled = !can.cancel;
+    this.cancelButton.title = can.cancel ? 'Stop its running forks and skip the rest' : 'It is not running';
     this.rerunButton.disabled = !can.rerun;
+    this.rerunButton.title = can.rerun
+      ? 'Run its failed forks again'
+      : mine.running
+        ? 'It is running'
+        : 'No fork failed';
     this.resumeButton.disabled = !can.resume;
+    this.resumeButton.title = can.resume ? 'Run what is left of it' : (mine.resume ?? 'It is running');
   }
 
   /** Forks that failed the same way are one entry: the error once, every fork listed. */

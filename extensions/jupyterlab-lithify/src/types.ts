@@ -152,6 +152,7 @@ export interface Target {
   sweep?: number | null;
   branches?: number[] | null;
   where?: string | null;
+  partial?: boolean; // also the last values of forks that run or stopped short (marked)
 }
 
 /** GET axes: what the selection can be charted by, the default axes, and for each view why it
@@ -182,6 +183,7 @@ export interface ChartMeta {
   log_x?: boolean; // the metric view: whether x is logarithmic
   log_x_auto?: boolean; // ... by the rule (not asked for)
   y2?: string | null;
+  waiting?: string; // no fork has a value yet: why (the spec draws only this)
 }
 
 /** GET chart.json: a Vega-Lite spec with its data inline, and what it is. */
@@ -219,7 +221,8 @@ export interface SweepState {
   space: { [name: string]: Json } | null; // a study's search space
   objectives: string[] | null;
   planned: number; // the forks it is to have: a study's trials, not only those forked so far
-  running: boolean;
+  running: boolean; // a coordinator runs it: this server, or another process (a terminal's)
+  resume: string | null; // why Resume cannot run now (null: it can)
   forks: ForkState[];
 }
 
@@ -235,6 +238,7 @@ export type Cell = string | number | boolean | null;
 export interface MatrixResponse {
   columns: string[];
   rows: Cell[][];
+  metrics: string[]; // which columns are metrics (with partial=1, a running fork's are partial)
 }
 
 /** GET defaults: what a sweep of this journal runs when the form sends nothing (the rule in

@@ -75,17 +75,24 @@ def is_journal_file(path: str) -> bool:
             return True  # this process has it open as a journal
         if is_empty(path):
             return False
-        try:
-            con = sqlite3.connect(read_uri(path)[0], uri=True, timeout=5, check_same_thread=False)
-        except sqlite3.Error:
-            return False
-        try:
-            row = con.execute("SELECT value FROM meta WHERE key = 'application'").fetchone()
-        except sqlite3.Error:
-            return False
-        finally:
-            con.close()
-        return row is not None and row[0] == APPLICATION
+        return meta_value(path, "application") == APPLICATION
+
+
+def meta_value(path: str, key: str, timeout: float = 5.0) -> str | None:
+    """One value of a journal file's meta table, read through SQLite read-only without
+    creating a file beside it (None: no such file, key or table, or a file that cannot be
+    read without its key)."""
+    try:
+        con = sqlite3.connect(read_uri(path)[0], uri=True, timeout=timeout, check_same_thread=False)
+    except sqlite3.Error:
+        return None
+    try:
+        row = con.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+    except sqlite3.Error:
+        return None
+    finally:
+        con.close()
+    return None if row is None else str(row[0])
 
 
 def truncation(path: str) -> str | None:
