@@ -441,3 +441,36 @@ def test_an_io_error_is_an_io_failure_not_a_full_disk(tmp_path, monkeypatch):
     assert isinstance(failure, StorageError)
     assert exit_code(failure) == exit_code(Busy("locked")) == exit_code(DiskFull("full")) == 1
     assert http_status(failure) == (500, "IOFailure")
+
+
+def test_a_write_to_a_read_only_file_in_a_writable_folder_leaves_nothing_beside_it(shared_dir):
+    """A journal file its user may not write (another user's, or chmod a-w) in a folder they
+    may: it opens for reading, a write is refused with what to do before SQLite runs, and no
+    -wal or -shm is left beside it (they were, owned by the user who failed)."""
+    db = shared_dir / "j.db"
+    with Journal.open(db) as j:
+        j.root().apply({"x": 1})
+    db.chmod(0o644)  # the owner's; everyone reads it
+
+    def attempt() -> None:
+        from workbench.errors import ReadOnly
+
+        with Journal.open(db) as j:
+            assert j.readonly
+            assert j.root().state() == {"x": 1}
+            with pytest.raises(ReadOnly, match="chmod u\\+w"):
+                j.root().apply({"x": 2})
+            with pytest.raises(ReadOnly, match="read-only file"):
+                j.root().effect("k", lambda: 1)
+
+    if os.geteuid() == 0:
+        assert _as_user(OTHER, attempt) == 0
+    else:
+        db.chmod(0o444)
+        attempt()
+        db.chmod(0o644)
+    assert _sidecars(db) == []
+    with Journal.open(db) as j:  # its owner still writes it
+        assert not j.readonly
+        j.root().apply({"x": 3})
+        assert j.root().state() == {"x": 3}

@@ -88,6 +88,7 @@ class Connection:
         self.path = self.location = path
         self.source = source
         self.readonly = readonly
+        self._unwritable = False  # opened for writing, but the file's permissions refuse it
         self.immutable = False
         # A read-only open of a file with an empty WAL: the file's stamp when it was opened
         # (immutable), checked around every query (see Guard); None otherwise.
@@ -136,6 +137,11 @@ class Connection:
             )
         if fid is None:
             raise NotFound(f"{path} disappeared while it was being opened", path=path)
+        if not readonly and not os.access(path, os.W_OK):
+            # A file this user may not write: open it for reading, so a write is refused
+            # before SQLite leaves a -wal and -shm it cannot use beside it.
+            self.readonly = True
+            self._unwritable = True
         first_here = self._claim(fid, key)
         try:
             self._open_file(key, first_here)
@@ -393,6 +399,12 @@ class Connection:
 
     def writable(self) -> None:
         """Refuse to write through a read-only open, before anything else happens."""
+        if self._unwritable:
+            raise ReadOnly(
+                f"{self.path} is a read-only file (its permissions): reads work; to change it, "
+                f"make it writable (chmod u+w {self.path}) or copy it",
+                path=self.path,
+            )
         if self.readonly:
             raise ReadOnly(
                 f"{self.path} was opened read-only; open it without readonly=True (the CLI's "

@@ -24,10 +24,10 @@ from ..base import (
     IntentStore,
     Observation,
     ObservationReader,
+    ReplayEvent,
     Segment,
     SnapshotRecord,
     SnapshotRow,
-    StateEvent,
     Storage,
     StoredEvent,
     VerifyEvent,
@@ -83,7 +83,7 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search, Storage):
         # An encrypted journal keeps its intents inside the encrypted file: effect keys are
         # payload, and a plaintext sidecar would leak them.
         self.intents: IntentStore = (
-            TableIntents(self) if key is not None else IntentLog(path, durability, readonly)
+            TableIntents(self) if key is not None else IntentLog(path, durability, self.readonly)
         )
 
     def head(self, branch: int) -> Head | None:
@@ -144,13 +144,14 @@ class SQLiteStorage(Connection, EventWrites, Catalog, Search, Storage):
             )
         ]
 
-    def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
-        """(seq, kind, payload) of the deltas and compactions of a resolved history with
-        lo <= seq <= hi, in seq order (plain tuples: every replay reads them)."""
+    def replay_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[ReplayEvent]:
+        """(seq, kind, hash, parent_hash, payload) of every event of a resolved history with
+        lo <= seq <= hi, in seq order, the payload only of deltas and compactions (plain
+        tuples: every replay reads them)."""
         return self._in_history(
-            f"SELECT seq, kind, {_PAYLOAD} FROM events WHERE branch = ? "
-            "AND seq BETWEEN ? AND ? "
-            "AND kind IN ('delta', 'compact') ORDER BY seq",
+            "SELECT seq, kind, hash, parent_hash, CASE WHEN kind IN ('delta', 'compact') "
+            f"THEN {_PAYLOAD} END FROM events WHERE branch = ? AND seq BETWEEN ? AND ? "
+            "ORDER BY seq",
             segments,
             lo,
             hi,
