@@ -33,6 +33,7 @@ Writes benchmarks/results/memory.json (figures only: no dataset text). The basel
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import json
 import random
@@ -40,6 +41,7 @@ import sqlite3
 import statistics
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -57,8 +59,8 @@ from workbench.memory import (
     fact,
     node,
 )
+from workbench.memory.bm25 import words
 from workbench.memory.linking import Linker, Mention
-from workbench.memory.retrieval import words
 from workbench.memory.view import Graph
 
 RESULTS = Path(__file__).parent / "results"
@@ -231,6 +233,31 @@ def experiment(path: Path, budgets: list[int]) -> dict:
     return out
 
 
+def _timed_replay(j: Journal) -> float:
+    """Seconds to rebuild the head's state from the events (``at`` replays every time; the
+    journal has no snapshot)."""
+    t = time.perf_counter()
+    j.root().at(j.root().head)
+    return time.perf_counter() - t
+
+
+@contextlib.contextmanager
+def _checks_off() -> Iterator[None]:
+    """A replay without its damage checks (the events passed through as read): what they
+    cost, measured against it. Only here: the product always checks."""
+    import workbench.history as history
+
+    def unchecked(_h: Any, _s: Any, base: int, events: list[Any]) -> list[Any]:
+        return [(e[0], e[1], e[4]) for e in (events[1:] if base > 0 else events)]
+
+    kept = history.checked
+    history.checked = unchecked
+    try:
+        yield
+    finally:
+        history.checked = kept
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="a tenth of the sizes (a smoke run)")
@@ -270,6 +297,11 @@ def main() -> None:
             state = j.root().at(j.root().head)
             replay_s = time.perf_counter() - t
             assert len(state.facts) == len(baseline.facts)
+            checked, unchecked = [], []
+            for _ in range(3):  # the replay's damage checks, on and off, in turns
+                checked.append(_timed_replay(j))
+                with _checks_off():
+                    unchecked.append(_timed_replay(j))
         # The same history with the default automatic snapshots (every 128 events, spaced out
         # as the state grows): what it writes, and the state at the head from a fresh handle.
         path = Path(d) / "snapshots.db"
@@ -294,6 +326,11 @@ def main() -> None:
     doc["replay"] = {
         "events": n_events,
         "journal_s": replay_s,
+        "checks": {  # seq continuity, chain links and each delta's hash, in every replay
+            "checked_s": statistics.median(checked),
+            "unchecked_s": statistics.median(unchecked),
+            "cost": statistics.median(checked) / statistics.median(unchecked) - 1,
+        },
         "inline_s": inline_s,
         "ratio": inline_s / replay_s,
         "with_snapshots": {
@@ -403,6 +440,12 @@ def main() -> None:
             f"replay of {n_events:,} events (journal, no snapshot)",
             f"{r['journal_s']:.2f} s",
             "goal <= 0.4 s",
+        ),
+        (
+            "  the replay's damage checks (hash chain, seqs)",
+            f"{r['checks']['checked_s']:.2f} s",
+            f"+{r['checks']['cost']:.1%} against {r['checks']['unchecked_s']:.2f} s without "
+            "(goal <= 10%)",
         ),
         (
             "  same deltas applied in process (baseline)",

@@ -398,13 +398,22 @@ class EventLogContract(RoleContract):
         store.append(on_fork.row('{"x":50}'), "plain")
         history = [(0, 0, 3), (fork, 4, None)]  # root first, as a journal resolves it
 
-        # replay reads deltas and compactions only, through the fork point
-        assert store.state_events(history, 1, 10) == [
-            (1, "delta", '{"x":1}'),
-            (4, "delta", '{"x":40}'),
-            (5, "delta", '{"x":50}'),
+        # replay reads every event with its hashes through the fork point (what it checks the
+        # chain by), the payloads of deltas and compactions only
+        h, f = chain.hashes, on_fork.hashes
+        assert [
+            tuple(bytes(v) if isinstance(v, memoryview) else v for v in e)
+            for e in store.replay_events(history, 1, 10)
+        ] == [
+            (1, "delta", h[1], ZERO_HASH, '{"x":1}'),
+            (2, "observe", h[2], h[1], None),
+            (3, "effect", h[3], h[2], None),
+            (4, "delta", f[4], h[3], '{"x":40}'),
+            (5, "delta", f[5], f[4], '{"x":50}'),
         ]
-        assert store.state_events(MAIN, 2, 5) == [
+        assert [(s, k, p) for s, k, _, _, p in store.replay_events(MAIN, 2, 5)] == [
+            (2, "observe", None),
+            (3, "effect", None),
             (4, "compact", '{"c":1}'),
             (5, "delta", '{"x":5}'),
         ]

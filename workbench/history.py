@@ -16,7 +16,9 @@ import gc
 import threading
 import warnings
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
+
+import blake3
 
 from . import deltas
 from . import events as ev
@@ -367,12 +369,18 @@ class History:
         todo = sorted(stale, key=lambda at: at[1])
         stored = self.stored_applier()
         loads = ev.loads
+        # Every event from the start point on, checked against its chain before it is replayed
+        # (``checked``): a gap or a changed payload raises, never replays into a wrong state.
+        # The event at the snapshot's seq only anchors the chain (the snapshot is sealed to it).
+        events = checked(self, segs, base, db.replay_events(segs, base if base > 0 else 1, seq))
         # A stale snapshot rewritten on the way is the newest one then: the result says so.
-        for event_seq, kind, payload in db.state_events(segs, base + 1, seq):
+        for event_seq, kind, payload in events:
             while todo and todo[0][1] < event_seq:  # at an event that is not a delta
                 at = todo.pop(0)
                 if (n := self._resnapshot(at, state, built)) is not None:
                     base, base_bytes, since = at[1], n, 0
+            if payload is None:
+                continue  # an observation, an effect...: nothing to apply
             doc = loads(payload)
             if kind == "compact":
                 state = self.decode(doc["state"])
@@ -469,3 +477,77 @@ class History:
             doc = ev.loads(payload)
             state = self.decode(doc["state"]) if kind == "compact" else self.apply(state, doc)
         return state
+
+
+def checked(
+    history: History, segs: list[Segment], base: int, events: list[Any]
+) -> list[tuple[int, str, str | None]]:
+    """The events of a replay, after checking them: seqs without a gap from the start point,
+    each event's parent hash the previous event's hash, and each delta's and compaction's hash
+    recomputed from its stored payload. ``IntegrityError`` names the first event that fails
+    (what ``verify`` reports first there), so an ordinary read never returns a state built over
+    a missing or changed event. ``events``: ``replay_events`` from ``base`` (the event a
+    snapshot is sealed to, which only anchors the chain) or from 1 (``base`` 0). Checked a
+    whole list at a time (the comparisons in C), then event by event only to name a failure.
+    Gives (seq, kind, payload or None) from ``base + 1``."""
+    anchor = ev.ZERO_HASH
+    if base > 0:
+        if not events or events[0][0] != base:
+            _damaged(history, segs, base, "it is missing (the event a snapshot was taken at)")
+        anchor = bytes(events[0][2])
+        events = events[1:]
+    if not events:
+        return []
+    seqs = [e[0] for e in events]
+    links = [e[3] for e in events]
+    hashes = [e[2] for e in events]
+    state = [e for e in events if e[4] is not None]
+    ok = (
+        seqs[0] == base + 1
+        and seqs[-1] == base + len(seqs)
+        and seqs == list(range(base + 1, base + 1 + len(seqs)))
+        and links[0] == anchor
+        and links[1:] == hashes[:-1]
+        and [e[2] for e in state] == [_rehash(e[3], e[1], e[4]) for e in state]
+    )
+    if not ok:
+        _first_damage(history, segs, base, anchor, events)
+    return [(e[0], e[1], e[4]) for e in events]
+
+
+_PREFIX = {k: b'{"kind":"' + k.encode() + b'","payload":' for k in ("delta", "compact")}
+
+
+def _rehash(parent: bytes, kind: str, payload: str) -> bytes:
+    return blake3.blake3(parent + _PREFIX[kind] + payload.encode("utf-8") + b"}").digest()
+
+
+def _first_damage(
+    history: History, segs: list[Segment], base: int, anchor: bytes, events: list[Any]
+) -> None:
+    """Raise for the first event of ``events`` that fails its check (one does)."""
+    expect, prev = base + 1, anchor
+    for seq, kind, h, ph, payload in events:
+        if seq != expect:
+            _damaged(history, segs, expect, f"it is missing: seq {seq} follows {expect - 1}")
+        if ph != prev:
+            _damaged(history, segs, seq, "its parent hash is not the previous event's hash")
+        if payload is not None and ev.event_hash(ph, kind, payload) != h:
+            why = "its hash does not match its stored payload (payload changed)"
+            _damaged(history, segs, seq, why)
+        prev, expect = h, seq + 1
+    raise AssertionError("the replay's check failed, yet no event fails it")  # pragma: no cover
+
+
+def _damaged(history: History, segs: list[Segment], seq: int, why: str) -> NoReturn:
+    branch = next(
+        (b for b, first, last in segs if first <= seq and (last is None or seq <= last)),
+        segs[-1][0] if segs else 0,
+    )
+    raise IntegrityError(
+        f"event {seq} of branch {branch} in {history.storage.path} is damaged: {why}; the "
+        "state cannot be replayed past it. `lithify verify` lists every damaged part of the "
+        "journal; restore it from a copy or a replica (`lithify pull`)",
+        branch=branch,
+        seq=seq,
+    )

@@ -41,12 +41,12 @@ from .rows import (
     IdentifiedEvent,
     Observation,
     Provenance,
+    ReplayEvent,
     RunRow,
     SearchHit,
     Segment,
     SnapshotRecord,
     SnapshotRow,
-    StateEvent,
     StoredEvent,
     SweepRow,
     VerifyEvent,
@@ -79,7 +79,7 @@ __all__ = [
     "SnapshotRecord",
     "SnapshotRow",
     "SnapshotStore",
-    "StateEvent",
+    "ReplayEvent",
     "Storage",
     "StoreCore",
     "StoredEvent",
@@ -371,7 +371,7 @@ class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, Ru
 
     - StoreCore: ``writable``, ``rekey``, ``vacuum``, ``quick_check``
     - EventLog: ``append``, ``append_batch``, ``landed``, ``heads``, ``event_at``,
-      ``hashes_at``, ``state_events``, ``own_events``, ``last_seq_at_time``,
+      ``hashes_at``, ``replay_events``, ``own_events``, ``last_seq_at_time``,
       ``world_events``, ``top_position``, ``by_hash_prefix``
     - BranchCatalog: ``branch_by_name``, ``fork_seq``, ``tag``
     - SnapshotStore: ``snapshot_at``, ``all_snapshot_marks``, ``snapshots``
@@ -474,13 +474,15 @@ class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, Ru
                 out[(branch, seq)] = bytes(event.hash)
         return out
 
-    def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
-        """(seq, kind, payload) of the deltas and compactions of a resolved history with
-        lo <= seq <= hi, in seq order: what a state is replayed from."""
+    def replay_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[ReplayEvent]:
+        """(seq, kind, hash, parent_hash, payload) of every event of a resolved history with
+        lo <= seq <= hi, in seq order, the payload only of deltas and compactions: what a state
+        is replayed from, with what a replay checks its chain by."""
         return [
-            (e.seq, e.kind, e.payload)
-            for e in self.events(segments, lo, hi)
+            (e.seq, e.kind, bytes(e.hash), bytes(e.parent_hash), e.payload)
             if e.kind in _STATE_KINDS
+            else (e.seq, e.kind, bytes(e.hash), bytes(e.parent_hash), None)
+            for e in self.events(segments, lo, hi)
         ]
 
     def own_events(self, branch: int) -> Iterator[VerifyEvent]:

@@ -12,8 +12,9 @@ Segment = tuple[int, int, int | None]
 # An event to write: (branch, seq, kind, hash, parent_hash, ts, payload) followed by the
 # columns of its shape (see EVENT_SHAPES); a plain tuple, as it is built on every append.
 EventRow = tuple[Any, ...]
-# An event to replay: (seq, kind, payload); unpacked, never indexed.
-StateEvent = tuple[int, str, str]
+# An event of a replay: (seq, kind, hash, parent_hash, payload: the stored text of a delta or
+# a compaction, None for every other kind); unpacked, never indexed.
+ReplayEvent = tuple[int, str, bytes, bytes, str | None]
 # What verify reads: (seq, kind, hash, parent_hash, payload, key_hash, metric, value).
 VerifyEvent = tuple[int, str, bytes, bytes, str, bytes | None, str | None, float | None]
 

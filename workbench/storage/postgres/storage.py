@@ -25,10 +25,10 @@ from ..base import (
     IntentStore,
     Observation,
     ObservationReader,
+    ReplayEvent,
     Segment,
     SnapshotRecord,
     SnapshotRow,
-    StateEvent,
     Storage,
     StoredEvent,
     VerifyEvent,
@@ -134,11 +134,12 @@ class PostgresStorage(PgWrites, PgCatalog, PgSearch, Storage):
             )
         ]
 
-    def state_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[StateEvent]:
-        """Deltas and compactions of a resolved history with lo <= seq <= hi, in seq order."""
+    def replay_events(self, segments: Sequence[Segment], lo: int, hi: int) -> list[ReplayEvent]:
+        """Every event of a resolved history with lo <= seq <= hi, in seq order, with its
+        hashes; the payload only of deltas and compactions."""
         return self._in_history(
-            "SELECT seq, kind, payload FROM events WHERE branch = %s AND seq BETWEEN %s AND "
-            "%s AND kind IN ('delta', 'compact') ORDER BY seq",
+            "SELECT seq, kind, hash, parent_hash, CASE WHEN kind IN ('delta', 'compact') THEN "
+            "payload END FROM events WHERE branch = %s AND seq BETWEEN %s AND %s ORDER BY seq",
             segments,
             lo,
             hi,
