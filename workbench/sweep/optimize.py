@@ -310,8 +310,9 @@ class StudyHandle:
             ctx.stop()
 
     def study(self) -> Study:
-        """The study as the journal has it now."""
-        trials = Reader(self.journal).trials(self.spec)
+        """The study as the journal has it now (read by the driver's reader: what it read
+        while telling trials is not read again)."""
+        trials = self._reader.trials(self.spec)
         return Study(self.sweep_id, self.spec.objectives, self.spec.directions, tuple(trials))
 
     def wait(self, timeout: float | None = None, show: bool | None = None) -> Study:
