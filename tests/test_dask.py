@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import uuid
 from importlib.util import find_spec
 from pathlib import Path
@@ -226,3 +227,30 @@ def test_each_dask_worker_keeps_one_warm_pool_process(cluster, tmp_path: Path) -
         pids = {f.metrics["pid"] for f in result.forks}
         assert len(pids) <= 2  # two Dask workers: at most two pool processes
         assert max(f.metrics["forks_here"] for f in result.forks) >= 3  # each ran several
+
+
+def test_a_dask_worker_waits_once_per_sweep_for_its_cancel(cluster) -> None:
+    """The worker plugin keeps one wait on a sweep's cancel Event, however many of its forks
+    run there (a wait per fork kept a call open on the scheduler per task): the cancel stops
+    every one of them at once, and a fork that starts after it is stopped as it starts."""
+    import threading
+
+    import distributed
+
+    from workbench.sweep.runners.dask_plugin import WorkerPools
+
+    plugin, name = WorkerPools(), f"lithify-cancel-test-{uuid.uuid4().hex}"
+    stopped: list[int] = []
+    forgets = [
+        plugin.watch(name, cluster, lambda i=i: stopped.append(i), wait_s=0.5) for i in range(3)
+    ]
+    assert [t.name for t in threading.enumerate()].count(name) == 1
+    forgets[2]()  # that fork ended before the cancel
+    time.sleep(1.2)  # a few waits time out while forks run: still one, still watching
+    assert [t.name for t in threading.enumerate()].count(name) == 1
+    distributed.Event(name, client=cluster).set()
+    wait_for(lambda: sorted(stopped) == [0, 1], what="the running forks stopped")
+    late: list[int] = []
+    plugin.watch(name, cluster, lambda: late.append(1), wait_s=0.5)
+    assert late == [1]
+    wait_for(lambda: name not in [t.name for t in threading.enumerate()], what="the wait ended")

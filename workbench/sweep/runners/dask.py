@@ -133,19 +133,26 @@ def run_on_worker(
     # Event made there without a client fails on its first wait (the cancel never arrived).
     client = distributed.get_client()
 
-    def watch() -> None:  # one long wait the scheduler answers at once when the Event is set
-        flag = distributed.Event(cancel_name, client=client)
-        while not done.is_set():
-            try:
-                if flag.wait(timeout=CANCEL_WAIT):
-                    cancel.set()
-                    ctx.stop()
-                    return
-            except Exception:  # noqa: BLE001 (the scheduler went away: the task ends with it)
-                return
+    def stop() -> None:
+        cancel.set()
+        ctx.stop()
 
-    watcher = threading.Thread(target=watch, daemon=True)
-    watcher.start()
+    if plugin is not None:  # one wait per sweep in this worker, whatever its forks here
+        forget = plugin.watch(cancel_name, client, stop, CANCEL_WAIT)
+    else:  # a cluster the plugin did not reach: this task waits on the Event itself
+
+        def watch() -> None:  # one long wait the scheduler answers at once when it is set
+            flag = distributed.Event(cancel_name, client=client)
+            while not done.is_set():
+                try:
+                    if flag.wait(timeout=CANCEL_WAIT):
+                        stop()
+                        return
+                except Exception:  # noqa: BLE001 (the scheduler went away: the task ends)
+                    return
+
+        threading.Thread(target=watch, daemon=True).start()
+        forget = done.set
     try:
         return {"notebook": runner.run_fork(ctx)}
     except ForkFailed as e:
@@ -153,6 +160,7 @@ def run_on_worker(
             return {"error": {"ename": "Cancelled", "evalue": "the sweep was cancelled"}}
         return {"error": e.error}
     finally:
+        forget()
         done.set()
         if own:
             runner.close()

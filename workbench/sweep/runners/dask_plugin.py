@@ -6,6 +6,7 @@ distributed already is: by the Dask runner and its tasks, never by ``import work
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import distributed
@@ -23,10 +24,12 @@ class WorkerPools(distributed.WorkerPlugin):
         self.start_timeout = start_timeout
         self.pools: dict[str, Any] = {}
         self.lock = threading.Lock()
+        self.watches: dict[str, _Watch] = {}
 
     def setup(self, worker: Any) -> None:
         self.pools = {}
         self.lock = threading.Lock()
+        self.watches = {}
 
     def teardown(self, worker: Any) -> None:
         with self.lock:
@@ -46,6 +49,58 @@ class WorkerPools(distributed.WorkerPlugin):
                 runner = self.pools[key] = PoolRunner(fn, 1, concurrency, None, self.start_timeout)
             return runner
 
+    def watch(
+        self, name: str, client: Any, stop: Callable[[], None], wait_s: float
+    ) -> Callable[[], None]:
+        """Call ``stop`` if the sweep's cancel ``Event`` called ``name`` is set while the fork
+        runs; the function that forgets it when the fork ends. One thread per sweep in this
+        worker waits on the Event (a long wait the scheduler answers at once when it is set),
+        whatever the number of its forks here: a wait per fork kept a call open on the
+        scheduler per task, and the scheduler and workers busy with them. A fork that starts
+        after the cancel is stopped at once."""
+        with self.lock:
+            w = self.watches.get(name)
+            if w is None:
+                w = self.watches[name] = _Watch()
+                thread = threading.Thread(
+                    target=self._wait, args=(name, w, client, wait_s), name=name, daemon=True
+                )
+                thread.start()
+            if w.cancelled:
+                stop()
+                return lambda: None
+            token = object()
+            w.stops[token] = stop
+
+        def forget() -> None:
+            with self.lock:
+                w.stops.pop(token, None)
+
+        return forget
+
+    def _wait(self, name: str, w: _Watch, client: Any, wait_s: float) -> None:
+        flag = distributed.Event(name, client=client)
+        while True:
+            try:
+                hit = bool(flag.wait(timeout=wait_s))
+            except Exception:  # noqa: BLE001 (the scheduler went away: its tasks end with it)
+                hit = False
+                with self.lock:
+                    self.watches.pop(name, None)
+                return
+            with self.lock:
+                if hit:
+                    w.cancelled = True
+                    stops = list(w.stops.values())
+                elif not w.stops:  # no fork of this sweep runs here: the next one waits anew
+                    self.watches.pop(name, None)
+                    return
+                else:
+                    continue
+            for stop in stops:
+                stop()
+            return
+
     def __getstate__(self) -> dict[str, Any]:  # sent to the workers without its pools
         return {"start_timeout": self.start_timeout}
 
@@ -53,3 +108,12 @@ class WorkerPools(distributed.WorkerPlugin):
         self.start_timeout = state["start_timeout"]
         self.pools = {}
         self.lock = threading.Lock()
+        self.watches = {}
+
+
+class _Watch:
+    """One sweep's cancel, as one Dask worker waits on it: the stops of its running forks."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+        self.stops: dict[object, Callable[[], None]] = {}
