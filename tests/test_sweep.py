@@ -325,6 +325,7 @@ def test_cancel_stops_forks_and_leaves_no_kernels(base, tmp_path, monkeypatch):
         (["sweep", "--at", "AT", "--fork-timeout", "-1"], "timeout"),
         (["sweep", "--at", "AT", "--param", "budget=300", "--param", "budget=600"], "twice"),
         (["sweep", "--at", "AT", "--param", "temperature=0.2"], "no parameter 'temperature'"),
+        (["sweep", "--at", "AT", "--param", "model=bogus"], "one of 'mock', 'openai'"),
         (
             ["sweep", "--at", "AT", "--notebook", "TEMPLATE", "--param", "temperature=0.2"],
             "no parameter 'temperature'",

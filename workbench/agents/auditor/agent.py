@@ -28,7 +28,7 @@ from ...forkrun import report_progress
 from ...journal import Journal
 from ...params import Param, takes
 from . import logic
-from .models import Calls, make_model
+from .models import MODELS, Calls, make_model
 
 METRICS = (
     "recall",
@@ -261,7 +261,11 @@ def _observed_since_report(branch: Branch) -> set[str]:
     return names
 
 
-@takes(budget=Param(int, min=1), model=Param(str), seed=Param(int, min=0))
+@takes(
+    budget=Param(int, min=1),
+    model=Param(str, choices=MODELS),  # make_model's names: another is refused before forking
+    seed=Param(int, min=0),
+)
 async def run_fork(journal_path: str, branch_id: int, params: dict[str, Any]) -> dict[str, float]:
     """A sweep fork of the auditor (the runners' ``fn``; async: a pool worker runs many at once
     while they wait on the model): apply the fork's budget and run it to its report; returns

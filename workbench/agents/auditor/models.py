@@ -255,8 +255,11 @@ class _Answer:
         return self.answer
 
 
+MODELS = ("mock", "openai")  # the backends make_model knows
+
+
 def make_model(name: str, model_name: str | None = None) -> Model:
-    """A model backend by name: "mock" or "openai"."""
+    """A model backend by name: "mock" or "openai" (``MODELS``)."""
     if name == "mock":
         return MockModel()
     if name == "openai":
