@@ -266,3 +266,15 @@ def kills_itself(journal: str, branch: int, params: dict) -> None:
     sys.stderr.write(f"about to die on branch {branch}\n")
     sys.stderr.flush()
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def branin_or_boom(journal: str, branch: int, params: dict) -> None:
+    """``branin``, except that a trial of kind "c" fails after its first report: a study with
+    complete, pruned and failed trials."""
+    if params["kind"] == "c":
+        from workbench import sweep
+
+        with Journal.open(journal) as j:
+            sweep.report(j.branch(branch), 100.0, 1, metric="loss")
+        raise RuntimeError("kind c breaks")
+    branin(journal, branch, params)

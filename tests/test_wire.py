@@ -190,3 +190,16 @@ def test_each_mirrored_shape_names_the_same_fields_with_the_same_kinds() -> None
                     f"{py_name}.{field}: {kp} in Python, {kt} in TypeScript ({ts_type})"
                 )
     assert not problems, "the wire's two sides disagree:\n" + "\n".join(problems)
+
+
+def test_the_lab_offers_every_view_the_server_draws() -> None:
+    """``VIEW_KINDS`` (a tab each) and the ``ViewKind`` union are ``charts.KINDS``, in order:
+    a view added to ``charts.VIEWS`` only would have no tab, one in the Lab only a 400."""
+    from workbench import charts
+
+    text = TYPES_TS.read_text(encoding="utf-8")
+    union = re.search(r"^export type ViewKind = (.+?);$", text, re.M | re.S)
+    listed = re.search(r"^export const VIEW_KINDS: ViewKind\[\] = \[(.+?)\];$", text, re.M | re.S)
+    assert union and listed
+    assert re.findall(r"'(\w+)'", union[1]) == list(charts.KINDS)
+    assert re.findall(r"'(\w+)'", listed[1]) == list(charts.KINDS)

@@ -10,6 +10,9 @@ shared by the server, the widgets and ``lithify chart --kind``.
     parallel    parallel coordinates, a real axis each             parallel
     steps       learning curves reported with sweep.report          steps
     pareto      two objectives, the Pareto front                   pareto
+    timeline    each fork from start to end, coloured by state     timeline
+    rank        two parameters, each fork coloured by its rank     rank
+    edf         the empirical distribution of a metric             edf
 
 ``view(journal, kind, Selection(...))`` draws any of them for a sweep, several, branch ids or a
 filter expression; ``why_not`` says per view why it cannot draw. ``default_axes`` is the one
@@ -25,13 +28,16 @@ from .axes import Axes, auto_log_x, default_axes
 from .base import THEMES, save, spec, themed
 from .contour import contour
 from .data import Results, Selection, gather
+from .edf import edf
 from .history import history
 from .importance import importance, importances
 from .metric import AGGREGATIONS, metric_vs_param
 from .parallel import parallel
 from .pareto import pareto
+from .rank import rank
 from .slices import slices
 from .steps import step_frame, steps
+from .timeline import timeline
 from .views import KINDS, Drawn, view, why_not
 
 offline.watch()
@@ -47,6 +53,7 @@ __all__ = [
     "auto_log_x",
     "contour",
     "default_axes",
+    "edf",
     "gather",
     "history",
     "importance",
@@ -54,12 +61,14 @@ __all__ = [
     "metric_vs_param",
     "parallel",
     "pareto",
+    "rank",
     "save",
     "slices",
     "spec",
     "step_frame",
     "steps",
     "themed",
+    "timeline",
     "view",
     "why_not",
 ]

@@ -120,6 +120,23 @@ def values(frame: pl.DataFrame) -> alt.InlineData:
         return alt.InlineData(values=frame.to_dicts())
 
 
+def final(frame: pl.DataFrame, y: str) -> pl.Expr:
+    """The rows whose value of ``y`` is a result: a finite number, of a fork that did not stop
+    short or still runs (``outcome.PARTIAL``: with ``Selection.partial``, theirs are only last
+    reports)."""
+    import polars as pl
+
+    from ..outcome import PARTIAL
+    from .data import STATE
+
+    value = pl.col(y).is_not_null()
+    if frame.schema[y].is_float():
+        value = value & pl.col(y).is_finite()
+    if STATE in frame.columns:
+        value = value & ~pl.col(STATE).is_in(sorted(PARTIAL)).fill_null(False)
+    return value
+
+
 def bounds(series: pl.Series) -> tuple[float, float]:
     """The smallest and largest of a numeric series (nulls left out)."""
     lo: Any = series.min()

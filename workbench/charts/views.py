@@ -17,13 +17,16 @@ from .axes import Axes, axes_of
 from .base import cannot, check_theme, is_log, is_number, spec, themed, values, varied
 from .contour import contour, contour_why_not
 from .data import STATE, Results, Selection, gather
+from .edf import edf, edf_why_not
 from .history import history, history_why_not
 from .importance import EVALUATORS, importance, importance_why_not
 from .metric import AGGREGATIONS, metric_vs_param
 from .parallel import parallel, parallel_why_not
 from .pareto import pareto, pareto_why_not
+from .rank import rank, rank_pair, rank_why_not
 from .slices import slice_why_not, slices
 from .steps import MAX_FORKS, step_frame, steps, steps_why_not
+from .timeline import run_frame, timeline, timeline_why_not
 
 if TYPE_CHECKING:
     from ..journal import Journal
@@ -83,21 +86,23 @@ def why_not(
     res = res if res is not None else gather(journal, selection or Selection())
     c = _choose(journal, res, None, y, None, y2)
     t, y = res.table, c.axes.y
+    asked = _Asked(journal, res, c, y or "")
+    free = {name: kind.why_not(asked) for name, kind in VIEWS.items() if not kind.metric}
     if waiting(res, y):  # every view can say so (chart.json draws it), the steps view draws
         steps = None  # the curves reported so far, if there are any
         if y is not None and y in t.columns:
-            steps = VIEWS["steps"].why_not(_Asked(journal, res, c, y))
-        return {name: steps if name == "steps" else None for name in VIEWS}
+            steps = VIEWS["steps"].why_not(asked)
+        return {name: steps if name == "steps" else free.get(name) for name in VIEWS}
     if y is None or y not in t.columns:
         why = f"no {y} observed yet in this selection" if y else "no metric observed yet here"
-        return dict.fromkeys(KINDS, why)
-    asked = _Asked(journal, res, c, y)
-    return {name: kind.why_not(asked) for name, kind in VIEWS.items()}
+        return {name: free[name] if name in free else why for name in VIEWS}
+    return {name: free[name] if name in free else k.why_not(asked) for name, k in VIEWS.items()}
 
 
 @dataclass(frozen=True)
 class _Asked:
-    """What a view's why-not reads: the selection's results and the chosen axes."""
+    """What a view's why-not reads: the selection's results and the chosen axes (``y`` is ""
+    when there is no metric: only a view that draws none asks then)."""
 
     journal: Journal
     res: Results
@@ -187,7 +192,7 @@ def _draw(journal: Journal, kind: str, selection: Selection, res: Results, o: Op
     c = _choose(journal, res, o.x, o.y, o.color, o.y2)
     y = c.axes.y
     wait = waiting(res, y)
-    if wait is None:
+    if wait is None or not VIEWS[kind].metric:  # the timeline draws forks that have no value
         return _drawn(journal, kind, selection, res, o, c)
     if kind == "steps" and y is not None and y in res.table.columns:
         try:  # the curves reported so far, if there are any
@@ -202,7 +207,7 @@ def _drawn(
 ) -> Drawn:
     y2, params = o.y2, o.params
     y = c.axes.y
-    if y is None:
+    if y is None and VIEWS[kind].metric:
         raise cannot(kind, f"no metric observed yet in {selection.describe()}")
     for name, given in (("metric", y), ("second metric", y2)):
         if given is not None and given not in res.table.columns:
@@ -218,7 +223,7 @@ def _drawn(
         "brush": VIEWS[kind].brush,
         "forks": int(t.height),
     }
-    chart, more = VIEWS[kind].draw(_Drawing(journal, res, c, selection, o, y, chosen))
+    chart, more = VIEWS[kind].draw(_Drawing(journal, res, c, selection, o, y or "", chosen))
     meta.update(more)
     return Drawn(chart, kind, meta)
 
@@ -367,15 +372,52 @@ def _draw_pareto(d: _Drawing) -> Chart:
     return chart, {"y2": y2}
 
 
+def _draw_timeline(d: _Drawing) -> Chart:
+    res = d.res
+    y = d.y if d.y in res.table.columns else None
+    runs = run_frame(d.journal, res.table)
+    chart = timeline(
+        res.table, runs, y=y, params=d.seeded(), order_label=res.order_label, theme=d.o.theme
+    )
+    return chart, {}
+
+
+def _draw_rank(d: _Drawing) -> Chart:
+    res, o = d.res, d.o
+    x = d.c.axes.x
+    given = o.params if o.params and len(o.params) == 2 else None  # as the contour's
+    pair = rank_pair(res.table, res.params, x, given)
+    chart = rank(
+        res.table,
+        d.y,
+        res.params,
+        x=x,
+        pair=pair if len(pair) == 2 else None,
+        direction=res.direction(d.y, o.direction),
+        shown=d.seeded(),
+        order_label=res.order_label,
+        theme=o.theme,
+    )
+    return chart, {"x": pair[0]}
+
+
+def _draw_edf(d: _Drawing) -> Chart:
+    res = d.res
+    chart = edf(res.table, d.y, params=d.seeded(), order_label=res.order_label, theme=d.o.theme)
+    return chart, {}
+
+
 @dataclass(frozen=True)
 class ViewKind:
     """One results view: how it draws, why it cannot (one line, or None), how a brush on it
-    acts ("zoom", "filter", or None for none)."""
+    acts ("zoom", "filter", or None for none), and whether it draws a metric's values (the
+    timeline draws when forks ran, values or not: it never waits for one)."""
 
     name: str
     draw: Callable[[_Drawing], Chart]
     why_not: Callable[[_Asked], str | None]
     brush: str | None = "zoom"
+    metric: bool = True
 
 
 def _table(t_why: Callable[[Any, str, list[str]], str | None]) -> Callable[[_Asked], str | None]:
@@ -398,6 +440,18 @@ VIEWS: dict[str, ViewKind] = {
             _draw_pareto,
             lambda a: pareto_why_not(a.res.table, [m for m in (a.y, a.c.y2) if m is not None]),
         ),
+        ViewKind(
+            "timeline",
+            _draw_timeline,
+            lambda a: timeline_why_not(run_frame(a.journal, a.res.table)),
+            metric=False,
+        ),
+        ViewKind(
+            "rank",
+            _draw_rank,
+            lambda a: rank_why_not(a.res.table, a.y, a.res.params, a.c.axes.x),
+        ),
+        ViewKind("edf", _draw_edf, lambda a: edf_why_not(a.res.table, a.y)),
     )
 }
 KINDS = tuple(VIEWS)

@@ -73,11 +73,12 @@ def chart(
         "metric",
         "--kind",
         help="The view: metric (a metric against a parameter), history (by fork or trial, "
-        "best so far), importance (fANOVA), slice, contour, parallel, steps (learning curves) "
-        "or pareto (two metrics).",
+        "best so far), importance (fANOVA), slice, contour, parallel, steps (learning curves), "
+        "pareto (two metrics), timeline (each fork from start to end, by state), rank (two "
+        "parameters, each fork coloured by its rank) or edf (the distribution of a metric).",
     ),
     x: str | None = typer.Option(
-        None, "--x", help="Parameter on the x axis (default: the journal's agent's)."
+        None, "--x", help="Parameter on the x axis, metric or rank (default: the agent's)."
     ),
     y: str | None = typer.Option(
         None, "--y", help="Metric on the y axis (default: the study's objective, the agent's)."
@@ -94,7 +95,7 @@ def chart(
     params: str = typer.Option(
         None,
         "--params",
-        help="Parameters to draw, A,B (slice, parallel, importance; contour: exactly two).",
+        help="Parameters to draw, A,B (slice, parallel, importance; contour, rank: exactly two).",
     ),
     log_x: bool = typer.Option(
         None, "--log-x/--no-log-x", help="Log scale on x (default: when it spans a factor of 20)."

@@ -128,9 +128,10 @@ class Matrix(Results):
 
 class Chart(Results):
     """GET chart.json|chart.svg|chart.png ?journal=J&kind=metric|history|importance|slice|
-    contour|parallel|steps|pareto [selection] [&x=..&y=..&y2=..&color=..&params=A,B&agg=..
-    &log_x=1|0&direction=..&theme=light|dark]: the view as a Vega-Lite spec with its data
-    inline (drawn in the browser), or rendered here as SVG or PNG, the same parameters."""
+    contour|parallel|steps|pareto|timeline|rank|edf [selection] [&x=..&y=..&y2=..&color=..
+    &params=A,B&agg=..&log_x=1|0&direction=..&theme=light|dark]: the view as a Vega-Lite
+    spec with its data inline (drawn in the browser), or rendered here as SVG or PNG, the
+    same parameters."""
 
     @web.authenticated
     async def get(self) -> None:

@@ -132,7 +132,8 @@ class AxesReply(TypedDict):
 ChartSpec = dict[str, Any]
 """A Vega-Lite spec (data inline) with ``usermeta.lithify``: kind, selection, y, brush (zoom,
 filter or None), forks, and for the metric view x, color, log_x (and whether that was the
-rule's choice, log_x_auto); for pareto y2."""
+rule's choice, log_x_auto); for pareto y2; for rank x (its first parameter). The timeline
+needs no metric: its y is None when the selection has none."""
 
 
 class FilterReply(TypedDict):

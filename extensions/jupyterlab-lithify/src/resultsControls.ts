@@ -1,21 +1,21 @@
 // What a results panel draws: a tab per view (metric, history, importance, slice, contour,
-// parallel, steps, pareto), each disabled with the server's one-line reason when it cannot draw
-// the selection, and the choices that view takes (x, y, the second metric, colour, aggregation,
-// a sweep to compare, the direction that is better, log x). Everything offered comes from the
-// server's axes; nothing is decided here.
+// parallel, steps, pareto, timeline, rank, edf), each disabled with the server's one-line
+// reason when it cannot draw the selection, and the choices that view takes (x, y, the second
+// metric, colour, aggregation, a sweep to compare, the direction that is better, log x).
+// Everything offered comes from the server's axes; nothing is decided here.
 
 import * as api from './api';
 import { el } from './dom';
 import { type AxesResponse, type ChartMeta, VIEW_KINDS, type Target, type ViewKind } from './types';
 
 const USES: Record<string, ViewKind[]> = {
-  x: ['metric'],
-  y: VIEW_KINDS,
+  x: ['metric', 'rank'],
+  y: VIEW_KINDS.filter(k => k !== 'timeline'), // the timeline draws the forks' times
   y2: ['pareto'],
   color: ['metric'],
   agg: ['metric'],
-  compare: ['metric'],
-  direction: ['history', 'contour', 'pareto'],
+  compare: ['metric', 'edf'],
+  direction: ['history', 'contour', 'pareto', 'rank'],
   log: ['metric']
 };
 

@@ -141,9 +141,9 @@ export interface DiffResponse {
 }
 
 /** The results views (workbench.charts.KINDS). */
-export type ViewKind = 'metric' | 'history' | 'importance' | 'slice' | 'contour' | 'parallel' | 'steps' | 'pareto';
+export type ViewKind = 'metric' | 'history' | 'importance' | 'slice' | 'contour' | 'parallel' | 'steps' | 'pareto' | 'timeline' | 'rank' | 'edf';
 
-export const VIEW_KINDS: ViewKind[] = ['metric', 'history', 'importance', 'slice', 'contour', 'parallel', 'steps', 'pareto'];
+export const VIEW_KINDS: ViewKind[] = ['metric', 'history', 'importance', 'slice', 'contour', 'parallel', 'steps', 'pareto', 'timeline', 'rank', 'edf'];
 
 /** Which branches a results panel shows: a sweep, branch ids, or every branch, narrowed by a
  * filter expression (``where``). */
@@ -175,10 +175,10 @@ export interface AxesResponse {
 export interface ChartMeta {
   kind: ViewKind;
   selection: string;
-  y: string;
+  y: string | null; // null: the timeline of a selection with no metric yet
   brush: 'zoom' | 'filter' | null; // what dragging a box does
   forks: number;
-  x?: string;
+  x?: string; // the metric view's x, the rank view's first parameter
   color?: string | null;
   log_x?: boolean; // the metric view: whether x is logarithmic
   log_x_auto?: boolean; // ... by the rule (not asked for)
