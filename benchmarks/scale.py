@@ -143,7 +143,7 @@ def _grow(url: str, events: int, branches: int) -> None:
         per = events // (branches + 1)
         main.apply_many([{"i": i} for i in range(per)])
         for k in range(branches):
-            f = main.fork_at(1 + k * max(1, per // branches))
+            f = main.fork_at(min(per, 1 + k * max(1, per // branches)))
             f.apply_many([{"k": k, "i": i} for i in range(per - 5)])
             for m in range(5):
                 f.observe("score", float(k + m), step=m)
@@ -165,7 +165,7 @@ def _operations(url: str) -> dict[str, float]:
     r: dict[str, float] = {"open": _time(lambda: Journal.open(url).close())}
     with Journal.open(url) as j:
         head = j.root().head
-        r["head~N"] = _time(lambda: j.resolve("main@head~50"))
+        r["head~N"] = _time(lambda: j.resolve("main~50"))
         r["fork"] = _time(lambda: j.root().fork_at(head // 2))
         b = j.root().fork_at(head)
         r["append"] = _time(lambda: b.apply({"x": 1}))
