@@ -291,6 +291,32 @@ class EventLogContract(RoleContract):
         assert store.head(0).seq == 4  # type: ignore[union-attr]
         assert [e.seq for e in store.events(MAIN, 1, 10)] == [1, 2, 3, 4]
 
+    def test_append_runs_writes_several_branches_at_once_or_nothing(self, store: Storage) -> None:
+        chain = Chain()
+        self.append(store, chain, 2)
+        (fork,) = store.insert_branches([(None, 0, 1, "{}", None)])
+        main_more, on_fork = Chain(0, 2, chain.parent), Chain(fork, 1, chain.hashes[1])
+        store.append_runs(
+            [
+                [(main_more.row('{"m":3}'), "plain"), (main_more.row('{"m":4}'), "plain")],
+                [
+                    (on_fork.row('{"f":2}'), "plain"),
+                    (on_fork.row('{"o":1}', "observe", ("o", 1.0)), "observe"),
+                ],
+            ]
+        )
+        assert store.head(0).seq == 4 and store.head(fork).seq == 3  # type: ignore[union-attr]
+        assert [e.kind for e in store.events([(0, 0, 1), (fork, 2, None)], 1, 9)] == [
+            "delta",
+            "delta",
+            "observe",
+        ]
+        good = Chain(0, 4, main_more.parent)
+        gap = Chain(fork, 5, on_fork.parent)  # seq 6 on a fork whose head is 3
+        with pytest.raises(BranchConflict):
+            store.append_runs([[(good.row('{"m":5}'), "plain")], [(gap.row("{}"), "plain")]])
+        assert store.head(0).seq == 4 and store.head(fork).seq == 3  # type: ignore[union-attr]
+
     def test_append_batch_writes_chained_events_and_their_snapshots(self, store: Storage) -> None:
         chain = Chain()
         self.append(store, chain, 1)

@@ -484,7 +484,7 @@ def _copy(s: Storage, d: Storage, choice: _Choice, batch: int, report: Replicati
             if head is None or head.seq <= after:
                 continue  # nothing past what the destination holds
             for chunk in _events(s, row.id, target, after, chain, batch):
-                writes.write(len(chunk), lambda chunk=chunk: d.append_many(chunk))
+                writes.events(chunk)
                 label = _label(row)
                 report.per_branch[label] = report.per_branch.get(label, 0) + len(chunk)
                 report.events += len(chunk)
@@ -504,19 +504,37 @@ class _Grouped:
         self.d, self.size = d, size
         self.open: ExitStack | None = None
         self.weight = 0
+        self.runs: list[list[tuple[Any, str]]] = []  # event runs not yet written
 
     def write(self, weight: int, write: Any) -> Any:
+        self._begin()
+        result = write()
+        self._weigh(weight)
+        return result
+
+    def events(self, run: list[tuple[Any, str]]) -> None:
+        """One branch's run of events, written with the others of this transaction at once
+        (``append_runs``) when it commits; a branch row written meanwhile is already there
+        (the same transaction) when its events' order is checked."""
+        self._begin()
+        self.runs.append(run)
+        self._weigh(len(run))
+
+    def _begin(self) -> None:
         if self.open is None:
             self.open = ExitStack()
             self.open.enter_context(self.d.atomic())
-        result = write()
+
+    def _weigh(self, weight: int) -> None:
         self.weight += max(1, weight)
         if self.weight >= self.size:
             self.commit()
-        return result
 
     def commit(self) -> None:
         if self.open is not None:
+            if self.runs:
+                runs, self.runs = self.runs, []
+                self.d.append_runs(runs)
             self.open.close()
             self.open, self.weight = None, 0
 
@@ -529,6 +547,7 @@ class _Grouped:
         if error is None:
             self.commit()
         else:
+            self.runs = []
             self.open.__exit__(kind, error, tb)  # the open transaction rolls back
             self.open = None
 

@@ -370,8 +370,8 @@ class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, Ru
     Defaults, by role:
 
     - StoreCore: ``writable``, ``rekey``, ``vacuum``, ``quick_check``
-    - EventLog: ``append``, ``append_batch``, ``landed``, ``heads``, ``event_at``,
-      ``hashes_at``, ``replay_events``, ``own_events``, ``last_seq_at_time``,
+    - EventLog: ``append``, ``append_runs``, ``append_batch``, ``landed``, ``heads``,
+      ``event_at``, ``hashes_at``, ``replay_events``, ``own_events``, ``last_seq_at_time``,
       ``world_events``, ``top_position``, ``by_hash_prefix``
     - BranchCatalog: ``branch_by_name``, ``fork_seq``, ``tag``
     - SnapshotStore: ``snapshot_at``, ``all_snapshot_marks``, ``snapshots``
@@ -411,6 +411,14 @@ class Storage(StoreCore, EventLog, BranchCatalog, SnapshotStore, EffectIndex, Ru
     def append(self, row: EventRow, shape: str) -> None:
         """Insert one event; BranchConflict unless it follows the branch's stored head."""
         self.append_many([(row, shape)])
+
+    def append_runs(self, runs: Sequence[Sequence[tuple[EventRow, str]]]) -> None:
+        """``append_many`` of several branches' runs in one transaction, all or nothing (a
+        backend that pays per statement writes them at once: replication's cost follows its
+        events, not its branches)."""
+        with self.atomic():
+            for run in runs:
+                self.append_many(run)
 
     def append_batch(
         self,
