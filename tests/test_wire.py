@@ -37,6 +37,8 @@ MIRROR = {
     "ForkJson": "ForkState",
     "SweepJson": "SweepState",
     "SweepsReply": "SweepsResponse",
+    "StudyRowJson": "StudyRow",
+    "StudiesReply": "StudiesResponse",
     "SweepStarted": "SweepStarted",
     "CancelReply": "SweepCancelled",
     "StudyDefaultsJson": "StudyDefaults",

@@ -22,7 +22,7 @@ from ..sweep.runners import runners_here
 from . import shapes
 from .base import Base, Download, _body_int, _int, _plain, http_status
 from .hub import Hub
-from .results import Axes, Chart, Filter, Matrix
+from .results import Axes, Chart, Filter, Matrix, Studies
 
 
 def _events(records: list[Any]) -> list[shapes.EventJson]:
@@ -465,6 +465,7 @@ ROUTES: tuple[Route, ...] = (
     Route("chart.png", "GET", Chart, "the same chart as PNG"),
     Route("defaults", "GET", Defaults, "what a sweep of the journal runs when given nothing"),
     Route("sweeps", "GET POST", Sweeps, "sweeps with each fork's status; POST launches one"),
+    Route("studies", "GET", Studies, "every sweep and study at a glance: best, counts, times"),
     Route(
         "optimize", "GET POST", Optimize, "a study (trials, best); POST starts an adaptive sweep"
     ),

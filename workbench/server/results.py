@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from tornado import web
 
@@ -182,3 +182,29 @@ class Filter(Results):
 
 
 __all__ = ["Axes", "Chart", "Filter", "Matrix"]
+
+
+class Studies(Base):
+    """GET ?journal=J: every sweep and study at a glance, newest first (``sweep.overview``):
+    kind, objectives, best value with its branch and params, forks by state, when it ran. A
+    sweep a coordinator drives now (this server or another process) says ``running``."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        def run() -> shapes.StudiesReply:
+            from ..sweep.overview import overview
+
+            j = self.journal()
+            hows = {s.id: s.how for s in j.sweeps()}
+            rows = []
+            for row in overview(j):
+                doc = cast(shapes.StudyRowJson, row.to_json())
+                live = self.live(j, row.id, hows.get(row.id, {}))
+                if live and doc["state"] == "pending":
+                    doc["state"] = "running"  # a study between trials
+                elif not live and doc["state"] == "running":
+                    doc["state"] = "pending"  # its coordinator is gone: a resume finishes it
+                rows.append(doc)
+            return {"studies": rows}
+
+        await self.reply(run)

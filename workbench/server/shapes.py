@@ -189,6 +189,27 @@ class SweepsReply(TypedDict):
     sweeps: list[SweepJson]
 
 
+class StudyRowJson(TypedDict):
+    id: int
+    kind: str  # grid, optimize or evolve
+    state: str  # running, finished, failed, cancelled or pending
+    planned: int
+    counts: dict[str, int]  # forks by trial state (complete, pruned, failed, ...)
+    objectives: list[str]  # empty for a grid
+    directions: list[str]
+    best: dict[str, Any] | None  # {value, branch, params} of a single objective's best
+    pareto: int | None  # the Pareto front's size, for several objectives
+    started: int | None  # unix ms of the first fork's start
+    ended: int | None  # unix ms of the last fork's end (None while one runs)
+    seconds: float | None
+    base: int
+    at: int
+
+
+class StudiesReply(TypedDict):
+    studies: list[StudyRowJson]
+
+
 class SweepStarted(TypedDict):
     sweep: int
     forks: list[int]

@@ -21,6 +21,7 @@ import type {
   SweepDefaults,
   SweepRequest,
   SweepStarted,
+  StudiesResponse,
   SweepsResponse,
   TailResponse,
   Target
@@ -154,6 +155,9 @@ export const axes = (t: Target, y: string | null = null, y2: string | null = nul
   get('axes', { ...selection(t), y, y2 });
 
 export const sweeps = (journal: string): Promise<SweepsResponse> => get('sweeps', { journal });
+
+/** Every sweep and study at a glance: best, counts by state, when it ran. */
+export const studies = (journal: string): Promise<StudiesResponse> => get('studies', { journal });
 
 /** The results matrix of a selection, one row per branch, one column per metric. */
 export const matrix = (t: Target): Promise<MatrixResponse> => get('matrix', { ...selection(t), wide: 1 });

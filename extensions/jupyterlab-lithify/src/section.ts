@@ -12,6 +12,7 @@ import { EventList } from './eventList';
 import { FilterBox } from './filterBox';
 import { ForkTree } from './forkTree';
 import { Replacements, sameJournal, Selection } from './journals';
+import { StudyList } from './studyList';
 import type { Branch, EventRecord } from './types';
 
 const TAIL_PAGE = 2000;
@@ -29,6 +30,8 @@ export class JournalSection {
   private tree: ForkTree;
   private filterBox: FilterBox;
   private resultsButton: HTMLButtonElement;
+  private studies: StudyList;
+  private lastSweeps = ''; // the sweeps' states the study list was last read for
   private error = el('div', 'lithify-section-error');
   private info = el('div', 'lithify-fork-info');
   private eventsBox = el('div', 'lithify-events-box');
@@ -77,7 +80,10 @@ export class JournalSection {
     this.resultsButton.disabled = true;
     const tools = el('div', 'lithify-tree-tools');
     tools.append(this.filterBox.node, this.resultsButton);
-    this.node.append(head, this.error, tools, this.tree.node, this.tree.grip, this.info, this.eventsBox, this.detail);
+    this.studies = new StudyList(journal, sweep =>
+      void host.app.commands.execute('lithify:open-results', { journal, sweep })
+    );
+    this.node.append(head, this.error, this.studies.node, tools, this.tree.node, this.tree.grip, this.info, this.eventsBox, this.detail);
     // another journal at this name, noticed by any view (the server names each journal)
     this.stopListening = host.replacements.listen(j => {
       if (j === journal && !this.restarting && this.cursor >= 0) {
@@ -194,7 +200,11 @@ export class JournalSection {
       return;
     }
     this.known = res.branches;
-    const sweeps = res.sweeps.map(s => `${s.id}:${s.state}`).join(',');
+    const sweeps = res.sweeps.map(s => `${s.id}:${s.state}:${JSON.stringify(s.counts)}`).join(',');
+    if (sweeps !== this.lastSweeps) {
+      this.lastSweeps = sweeps; // a sweep started, ended or forked a trial: its row changed
+      void this.studies.load();
+    }
     const statuses = res.branches.map(b => `${b.id}:${b.head}:${b.status}`).join(',') + `|${sweeps}`;
     if (force || statuses !== this.lastStatuses) {
       this.lastStatuses = statuses;
@@ -215,6 +225,7 @@ export class JournalSection {
     this.info.textContent = '';
     this.known = [];
     this.lastStatuses = '';
+    this.lastSweeps = '';
     this.tree.reset();
     this.filterBox.clear();
     this.markResults();

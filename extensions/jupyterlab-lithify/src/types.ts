@@ -231,6 +231,29 @@ export interface SweepsResponse {
   sweeps: SweepState[];
 }
 
+/** One sweep or study at a glance (GET studies). */
+export interface StudyRow {
+  id: number;
+  kind: string; // grid, optimize or evolve
+  state: string; // running, finished, failed, cancelled or pending
+  planned: number;
+  counts: { [state: string]: number }; // forks by trial state
+  objectives: string[]; // empty for a grid
+  directions: string[];
+  best: { [key: string]: Json } | null; // {value, branch, params} of a single objective's best
+  pareto: number | null; // the Pareto front's size, for several objectives
+  started: number | null; // unix ms of the first fork's start
+  ended: number | null; // unix ms of the last fork's end (null while one runs)
+  seconds: number | null;
+  base: number;
+  at: number;
+}
+
+/** GET studies: every sweep and study of a journal, newest first. */
+export interface StudiesResponse {
+  studies: StudyRow[];
+}
+
 /** A cell of the results matrix. */
 export type Cell = string | number | boolean | null;
 
