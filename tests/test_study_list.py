@@ -139,6 +139,7 @@ async def test_the_studies_route_sends_the_rows(jp_fetch, jp_root_dir, monkeypat
 
 @pytest.mark.slow
 def test_the_lab_lists_the_studies_and_a_click_opens_the_results(tmp_path, monkeypatch) -> None:
+    """The study list in a journal's section, and the journal list following the folder."""
     from playwright.sync_api import sync_playwright
     from test_browser import CHROMIUM, lithify_lab
     from test_lab_extension import lab_page, open_section
@@ -168,5 +169,11 @@ def test_the_lab_lists_the_studies_and_a_click_opens_the_results(tmp_path, monke
         page.locator(".lithify-results", has_text=f"Sweep {sid} of s.db").wait_for(timeout=60_000)
         head.click()  # folds the list
         assert section.locator(".lithify-study-rows").is_hidden()
+        # a journal made meanwhile (by a notebook, a terminal) joins the list without Refresh
+        with Journal.open(work / "later.db") as j:
+            j.root().apply({"x": 1})
+        page.locator("#lithify-sidebar .lithify-journal-label[data-journal='later.db']").wait_for(
+            timeout=30_000
+        )
         assert outside == []
         browser.close()

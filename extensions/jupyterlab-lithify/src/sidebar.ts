@@ -7,12 +7,13 @@ import type { IStateDB } from '@jupyterlab/statedb';
 import { Widget } from '@lumino/widgets';
 
 import * as api from './api';
-import { button, el, icon, message } from './dom';
+import { button, el, icon, message, redraw } from './dom';
 import type { Replacements, Selection } from './journals';
 import { JournalSection, SectionHost } from './section';
 
 const LIVE_MS = 500; // how often an open journal is asked what is new
 const SAY_MS = 15000; // how long a message stays
+const LIST_MS = 5000; // how often the list of journals under the server root is read again
 const STATE_KEY = 'lithify-workbench:sidebar';
 
 /** What the sidebar keeps across page reloads: the open journals, and the server whose
@@ -33,6 +34,8 @@ export class Sidebar extends Widget implements SectionHost {
   private timer = 0;
   private sayTimer = 0;
   private offered = '';
+  private listed = 0; // when the journal list was last read (ms)
+  private listing = false;
 
   constructor(
     readonly app: JupyterFrontEnd,
@@ -113,28 +116,44 @@ export class Sidebar extends Widget implements SectionHost {
     if (!this.isVisible) {
       return;
     }
+    if (Date.now() - this.listed > LIST_MS && !this.listing) {
+      void this.refresh(true); // a journal a notebook or a terminal made shows up by itself
+    }
     for (const section of this.open.values()) {
       await section.poll();
     }
   }
 
-  /** List the journals under the server root again. */
-  async refresh(): Promise<void> {
+  /** List the journals under the server root again (``quiet``: the live re-read, which keeps
+   * the rows already there and leaves the message alone). */
+  async refresh(quiet = false): Promise<void> {
+    this.listing = true;
     try {
       const res = await api.journals();
-      this.list.textContent = ''; // after the await: overlapping refreshes never duplicate
+      const rows: HTMLElement[] = [];
       if (!res.journals.length) {
-        this.list.append(el('div', 'lithify-empty', 'No journals (*.db) under the server root.'));
+        const empty = el('div', 'lithify-empty', 'No journals (*.db) under the server root.');
+        empty.dataset.key = '';
+        rows.push(empty);
       }
       for (const j of res.journals) {
         const label = el('div', 'lithify-journal-label', `${this.open.has(j.path) ? '▾' : '▸'} ${j.path}`);
         label.dataset.journal = j.path;
+        label.dataset.key = j.path;
         label.onclick = () => void this.openJournal(j.path, true);
-        this.list.append(label);
+        rows.push(label);
       }
-      this.message.textContent = '';
+      redraw(this.list, rows); // after the await: overlapping refreshes never duplicate
+      if (!quiet) {
+        this.message.textContent = '';
+      }
     } catch (e) {
-      this.message.textContent = message(e);
+      if (!quiet) {
+        this.message.textContent = message(e);
+      }
+    } finally {
+      this.listed = Date.now();
+      this.listing = false;
     }
   }
 
