@@ -166,7 +166,20 @@ def test_the_lab_lists_the_studies_and_a_click_opens_the_results(tmp_path, monke
         grid_row = section.locator(f".lithify-study[data-sweep='{grid}']").inner_text()
         assert "2 complete of 2" in grid_row and "best" not in grid_row, grid_row
         row.click()
-        page.locator(".lithify-results", has_text=f"Sweep {sid} of s.db").wait_for(timeout=60_000)
+        panel = page.locator(".lithify-results", has_text=f"Study {sid} of s.db")  # its kind
+        panel.wait_for(timeout=90_000)
+        # its chart fills the panel's width, and follows it when the window narrows
+        svg = panel.locator(".lithify-chart-box .lithify-vega svg").first
+        svg.wait_for(timeout=90_000)
+        wide = svg.bounding_box()["width"]
+        assert wide > 0.5 * panel.bounding_box()["width"], (wide, panel.bounding_box())
+        page.set_viewport_size({"width": 1000, "height": 950})
+        page.wait_for_function(
+            "([sel, w]) => { const s = document.querySelector(sel); "
+            "return s && s.getBoundingClientRect().width < w - 200; }",
+            arg=[".jp-MainAreaWidget:not(.lm-mod-hidden) .lithify-results .lithify-vega svg", wide],
+            timeout=30_000,
+        )
         head.click()  # folds the list
         assert section.locator(".lithify-study-rows").is_hidden()
         # a journal made meanwhile (by a notebook, a terminal) joins the list without Refresh

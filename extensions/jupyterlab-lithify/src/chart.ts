@@ -86,6 +86,19 @@ export function inside(spec: ChartSpec, box: Ranges): number[] {
     .sort((a, b) => a - b);
 }
 
+const COMPOSED = ['facet', 'hconcat', 'vconcat', 'concat', 'repeat'];
+const ROOM = 180; // px beside the plot: the y axis, its title and a legend
+
+/** ``spec`` as wide as ``width`` px of panel allows (its plot, never under 260 px): a single or
+ * layered view; composed ones (facets, side by side) keep their own widths. */
+export function fitted(spec: ChartSpec, width: number): ChartSpec {
+  const s = spec as unknown as Json;
+  if (typeof s.width !== 'number' || width <= 0 || COMPOSED.some(k => k in s)) {
+    return spec;
+  }
+  return { ...spec, width: Math.max(260, Math.min(1600, Math.round(width - ROOM))) } as ChartSpec;
+}
+
 /** Load vega (a chunk of this extension) now, while the first spec is being made. */
 export function prefetch(): void {
   void import('vega-embed').catch(() => undefined);
@@ -100,8 +113,21 @@ export class ChartView {
   private dark = false;
   private ranges: Ranges | null = null;
   private drawing = 0;
+  private drawnWidth = 0; // the panel width the chart was fitted to
+  private resizeTimer = 0;
+  private resizes: ResizeObserver;
 
   constructor(private events: ChartEvents) {
+    // the chart follows the panel's width: drawn again once a resize settles
+    this.resizes = new ResizeObserver(() => {
+      window.clearTimeout(this.resizeTimer);
+      this.resizeTimer = window.setTimeout(() => {
+        if (this.spec && Math.abs(this.node.clientWidth - this.drawnWidth) > 40) {
+          void this.draw();
+        }
+      }, 200);
+    });
+    this.resizes.observe(this.node);
     this.resetButton = button('lithify-reset-zoom', 'Reset zoom', () => void this.unzoom());
     this.resetButton.style.display = 'none';
     this.node.append(this.canvas, this.resetButton);
@@ -189,7 +215,8 @@ export class ChartView {
     if (ticket !== this.drawing) {
       return; // a newer spec came while vega loaded
     }
-    const spec = this.ranges ? zoomed(this.spec, this.ranges) : this.spec;
+    this.drawnWidth = this.node.clientWidth;
+    const spec = fitted(this.ranges ? zoomed(this.spec, this.ranges) : this.spec, this.drawnWidth);
     // drawn aside, then put in place of the chart shown: never an empty box in between
     const fresh = el('div', 'lithify-vega-view');
     const result = await embed(fresh, spec, {
@@ -257,6 +284,8 @@ export class ChartView {
   }
 
   dispose(): void {
+    this.resizes.disconnect();
+    window.clearTimeout(this.resizeTimer);
     this.result?.finalize();
   }
 }
