@@ -46,10 +46,15 @@ def two_sweeps(path: Path) -> tuple[int, int, sweep.Study]:
         return grid.id, study.sweep, study
 
 
-@pytest.fixture
-def journal(tmp_path, monkeypatch):
+@pytest.fixture(autouse=True)
+def fork_functions(monkeypatch) -> None:
+    """sweep_fns importable here and in the runners' workers."""
     monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
     monkeypatch.syspath_prepend(TESTS)
+
+
+@pytest.fixture
+def journal(tmp_path):
     path = tmp_path / "s.db"
     return (path, *two_sweeps(path))
 
@@ -81,10 +86,8 @@ def test_each_sweep_and_study_at_a_glance(journal) -> None:
 
 
 def test_a_study_of_two_objectives_gives_its_front_and_a_planned_grid_counts_pending(
-    tmp_path, monkeypatch
+    tmp_path,
 ) -> None:
-    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    monkeypatch.syspath_prepend(TESTS)
     with Journal.open(tmp_path / "m.db") as j:
         at = j.root().apply({"start": 1})
         study = sweep.optimize(
@@ -119,13 +122,11 @@ def jp_server_config():
 
 
 @pytest.mark.slow
-async def test_the_studies_route_sends_the_rows(jp_fetch, jp_root_dir, monkeypatch) -> None:
+async def test_the_studies_route_sends_the_rows(jp_fetch, jp_root_dir) -> None:
     import json
 
     from tornado.httpclient import HTTPClientError
 
-    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    monkeypatch.syspath_prepend(TESTS)
     _, sid, study = two_sweeps(jp_root_dir / "s.db")
     r = await jp_fetch("lithify", "api", "studies", params={"journal": "s.db"})
     rows = json.loads(r.body)["studies"]
@@ -138,7 +139,7 @@ async def test_the_studies_route_sends_the_rows(jp_fetch, jp_root_dir, monkeypat
 
 
 @pytest.mark.slow
-def test_the_lab_lists_the_studies_and_a_click_opens_the_results(tmp_path, monkeypatch) -> None:
+def test_the_lab_lists_the_studies_and_a_click_opens_the_results(tmp_path) -> None:
     """The study list in a journal's section, and the journal list following the folder."""
     from playwright.sync_api import sync_playwright
     from test_browser import CHROMIUM, lithify_lab
@@ -146,8 +147,6 @@ def test_the_lab_lists_the_studies_and_a_click_opens_the_results(tmp_path, monke
 
     if not Path(CHROMIUM).exists():
         pytest.skip("needs Debian's chromium")
-    monkeypatch.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    monkeypatch.syspath_prepend(TESTS)
     work = tmp_path / "work"
     work.mkdir()
     grid, sid, study = two_sweeps(work / "s.db")
