@@ -11,7 +11,10 @@ opens (goal <= 1 s), and a filter expression over the 10,000 branches (goal <= 2
 evaluation with polars, the server's answer, and the fork tree filtered on screen. Baseline:
 the matrix API call the panel's table waits for. Writes benchmarks/results/lab.json.
 
-    python benchmarks/lab.py [--branches 10000] [--events 1000000] [--part all|tree|results]
+Last, the server's CPU while two such journals are open in the sidebar and nothing happens
+(goal <= 2% of a core), and with a results panel open as well.
+
+    python benchmarks/lab.py [--branches 10000] [--events 1000000] [--part all|tree|results|idle]
 """
 
 from __future__ import annotations
@@ -226,6 +229,83 @@ def results_part(forks: int) -> dict[str, object]:
     }
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU seconds a process has used (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def idle_part(branches: int, events: int, seconds: float = 30.0) -> dict[str, object]:
+    """The server's CPU while two large journals (``branches`` / ``events`` each) are open in
+    the sidebar and nothing happens (goal <= 2% of a core), and with a sweep's results panel
+    of ``branches`` forks open as well."""
+    import shutil
+
+    from playwright.sync_api import sync_playwright
+
+    tmp = Path(tempfile.mkdtemp(prefix="lithify-idle-bench-"))
+    work = tmp / "work"
+    work.mkdir()
+    build(work / "a.db", branches, events)
+    shutil.copy(work / "a.db", work / "b.db")
+    sweep_id = build_results(work / "results.db", branches)
+    lab, base = start_lab(work, tmp)
+    out: dict[str, object] = {"branches": branches, "events": events, "seconds": seconds}
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(
+                executable_path=CHROMIUM,
+                headless=True,
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+            )
+            page = browser.new_page(viewport={"width": 1500, "height": 950})
+            page.goto(f"{base}/lab?reset", timeout=120_000)
+            page.wait_for_function(
+                "() => window.jupyterapp && "
+                "window.jupyterapp.commands.hasCommand('lithify:open-results')",
+                timeout=120_000,
+            )
+            page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
+            side = page.locator("#lithify-sidebar")
+            for name in ("a.db", "b.db"):
+                side.locator(".lithify-path").fill(name)
+                side.locator(".lithify-open-button").click()
+                side.locator(
+                    f".lithify-section[data-journal='{name}'] .lithify-branch[data-branch='0']"
+                ).wait_for(timeout=120_000)
+            page.wait_for_timeout(10_000)  # what opening asked for is done
+            before = cpu_seconds(lab.pid)
+            page.wait_for_timeout(seconds * 1000)
+            out["sidebar_cpu_share"] = (cpu_seconds(lab.pid) - before) / seconds
+            page.evaluate(
+                "window.jupyterapp.commands.execute('lithify:open-results', "
+                f"{{journal: 'results.db', sweep: {sweep_id}}})"
+            )
+            page.wait_for_function(
+                "() => [...document.querySelectorAll('.lithify-chart-box')]"
+                ".some(c => c.dataset.kind === 'metric' && c.querySelector('svg'))",
+                timeout=120_000,
+            )
+            page.wait_for_timeout(10_000)
+            before = cpu_seconds(lab.pid)
+            page.wait_for_timeout(seconds * 1000)
+            out["with_results_cpu_share"] = (cpu_seconds(lab.pid) - before) / seconds
+            browser.close()
+    finally:
+        lab.terminate()
+        lab.wait(timeout=30)
+        shutil.rmtree(tmp, ignore_errors=True)
+    out["goal_cpu_share"] = 0.02
+    out["pass"] = {"idle": float(out["sidebar_cpu_share"]) <= 0.02}  # type: ignore[arg-type]
+    print(
+        f"\nIdle server, two journals of {branches:,} branches / {events:,} events open in the "
+        f"sidebar: {float(out['sidebar_cpu_share']):.1%} of a core over {seconds:.0f} s "  # type: ignore[arg-type]
+        f"(goal <= 2%); with a {branches:,}-fork results panel open too: "
+        f"{float(out['with_results_cpu_share']):.1%}"  # type: ignore[arg-type]
+    )
+    return out
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -236,13 +316,15 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--branches", type=int, default=10_000)
     ap.add_argument("--events", type=int, default=1_000_000)
-    ap.add_argument("--part", choices=("all", "tree", "results"), default="all")
+    ap.add_argument("--part", choices=("all", "tree", "results", "idle"), default="all")
     args = ap.parse_args()
     doc: dict[str, object] = {}
     if args.part in ("all", "tree"):
         doc.update(tree_part(args.branches, args.events))
     if args.part in ("all", "results"):
         doc["results"] = results_part(args.branches)
+    if args.part in ("all", "idle"):
+        doc["idle"] = idle_part(args.branches, args.events)
     RESULTS.mkdir(exist_ok=True)
     out = RESULTS / "lab.json"
     if args.part != "all" and out.exists():  # one part measured again: keep the other's figures

@@ -242,3 +242,39 @@ async def test_a_finished_study_with_a_category_draws_and_has_nothing_to_resume(
     statuses = {f["status"] for f in mine["forks"]}
     assert statuses <= {"finished", "pruned", "failed"}
     assert mine["running"] is False and mine["resume"] == f"every trial of study {sid} has ended"
+
+
+async def test_the_version_changes_with_the_journal_and_only_then(jp_fetch, jp_root_dir):
+    """What an idle page polls instead of the branch list: the same token while nothing
+    changes; another after an event, a fork (a row, no event), a run record, or another
+    journal made at the same path."""
+    path = jp_root_dir / "v.db"
+    with Journal.open(path) as j:
+        at = j.root().apply({"start": 1})
+    seen = [(await get(jp_fetch, "version", journal="v.db"))["version"]]
+    assert (await get(jp_fetch, "version", journal="v.db"))["version"] == seen[-1]
+
+    async def changed() -> None:
+        now = (await get(jp_fetch, "version", journal="v.db"))["version"]
+        assert now not in seen
+        seen.append(now)
+        assert (await get(jp_fetch, "version", journal="v.db"))["version"] == now
+
+    with Journal.open(path) as j:
+        j.root().apply({"x": 2})
+    await changed()
+    with Journal.open(path) as j:
+        s = sweep.plan(j, 0, at, {"n": [1]})  # a fork: a branch row, no event
+    await changed()
+    with Journal.open(path) as j:
+        j.record_run(s.forks[0].branch, s.id, "running")
+    await changed()
+    with Journal.open(path) as j:
+        j.record_run(s.forks[0].branch, s.id, "finished")
+    await changed()
+    for suffix in ("", "-wal", "-shm"):
+        (jp_root_dir / f"v.db{suffix}").unlink(missing_ok=True)
+    with Journal.open(path) as j:  # another journal at the same path, the same shape
+        j.root().apply({"start": 1})
+        j.root().apply({"x": 2})
+    await changed()

@@ -27,6 +27,7 @@ MIRROR = {
     "EventJson": "EventRecord",
     "EventsReply": "EventsPage",
     "TailReply": "TailResponse",
+    "VersionReply": "VersionResponse",
     "StateReply": "StateResponse",
     "Point": "Point",
     "ChangeJson": "Change",

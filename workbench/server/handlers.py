@@ -203,6 +203,20 @@ class Tail(Base):
         await self.reply(run)
 
 
+class Version(Base):
+    """GET ?journal=J: a token that changes whenever an event, a run record or a branch of the
+    journal does (``Hub.version``): a live view polls it and reads the rest only when it
+    changed, so an idle page costs the server next to nothing."""
+
+    @web.authenticated
+    async def get(self) -> None:
+        def run() -> shapes.VersionReply:
+            j = self.journal()
+            return {"version": self.hub.version(j)}
+
+        await self.reply(run)
+
+
 # -- sweeps ----------------------------------------------------------------------------------
 
 
@@ -456,6 +470,7 @@ ROUTES: tuple[Route, ...] = (
     Route("diff", "GET", Diff, "what changed between two points (from/to refs, any branches)"),
     Route("search", "GET", Search, "events whose payload matches a query"),
     Route("tail", "GET", Tail, "events after a global cursor (cursor=end to start following)"),
+    Route("version", "GET", Version, "a token that changes whenever the journal does"),
     Route("branch", "GET", BranchDetail, "one branch: params, status, error, last metrics"),
     Route("axes", "GET", Axes, "the matrix's parameters and metrics, and the default axes"),
     Route("matrix", "GET", Matrix, "the results matrix as JSON rows, CSV or Parquet"),

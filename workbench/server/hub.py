@@ -72,6 +72,7 @@ class Hub:
         self.tables: dict[
             str, tuple[tuple[int, int], BranchTable, int, float, weakref.ref[Journal]]
         ] = {}
+        self.newest: dict[str, int] = {}  # per journal: the newest branch id seen (version)
         self.lock = threading.RLock()
         self.pool = ThreadPoolExecutor(max_workers=THREADS, thread_name_prefix="lithify-api")
         # what the sidebar opens when this server's page first loads (`lithify lab PATH.db`),
@@ -189,6 +190,36 @@ class Hub:
         with self.lock:
             self.tables[journal.location] = (version, table, last, now, weakref.ref(journal))
         return table
+
+    def version(self, journal: Journal) -> str:
+        """What changes whenever anything a view shows does: the tail's end (every event),
+        the run records (statuses, times, errors), the newest branch (a fork is a row, not an
+        event) and which sweeps a coordinator drives (``sweep.watch``). A client that has
+        drawn a version asks for it before reading more, and reads nothing else while it
+        stays the same (an idle page costs one cheap call)."""
+        import json
+
+        from ..sweep import watch
+
+        runs = hash(
+            (
+                tuple((r.branch, r.status, r.finished, r.error) for r in journal.runs()),
+                # the sweeps a coordinator drives now: one that stops beating changes it
+                tuple(
+                    row.id
+                    for row in journal.storage.sweep_rows()
+                    if row.how and watch.driven(json.loads(row.how))
+                ),
+            )
+        )
+        with self.lock:
+            last = self.newest.get(journal.location, -1)
+        fresh = journal.storage.branch_rows(since_id=last)
+        if fresh:
+            last = max(r.id for r in fresh)
+            with self.lock:
+                self.newest[journal.location] = last
+        return f"{journal.end()}.{last}.{runs & 0xFFFFFFFFFFFF:x}.{identity(journal)}"
 
     def warm(self) -> None:
         """Import what the first chart needs (altair, the agents' plugins) on one of the hub's

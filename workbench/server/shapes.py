@@ -55,6 +55,10 @@ class BranchesReply(TypedDict):
     sweeps: list[SweepSummaryJson]
 
 
+class VersionReply(TypedDict):
+    version: str  # changes whenever an event, a run record or a branch does
+
+
 class EventJson(TypedDict):
     branch: int
     seq: int

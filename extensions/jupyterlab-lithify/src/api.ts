@@ -22,6 +22,7 @@ import type {
   SweepRequest,
   SweepStarted,
   StudiesResponse,
+  VersionResponse,
   SweepsResponse,
   TailResponse,
   Target
@@ -126,6 +127,9 @@ export const events = (
 ): Promise<EventsPage> => get('events', { journal, branch: branchId, offset, limit });
 
 /** The journal's end (where a live view starts following from). */
+/** A token that changes whenever the journal does (an event, a run record, a branch). */
+export const version = (journal: string): Promise<VersionResponse> => get('version', { journal });
+
 export const tailEnd = (journal: string): Promise<TailResponse> =>
   get('tail', { journal, cursor: 'end' });
 

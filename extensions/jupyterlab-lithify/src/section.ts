@@ -32,6 +32,7 @@ export class JournalSection {
   private resultsButton: HTMLButtonElement;
   private studies: StudyList;
   private lastSweeps = ''; // the sweeps' states the study list was last read for
+  private version = ''; // the journal's version the branch list was read at
   private error = el('div', 'lithify-section-error');
   private info = el('div', 'lithify-fork-info');
   private eventsBox = el('div', 'lithify-events-box');
@@ -194,7 +195,13 @@ export class JournalSection {
   /** Fetch the branches and redraw the tree when anything moved. A list that cannot follow
    * from the last one is another journal at this name: start over. */
   private async reloadBranches(force = true): Promise<void> {
+    // an idle journal answers the cheap version call only: its 10^4 branches are not re-read
+    const { version } = await api.version(this.journal);
+    if (!force && version === this.version) {
+      return;
+    }
     const res = await api.branches(this.journal);
+    this.version = version;
     if (this.known.length && !sameJournal(this.known, res.branches)) {
       await this.restart();
       return;
@@ -226,6 +233,7 @@ export class JournalSection {
     this.known = [];
     this.lastStatuses = '';
     this.lastSweeps = '';
+    this.version = '';
     this.tree.reset();
     this.filterBox.clear();
     this.markResults();

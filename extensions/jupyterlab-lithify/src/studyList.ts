@@ -47,7 +47,7 @@ export function describe(s: StudyRow): { title: string; best: string; counts: st
 export class StudyList {
   readonly node = el('div', 'lithify-studies');
   private list = el('div', 'lithify-study-rows');
-  private error = el('div', 'lithify-section-error');
+  private error = el('div', 'lithify-studies-error');
   private head = el('div', 'lithify-studies-head');
   private open = true;
   private count = 0;

@@ -231,6 +231,11 @@ export interface SweepsResponse {
   sweeps: SweepState[];
 }
 
+/** GET version: a token that changes whenever the journal does. */
+export interface VersionResponse {
+  version: string;
+}
+
 /** One sweep or study at a glance (GET studies). */
 export interface StudyRow {
   id: number;
