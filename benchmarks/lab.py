@@ -265,8 +265,10 @@ def idle_part(branches: int, events: int, seconds: float = 30.0) -> dict[str, ob
                 "window.jupyterapp.commands.hasCommand('lithify:open-results')",
                 timeout=120_000,
             )
+            page.evaluate("window.jupyterapp.restored.then(() => true)")
             page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
             side = page.locator("#lithify-sidebar")
+            side.locator(".lithify-path").wait_for(timeout=60_000)
             for name in ("a.db", "b.db"):
                 side.locator(".lithify-path").fill(name)
                 side.locator(".lithify-open-button").click()

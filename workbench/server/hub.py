@@ -176,10 +176,11 @@ class Hub:
         if kept is not None and kept[4]() is not journal:
             kept = None  # read from the journal that was at this path before
         now = time.monotonic()
-        if kept is not None and now - kept[3] < FRESH_S:
+        end = journal.end()  # one indexed read: an event since is never missed
+        if kept is not None and now - kept[3] < FRESH_S and kept[0][0] == end:
             return kept[1]  # the requests of one page view, at once: checked a moment ago
         runs = hash(tuple((r.branch, r.status) for r in journal.runs()))
-        version = (journal.end(), runs)
+        version = (end, runs)
         if kept is not None and kept[0] == version:
             if not journal.storage.branch_rows(since_id=kept[2]):
                 with self.lock:  # no event, no new branch, no run changed

@@ -30,6 +30,9 @@ export class Results extends Widget {
   private rowsSeen = ''; // the table's fingerprint: the chart is drawn again when it changes
   private generation = 0; // one per start over: answers for an older one are dropped
   private seen = ''; // the sweep's fork point and forks, as first seen
+  private version = ''; // the journal's version at the last full read
+  private running = true; // a coordinator ran the sweep at the last read: read it again
+  private settled = false; // the last two reads were at the same version
   private sweepStatus: SweepStatus | null = null;
   private controls: ResultsControls;
   private chart: ChartView;
@@ -59,6 +62,7 @@ export class Results extends Widget {
     this.controls.onPartial = on => {
       this.target.partial = on; // the matrix, the axes and the charts alike
       this.lastChartKey = '';
+      this.version = ''; // another matrix: read it whatever the journal's version
       void this.redraw(true).then(() => this.start());
     };
     this.chart = new ChartView({
@@ -136,6 +140,7 @@ export class Results extends Widget {
     window.clearInterval(this.watchTimer);
     delete this.node.dataset.ended;
     this.finishedOnce = false;
+    this.version = ''; // (re)started: the first poll reads everything
     void this.poll();
     this.timer = window.setInterval(() => void this.poll(), POLL_MS);
   }
@@ -161,6 +166,8 @@ export class Results extends Widget {
   reset(): void {
     this.generation++;
     this.seen = '';
+    this.version = '';
+    this.running = true;
     this.sweepStatus?.reset();
     this.controls.reset();
     this.chart.clear();
@@ -300,6 +307,17 @@ export class Results extends Widget {
     const generation = this.generation;
     const t = this.target;
     try {
+      const { version } = await api.version(this.journal);
+      if (generation !== this.generation) {
+        return;
+      }
+      if (version === this.version && this.settled && !this.running) {
+        if (this.finishedOnce) {
+          this.ended(); // it had ended, and nothing came since: stop
+        }
+        return; // nothing changed since the last two reads: nothing is read again
+      }
+      this.running = false;
       let ended = true;
       if (t.sweep !== null && t.sweep !== undefined && this.sweepStatus) {
         const mine = (await api.sweeps(this.journal)).sweeps.find(s => s.id === t.sweep);
@@ -322,6 +340,7 @@ export class Results extends Widget {
           this.name();
         }
         this.sweepStatus.show(mine);
+        this.running = mine.running; // its forks' progress moves without the journal changing
         ended = !mine.running && mine.forks.every(f => ENDED.includes(f.status));
       }
       const before = this.table.rowCount;
@@ -340,6 +359,10 @@ export class Results extends Widget {
       if (m.rows.length) {
         await this.drawChart();
       }
+      // read twice at one version before polls skip: the server may answer a moment's
+      // requests from what it read just before a change
+      this.settled = version === this.version;
+      this.version = version;
       if (ended || (t.sweep === null || t.sweep === undefined) && m.rows.length === before) {
         if (this.finishedOnce) {
           this.ended(); // one more poll after the end, then stop
