@@ -30,6 +30,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 from workbench import Journal
 
@@ -112,6 +113,24 @@ def start_lab(work: Path, tmp: Path) -> tuple[subprocess.Popen[bytes], str]:
     return lab, base
 
 
+def lab_page(pw: Any, base: str) -> tuple[Any, Any]:
+    """(browser, page): headless Chromium on JupyterLab at ``base``, the extension loaded and
+    the layout restored."""
+    browser = pw.chromium.launch(
+        executable_path=CHROMIUM,
+        headless=True,
+        args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
+    )
+    page = browser.new_page(viewport={"width": 1500, "height": 950})
+    page.goto(f"{base}/lab?reset", timeout=120_000)
+    page.wait_for_function(
+        "() => window.jupyterapp && window.jupyterapp.commands.hasCommand('lithify:open-sidebar')",
+        timeout=120_000,
+    )
+    page.evaluate("window.jupyterapp.restored.then(() => true)")
+    return browser, page
+
+
 def timed_get(url: str) -> float:
     t = time.perf_counter()
     urllib.request.urlopen(url, timeout=120).read()
@@ -150,19 +169,7 @@ def results_part(forks: int) -> dict[str, object]:
         matrix += [timed_get(f"{api}/matrix?journal=results.db&sweep={sweep_id}&wide=1")]
         served = [timed_get(f"{api}/filter?journal=results.db&q={quote(query)}") for _ in range(5)]
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            page = browser.new_page(viewport={"width": 1500, "height": 950})
-            page.goto(f"{base}/lab?reset", timeout=120_000)
-            page.wait_for_function(
-                "() => window.jupyterapp && "
-                "window.jupyterapp.commands.hasCommand('lithify:open-results')",
-                timeout=120_000,
-            )
-            page.evaluate("window.jupyterapp.restored.then(() => true)")
+            browser, page = lab_page(pw, base)
             first_chart = []
             for _ in range(3):
                 t = time.perf_counter()
@@ -253,19 +260,7 @@ def idle_part(branches: int, events: int, seconds: float = 30.0) -> dict[str, ob
     out: dict[str, object] = {"branches": branches, "events": events, "seconds": seconds}
     try:
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            page = browser.new_page(viewport={"width": 1500, "height": 950})
-            page.goto(f"{base}/lab?reset", timeout=120_000)
-            page.wait_for_function(
-                "() => window.jupyterapp && "
-                "window.jupyterapp.commands.hasCommand('lithify:open-results')",
-                timeout=120_000,
-            )
-            page.evaluate("window.jupyterapp.restored.then(() => true)")
+            browser, page = lab_page(pw, base)
             page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
             side = page.locator("#lithify-sidebar")
             side.locator(".lithify-path").wait_for(timeout=60_000)
@@ -351,19 +346,7 @@ def tree_part(branches: int, events: int) -> dict[str, object]:
         api = f"{base}/lithify/api/branches?journal=big.db"
         direct = [timed_get(api) for _ in range(3)]
         with sync_playwright() as pw:
-            browser = pw.chromium.launch(
-                executable_path=CHROMIUM,
-                headless=True,
-                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"],
-            )
-            page = browser.new_page(viewport={"width": 1500, "height": 950})
-            page.goto(f"{base}/lab?reset", timeout=120_000)
-            page.wait_for_function(
-                "() => window.jupyterapp && "
-                "window.jupyterapp.commands.hasCommand('lithify:open-sidebar')",
-                timeout=120_000,
-            )
-            page.evaluate("window.jupyterapp.restored.then(() => true)")
+            browser, page = lab_page(pw, base)
             page.evaluate("window.jupyterapp.commands.execute('lithify:open-sidebar')")
             side = page.locator("#lithify-sidebar")
             side.locator(".lithify-path").fill("big.db")
