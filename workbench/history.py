@@ -18,8 +18,6 @@ import warnings
 from collections.abc import Callable
 from typing import Any, NamedTuple, NoReturn
 
-import blake3
-
 from . import deltas
 from . import events as ev
 from .errors import Corrupt, IntegrityError, NotFound, StateUnavailable, WorkbenchError
@@ -508,18 +506,11 @@ def checked(
         and seqs == list(range(base + 1, base + 1 + len(seqs)))
         and links[0] == anchor
         and links[1:] == hashes[:-1]
-        and [e[2] for e in state] == [_rehash(e[3], e[1], e[4]) for e in state]
+        and [e[2] for e in state] == [ev.event_hash(e[3], e[1], e[4]) for e in state]
     )
     if not ok:
         _first_damage(history, segs, base, anchor, events)
     return [(e[0], e[1], e[4]) for e in events]
-
-
-_PREFIX = {k: b'{"kind":"' + k.encode() + b'","payload":' for k in ("delta", "compact")}
-
-
-def _rehash(parent: bytes, kind: str, payload: str) -> bytes:
-    return blake3.blake3(parent + _PREFIX[kind] + payload.encode("utf-8") + b"}").digest()
 
 
 def _first_damage(

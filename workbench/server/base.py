@@ -139,6 +139,17 @@ class Base(APIHandler):
         handle = self.hub.sweep(j, sweep_id)
         return (handle is not None and not handle.done) or watch.driven(how)
 
+    def shown_state(self, j: Journal, sweep_id: int, how: dict[str, Any], state: str) -> str:
+        """A sweep's state as a page shows it: ``running`` while a coordinator drives it (a
+        study between trials is ``pending`` by its forks alone), ``pending`` when its
+        coordinator is gone though a fork still says running (a resume finishes it)."""
+        live = self.live(j, sweep_id, how)
+        if live and state == "pending":
+            return "running"
+        if not live and state == "running":
+            return "pending"
+        return state
+
     def journal(self) -> Journal:
         """The journal of ``?journal=`` (its identity answers with the reply)."""
         j = self.hub.journal(self.arg("journal"))

@@ -60,11 +60,8 @@ class Branches(Base):
             glance = []
             for summary in sweeps.summaries(j):
                 doc = summary.to_json()
-                live = self.live(j, summary.id, hows.get(summary.id, {}))
-                if live and doc["state"] == "pending":
-                    doc["state"] = "running"  # a coordinator drives it (a study between trials)
-                elif not live and doc["state"] == "running":
-                    doc["state"] = "pending"  # its coordinator is gone: a resume finishes it
+                how = hows.get(summary.id, {})
+                doc["state"] = self.shown_state(j, summary.id, how, doc["state"])
                 glance.append(doc)
             return {
                 "branches": [

@@ -199,11 +199,7 @@ class Studies(Base):
             rows = []
             for row in overview(j):
                 doc = cast(shapes.StudyRowJson, row.to_json())
-                live = self.live(j, row.id, hows.get(row.id, {}))
-                if live and doc["state"] == "pending":
-                    doc["state"] = "running"  # a study between trials
-                elif not live and doc["state"] == "running":
-                    doc["state"] = "pending"  # its coordinator is gone: a resume finishes it
+                doc["state"] = self.shown_state(j, row.id, hows.get(row.id, {}), doc["state"])
                 rows.append(doc)
             return {"studies": rows}
 
