@@ -8,6 +8,8 @@ export class FilterBox {
   readonly node = el('div', 'lithify-filter');
   readonly input = el('input', 'lithify-filter-input');
   private said = el('div', 'lithify-filter-message');
+  /** An expression was applied (or cleared): ``text`` says which now. */
+  onApplied: () => void = () => undefined;
 
   /** ``apply`` runs an expression ('' to clear) and says what it selected. */
   constructor(
@@ -42,6 +44,7 @@ export class FilterBox {
       this.said.textContent = await this.apply(text);
       this.said.classList.remove('lithify-filter-error');
       this.node.dataset.applied = text;
+      this.onApplied();
     } catch (e) {
       this.said.textContent = message(e);
       this.said.classList.add('lithify-filter-error');

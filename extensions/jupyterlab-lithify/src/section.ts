@@ -69,14 +69,14 @@ export class JournalSection {
     this.filterBox = new FilterBox('filter: status == failed, sweep == 3, recall > 0.5', async text => {
       if (!text) {
         this.tree.filter(null);
-        this.markResults();
         return '';
       }
       const found = await api.filter(journal, text);
       this.tree.filter(new Set(found.branches));
-      this.markResults();
       return `${found.count} of ${found.total} branches`;
     });
+    // "Results for these" follows the filter once it is applied (its text is known then)
+    this.filterBox.onApplied = () => this.markResults();
     this.resultsButton = button('lithify-results-for', 'Results for these', () => this.openResults());
     this.resultsButton.disabled = true;
     const tools = el('div', 'lithify-tree-tools');
