@@ -516,6 +516,25 @@ def test_a_define_by_run_space_runs_on_each_trial_as_optunas_objective_would(j):
     assert [set(t.distributions) for t in exported.trials] == [set(t.params) for t in own.trials]
     with pytest.raises(InvalidValue, match="raised ZeroDivisionError"):
         inline(j, space=lambda t: 1 / 0, forks=1)
+    # enqueued points are run through the space function before anything is written
+    before = len(j.sweeps())
+    for point, says in [
+        ({"kind": "narrow", "x": 7.0}, "out of range"),
+        ({"kind": "huge", "x": 0.2}, "does not fit the space function"),
+        ({"kind": "narrow", "x": 0.2, "y": 0.5}, "never suggests 'y'"),
+    ]:
+        with pytest.raises(InvalidValue, match=says):
+            inline(j, space=conditional_space, fn="sweep_fns:conditional", forks=1, enqueue=[point])
+    assert len(j.sweeps()) == before
+    ok = inline(
+        j,
+        space=conditional_space,
+        fn="sweep_fns:conditional",
+        forks=1,
+        pruner="none",
+        enqueue=[{"kind": "wide", "x": 0.25}],  # y is left to the sampler
+    )
+    assert ok.trials[0].params["kind"] == "wide" and ok.trials[0].params["x"] == 0.25
 
 
 def test_constraints_are_optunas_constraints_func_on_observed_metrics(j):

@@ -443,6 +443,8 @@ def plan_study(
     engines.check(sampler_choice, pruner_choice, len(names), chosen, seed)
     constraint_fn, constraints_doc = options.constraints_of(constraints)
     queued = options.enqueued(enqueue, chosen)
+    if space_fn is not None:
+        options.check_enqueued_by_run(space_fn, queued)
     warm = options.warm_trials(journal, warm_start, names)
     grid: dict[str, list[Any]] = {}
     for point in points + queued:

@@ -85,6 +85,35 @@ def try_space(fn: Callable[[Any], Any], tries: int = 16) -> list[dict[str, Any]]
     return points
 
 
+def check_enqueued_by_run(fn: Callable[[Any], Any], points: Sequence[Mapping[str, Any]]) -> None:
+    """Each enqueued point run through a define-by-run space on a throwaway study, as the
+    study will run it: a value outside what the space suggests (out of range, not a choice)
+    or a parameter it never suggests is refused here, before anything is written."""
+    import warnings
+
+    import optuna
+
+    for point in points:
+        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+        study.enqueue_trial(dict(point), skip_if_exists=False)
+        trial = study.ask()
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")  # Optuna warns of a fixed value out of range
+                fn(trial)
+        except Exception as e:  # noqa: BLE001 (what the space refused: say it)
+            why = str(e).rstrip(".")
+            raise InvalidValue(
+                f"enqueued trial {dict(point)} does not fit the space function: {why}"
+            ) from None
+        extra = sorted(set(point) - set(trial.params))
+        if extra:
+            raise InvalidValue(
+                f"enqueued trial {dict(point)}: the space function never suggests "
+                f"{', '.join(map(repr, extra))} (it suggests {', '.join(trial.params)})"
+            )
+
+
 def constraints_of(given: Any) -> tuple[Constraints | None, Any]:
     """(the constraint function, what the spec records) for ``constraints=``: metric bounds
     like ``"cost<=5"`` (feasible when the trial's last ``cost`` is at most 5), or a function of
