@@ -73,3 +73,48 @@ def test_results_for_these_opens_the_tree_filters_branches(page):
     page.wait_for_function(
         "() => document.querySelector('.lithify-section .lithify-results-for').disabled"
     )
+
+
+def open_grid(page, grid: int):
+    """The grid sweep's results panel, its metric view drawn."""
+    section = open_section(page, "grid.db")
+    section.locator(f".lithify-sweep-group[data-sweep='{grid}']").click(timeout=30_000)
+    drawn(page, "metric")
+    return page.locator(".lithify-results", has_text=f"Sweep {grid} of grid.db")
+
+
+def test_a_drag_along_a_parallel_axis_brushes_it(lab, page):
+    """Dragging straight down an axis (the plotly habit) keeps the lines that cross it in
+    that range: the others dim and the table keeps their rows."""
+    panel = open_grid(page, lab[2])
+    panel.locator(".lithify-view-tab[data-kind='parallel']").click()
+    drawn(page, "parallel")
+    dots = panel.locator(".lithify-vega svg .mark-symbol path").evaluate_all(
+        "ns => ns.map(n => { const r = n.getBoundingClientRect(); "
+        "return [r.x + r.width / 2, r.y + r.height / 2]; })"
+    )
+    left = min(x for x, _ in dots)  # the first axis: budget, 100 at the bottom, 3000 on top
+    ys = sorted({round(y) for x, y in dots if abs(x - left) < 2})
+    assert len(ys) == 4, ys
+    page.mouse.move(left + 2, ys[0] - 10)  # from above 3000 down to between 1000 and 300
+    page.mouse.down()
+    page.mouse.move(left + 2, (ys[1] + ys[2]) / 2, steps=8)
+    page.mouse.up()
+    chart = panel.locator(".lithify-chart-box")
+    page.wait_for_function(
+        "(c) => document.querySelector(c)?.dataset.kept === '8'",
+        arg=".jp-MainAreaWidget:not(.lm-mod-hidden) .lithify-results .lithify-chart-box",
+        timeout=30_000,
+    )
+    assert panel.locator(".lithify-table-note").inner_text().startswith("8 of 16")
+    budgets = panel.locator(".lithify-table").evaluate(
+        "t => { const i = [...t.querySelectorAll('th')].findIndex(h => h.textContent === 'budget');"
+        " return [...t.querySelectorAll('tr[data-branch]')].map(r => r.children[i].textContent); }"
+    )
+    assert sorted(set(budgets)) == ["1000", "3000"], budgets
+    assert chart.get_attribute("data-kept") == "8"
+    # the lines left out are dimmed: the kept ones drawn strongly
+    opacities = panel.locator(".lithify-vega svg .mark-line path").evaluate_all(
+        "ns => ns.map(n => Number(n.getAttribute('opacity') ?? 1))"
+    )
+    assert sum(o > 0.5 for o in opacities) == 8, opacities

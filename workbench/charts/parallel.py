@@ -1,7 +1,8 @@
 """The ``parallel`` view: parallel coordinates with one real axis per parameter and the metric,
 ticks in their own units (a log axis for a parameter that spans a factor of 20, the names of a
-categorical one), each branch a line coloured by the metric. Drag a box over an axis: the Lab
-keeps the branches inside it (``keep``) and filters its table to them."""
+categorical one), each branch a line coloured by the metric. Drag a box over an axis, or drag
+along one (the box then straddles it): the Lab keeps the branches inside it (``keep``), dims the
+other lines and filters its table to them."""
 
 from __future__ import annotations
 

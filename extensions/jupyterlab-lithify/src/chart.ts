@@ -2,7 +2,8 @@
 // embedded with vega-embed, which is bundled with this extension and loaded the first time a
 // chart is drawn (never from a CDN). Every mark that stands for branches has a tooltip; a click
 // on one picks its branch; dragging a box zooms into it (double-click or "Reset zoom" goes
-// back), or, on parallel coordinates, keeps the branches inside it.
+// back), or, on parallel coordinates, keeps the branches inside it (a drag along one axis
+// brushes that axis).
 
 import type { Result } from 'vega-embed';
 
@@ -86,6 +87,34 @@ export function inside(spec: ChartSpec, box: Ranges): number[] {
     .sort((a, b) => a - b);
 }
 
+type View = Result['view'];
+type PointScale = ((v: string) => number) & { domain(): string[]; step(): number };
+
+/** A drag along one axis of parallel coordinates (a box too narrow to hold any, as a vertical
+ * drag on an axis is) brushes that axis: the box is widened to straddle the nearest axis
+ * (within half the distance between two), keeping its height. Whether it was. */
+export async function snapToAxis(view: View): Promise<boolean> {
+  const px: unknown = view.signal('brush_x');
+  const py: unknown = view.signal('brush_y');
+  if (!Array.isArray(px) || !Array.isArray(py) || px.length !== 2 || Math.abs(py[1] - py[0]) < 3) {
+    return false; // no box, or a click
+  }
+  const [lo, hi] = [Math.min(px[0], px[1]), Math.max(px[0], px[1])];
+  const x = view.scale('x') as unknown as PointScale;
+  const at = x.domain().map(name => x(name));
+  if (at.some(p => p >= lo && p <= hi)) {
+    return false; // the box holds an axis already
+  }
+  const mid = (lo + hi) / 2;
+  const nearest = at.reduce((a, b) => (Math.abs(b - mid) < Math.abs(a - mid) ? b : a), Infinity);
+  if (!(Math.abs(nearest - mid) <= x.step() / 2)) {
+    return false;
+  }
+  await view.signal('brush_x', [nearest - SNAP_PX, nearest + SNAP_PX]).runAsync();
+  return true;
+}
+
+const SNAP_PX = 8; // half the width of a box snapped to an axis
 const COMPOSED = ['facet', 'hconcat', 'vconcat', 'concat', 'repeat'];
 const ROOM = 180; // px beside the plot: the y axis, its title and a legend
 
@@ -133,7 +162,7 @@ export class ChartView {
     this.node.append(this.canvas, this.resetButton);
     this.canvas.addEventListener('dblclick', () => void this.unzoom());
     // a box is done when the button comes up: read it then (not on every move)
-    this.canvas.addEventListener('pointerup', () => window.setTimeout(() => this.boxed(), 0));
+    this.canvas.addEventListener('pointerup', () => window.setTimeout(() => void this.boxed(), 0));
   }
 
   /** What is drawn now (null: nothing). */
@@ -247,7 +276,7 @@ export class ChartView {
   }
 
   /** A box was drawn (or cleared): zoom into it, or keep the branches inside it. */
-  private boxed(): void {
+  private async boxed(): Promise<void> {
     const view = this.result?.view;
     const meta = this.spec?.usermeta.lithify;
     if (!view || !meta || !meta.brush) {
@@ -255,6 +284,9 @@ export class ChartView {
     }
     let box: unknown;
     try {
+      if (meta.brush === 'filter') {
+        await snapToAxis(view);
+      }
       box = view.signal('brush');
     } catch {
       return; // this view has no brush
