@@ -4,7 +4,8 @@ an unknown sweep among several is a 404; chart and table give each branch the sa
 last, partial ones marked); a journal made again at the same path, with the same shape, is read
 afresh (the chart too) and named anew; a sweep run by another process is running (Cancel asks it
 through the journal; Resume is refused), one with nothing left has nothing to resume; a study
-with a categorical parameter draws its metric view against a number."""
+with a categorical parameter draws its metric view against a number; the table shows no empty
+name column nor a metric that repeats a parameter."""
 
 from __future__ import annotations
 
@@ -278,3 +279,30 @@ async def test_the_version_changes_with_the_journal_and_only_then(jp_fetch, jp_r
         j.root().apply({"start": 1})
         j.root().apply({"x": 2})
     await changed()
+
+
+async def test_the_table_has_no_empty_name_column_nor_a_metric_repeating_a_parameter(
+    jp_fetch, jp_root_dir
+):
+    """An agent that observes its own budget (the auditor does) gives the matrix a
+    ``metric_budget`` beside the parameter ``budget``, the same numbers: the table shows one;
+    a sweep's forks have no names: no empty ``branch_name`` column. A metric that differs from
+    its parameter somewhere, and names a branch has, stay."""
+    with Journal.open(jp_root_dir / "own.db") as j:
+        at = j.root().apply({"start": 1})
+        s = sweep.plan(j, 0, at, {"budget": [100, 300]}, seeds=2)
+        for f in s.forks:
+            b = j.branch(f.branch)
+            b.observe("budget", float(f.params["budget"]))
+            b.observe("recall", f.params["budget"] / 300)
+    q = {"journal": "own.db", "sweep": str(s.id), "wide": "1"}
+    table = await get(jp_fetch, "matrix", **q)
+    assert table["columns"] == ["branch", "budget", "seed", "recall", "state"]
+    assert table["metrics"] == ["recall"]
+    with Journal.open(jp_root_dir / "own.db") as j:
+        j.branch(s.forks[0].branch).observe("budget", 99.0)  # spent less than it was given
+        j.root().fork("tuned", params={"budget": 300}).observe("recall", 0.5)
+    table = await get(jp_fetch, "matrix", journal="own.db", wide="1")  # every branch
+    assert {"branch_name", "budget", "metric_budget"} <= set(table["columns"])
+    names = [r[table["columns"].index("branch_name")] for r in table["rows"]]
+    assert "tuned" in names

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import io
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from tornado import web
 
@@ -17,6 +17,9 @@ from ..errors import InvalidValue
 from ..storage import is_url
 from . import shapes
 from .base import Base, Download, _int
+
+if TYPE_CHECKING:
+    import polars as pl
 
 
 def _ints(value: str | None, name: str) -> tuple[int, ...] | None:
@@ -83,6 +86,28 @@ class Axes(Results):
         await self.reply(run)
 
 
+def shown_columns(df: pl.DataFrame) -> pl.DataFrame:
+    """The matrix as a table shows it: without a ``branch_name`` column no branch fills (a
+    sweep's forks have no names), nor a ``metric_<name>`` that only repeats the parameter of
+    its name on every branch (an agent observing its own budget)."""
+    import polars as pl
+
+    drop = []
+    if "branch_name" in df.columns and df["branch_name"].null_count() == df.height:
+        drop.append("branch_name")
+    for col in df.columns:
+        param = col.removeprefix("metric_")
+        if param == col or param not in df.columns:
+            continue
+        try:
+            same = df.select((pl.col(col).is_null() | (pl.col(col) == pl.col(param))).all()).item()
+        except pl.exceptions.PolarsError:
+            continue  # a metric and a parameter of different kinds never repeat each other
+        if same:
+            drop.append(col)
+    return df.drop(drop)
+
+
 class Matrix(Results):
     """GET ?journal=J[&sweep=N|branches=..][&where=EXPR][&wide=1][&format=json|csv|parquet]:
     the results matrix as JSON rows (the default) or as a file download, the same file
@@ -107,6 +132,7 @@ class Matrix(Results):
             df = j.matrix(sweep=sel.sweep, branches=ids, wide=wide, partial=wide and sel.partial)
             if fmt == "json":
                 names = set(self.hub.table(j).metrics)
+                df = shown_columns(df)
                 return {
                     "columns": df.columns,
                     "rows": [list(r) for r in df.iter_rows()],
