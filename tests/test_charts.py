@@ -530,3 +530,15 @@ def test_a_selection_from_a_kept_whole_journal_table_is_the_one_read_for_it(grid
         ), sel
     with pytest.raises(NotFound):
         charts.gather(j, charts.Selection(sweep=99), table=whole)
+
+
+def test_parallel_ticks_use_the_dark_themes_foreground(grid):
+    """On JupyterLab's dark theme the parallel axes' own ticks and labels (drawn as marks) are
+    in the theme's foreground, as its axis labels are: readable on the dark background."""
+    j, sweep_id = grid
+    sel = charts.Selection(sweep=sweep_id)
+    spec = charts.view(j, "parallel", sel, y="recall", theme="dark").spec()
+    fg = spec["config"]["axis"]["labelColor"]
+    marks = [layer["mark"] for layer in spec["layer"]]
+    drawn = {m["type"]: m.get("color") for m in marks if isinstance(m, dict)}
+    assert drawn["text"] == drawn["tick"] == drawn["rule"] == fg, drawn

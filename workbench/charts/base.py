@@ -42,6 +42,14 @@ def check_theme(theme: str) -> None:
 
 
 C = TypeVar("C")  # an altair chart of any kind: themed gives back the same kind
+INK = {"light": "#888888", "dark": "#e0e0e0"}  # labels a view draws itself, on each theme
+
+
+def ink(theme: str) -> str:
+    """The colour of text and ticks a view draws itself (an axis' labels drawn as marks):
+    muted grey on the light theme, the dark theme's foreground (its axes' ink) on the dark."""
+    check_theme(theme)
+    return INK[theme]
 
 
 def themed(chart: C, theme: str) -> C:
@@ -50,17 +58,15 @@ def themed(chart: C, theme: str) -> C:
     check_theme(theme)
     if theme != "dark":
         return chart
-    ink, grid = "#e0e0e0", "#444444"
+    fg, grid = INK["dark"], "#444444"
     configured: Any = chart  # altair's methods carry no annotations
     return cast(
         C,
         configured.configure(background="#1e1e1e")
-        .configure_axis(
-            labelColor=ink, titleColor=ink, gridColor=grid, domainColor=ink, tickColor=ink
-        )
-        .configure_legend(labelColor=ink, titleColor=ink)
-        .configure_title(color=ink)
-        .configure_text(color=ink),
+        .configure_axis(labelColor=fg, titleColor=fg, gridColor=grid, domainColor=fg, tickColor=fg)
+        .configure_legend(labelColor=fg, titleColor=fg)
+        .configure_title(color=fg)
+        .configure_text(color=fg),
     )
 
 

@@ -17,6 +17,7 @@ from .base import (
     bounds,
     brush,
     cannot,
+    ink,
     is_log,
     is_number,
     layered,
@@ -182,13 +183,14 @@ def parallel(
     )
     frame = alt.Scale(domain=[-0.04, 1.04])  # room for the labels at either end
     pos_y = alt.Y("position:Q", axis=None, scale=frame)
+    label = ink(theme)  # the axes, their ticks and labels: readable on JupyterLab's dark theme
     keep = alt.param(name=KEEP, value=[])
     strong = "!length(keep) || indexof(keep, datum.branch) >= 0"
     rules = (
         alt.Chart(
             values(pl.DataFrame({"axis": axes, "lo": [0.0] * len(axes), "hi": [1.0] * len(axes)}))
         )
-        .mark_rule(color="#888888")
+        .mark_rule(color=label)
         .encode(x=x, y=alt.Y("lo:Q", axis=None, scale=frame), y2="hi:Q")
     )
     drawn = (
@@ -229,10 +231,10 @@ def parallel(
     )
     text = (
         alt.Chart(values(ticks))
-        .mark_text(align="left", dx=5, fontSize=10, color="#888888")
+        .mark_text(align="left", dx=5, fontSize=10, color=label)
         .encode(x=x, y=pos_y, text="label:N")
     )
-    marks = alt.Chart(values(ticks)).mark_tick(color="#888888", size=8).encode(x=x, y=pos_y)
+    marks = alt.Chart(values(ticks)).mark_tick(color=label, size=8).encode(x=x, y=pos_y)
     chart = layered(rules, drawn, dots, marks, text).properties(
         width=width,
         height=height,
