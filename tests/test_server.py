@@ -572,3 +572,68 @@ async def test_optimize_from_the_api(jp_fetch, journal_file, monkeypatch):
         jp_fetch, "optimize", params={"journal": journal_file, "sweep": "99"}
     )
     assert code == 404
+
+
+async def test_notes_and_artifacts_through_the_api(jp_fetch, journal_file, jp_root_dir):
+    """A note written in the Lab is an event on the branch; the branch detail lists notes and
+    artifacts; an artifact downloads as its bytes; a note on a fork a running sweep may still
+    write is refused (409), and one on a branch at rest goes through."""
+    from workbench import sweep
+    from workbench.sweep.watch import Watch
+
+    path = jp_root_dir / journal_file
+    with Journal.open(path, AuditState) as j:
+        j.root().attach("findings.json", b'{"bugs": 3}')
+        planned = sweep.plan(j, 0, 1, {"budget": [300]})
+        fork = planned.forks[0].branch
+    r = await jp_fetch(
+        "lithify",
+        "api",
+        "note",
+        method="POST",
+        body=json.dumps({"journal": journal_file, "branch": 0, "text": " lexical is slow "}),
+    )
+    reply = json.loads(r.body)
+    assert [n["text"] for n in reply["notes"]] == ["lexical is slow"]
+    detail = await get(jp_fetch, "branch", journal=journal_file, branch="0")
+    assert [n["text"] for n in detail["notes"]] == ["lexical is slow"]
+    (art,) = detail["artifacts"]
+    assert (art["name"], art["size"], art["media_type"]) == (
+        "findings.json",
+        11,
+        "application/json",
+    )
+    file = await jp_fetch(
+        "lithify",
+        "api",
+        "artifact",
+        params={"journal": journal_file, "branch": "0", "name": "findings.json"},
+    )
+    assert file.body == b'{"bugs": 3}'
+    assert "findings.json" in file.headers["Content-Disposition"]
+    for params, status in (
+        ({"branch": "0", "name": "nope.txt"}, 404),
+        ({"branch": "0"}, 400),
+    ):
+        code, _ = await fetch_error(
+            jp_fetch, "artifact", params={"journal": journal_file, **params}
+        )
+        assert code == status
+    empty = {"journal": journal_file, "branch": 0, "text": "   "}
+    code, _ = await fetch_error(jp_fetch, "note", method="POST", body=json.dumps(empty))
+    assert code == 400
+    with Journal.open(path, AuditState) as j:
+        j.storage.put_run(fork, planned.id, "running")
+        watch = Watch(j, planned.id, cancel=lambda: None)  # this process drives it
+        try:
+            body = {"journal": journal_file, "branch": fork, "text": "mid-run"}
+            code, said = await fetch_error(jp_fetch, "note", method="POST", body=json.dumps(body))
+            assert code == 409 and "running" in said["error"], said
+        finally:
+            watch.stop()
+        assert j.branch(fork).notes() == []
+        j.storage.put_run(fork, planned.id, "failed")
+    body = {"journal": journal_file, "branch": fork, "text": "failed: why"}
+    await jp_fetch("lithify", "api", "note", method="POST", body=json.dumps(body))
+    with Journal.open(path, AuditState) as j:
+        assert [n.text for n in j.branch(fork).notes()] == ["failed: why"]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import deltas, replay
 from . import events as ev
+from .annotations import Annotations
 from .diff import diff as diff_states
 from .effects import Effects
 from .errors import BranchConflict, Conflict, InvalidValue, WorkbenchError
@@ -50,8 +51,9 @@ _DELTA_SHAPES = {
 }
 
 
-class Branch(Effects):
-    """One branch of a journal: apply deltas, run journaled effects, observe, fork, read."""
+class Branch(Effects, Annotations):
+    """One branch of a journal: apply deltas, run journaled effects, observe, note, attach,
+    fork, read."""
 
     def __init__(
         self, journal: JournalPort, row: BranchRow, head: tuple[int, bytes] | None = None
@@ -151,14 +153,20 @@ class Branch(Effects):
 
     # -- replay (see workbench.replay) ----------------------------------------------------
 
-    def _replaying(self, expect: int | str | None = None) -> replay.Cursor | None:
+    def _replaying(
+        self, expect: int | str | None = None, note: str | None = None
+    ) -> replay.Cursor | None:
         """The replay cursor while recorded events remain (this handle moved to its point),
         else None (and this handle writes as usual from then on). ``expect`` is checked
-        against the replayed point, as the first run checked it against its head."""
+        against the replayed point, as the first run checked it against its head. Recorded
+        notes other than the ``note`` being written are stepped past: one the Lab added to a
+        failed fork's branch is no write of the fork function's."""
         cursor = self._replay
         if cursor is None:
             return None
         with cursor.lock:
+            while cursor.replaying and (e := cursor.peek()).kind == "note" and e.payload != note:
+                cursor.take()
             if (cursor.seq, cursor.hash) != (self._head, self._head_hash):
                 self._head, self._head_hash = cursor.seq, cursor.hash
                 self._state, self._fx = _UNSET, None
@@ -191,6 +199,8 @@ class Branch(Effects):
             elif match and own and kind == "observe" and doc is not None:
                 stored = ev.loads(event.payload)
                 match = stored.get("name") == doc["name"] and stored.get("step") == doc.get("step")
+            elif match and own and kind == "attach":  # the same name (its bytes may differ)
+                match = ev.loads(event.payload).get("name") == ev.loads(text).get("name")
             if not match:
                 raise cursor.diverged(event, replay.describe(kind, text))
             cursor.take()

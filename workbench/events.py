@@ -33,8 +33,10 @@ from .errors import InvalidValue
 if TYPE_CHECKING:
     from .storage import StoredEvent
 
-Kind = Literal["delta", "effect", "compact", "observe"]
-KINDS: tuple[str, ...] = ("delta", "effect", "compact", "observe")
+# note: a branch's free-text note; attach: an artifact's name, blake3 and size (its bytes are
+# stored beside the events, content-addressed: workbench.annotations). Neither moves the state.
+Kind = Literal["delta", "effect", "compact", "observe", "note", "attach"]
+KINDS: tuple[str, ...] = ("delta", "effect", "compact", "observe", "note", "attach")
 ZERO_HASH = bytes(32)
 MAX_SAFE_INT = 2**53 - 1
 # Lists and dicts nest at most this deep in a stored value: the deepest orjson encodes (every
@@ -525,6 +527,10 @@ class Record:
             text = f"{p.get('name')} = {p.get('value')}"
         elif self.kind == "compact":
             text = f"state replaced ({len(json.dumps(p.get('state')))} chars)"
+        elif self.kind == "note":
+            text = f"note: {p.get('text')}"
+        elif self.kind == "attach":
+            text = f"attached {p.get('name')} ({p.get('size')} bytes)"
         else:
             text = _short(json.dumps(p, ensure_ascii=False, sort_keys=True))
         text = " ".join(text.split())

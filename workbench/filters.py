@@ -5,10 +5,12 @@ evaluated as Python):
     status == failed
     sweep == 3 and retrieval in (lexical, fused)
     not recall == null
+    notes contains "too slow"
 
 A comparison names a column of ``matrix.branch_table`` (a parameter, a metric's last value, or
 ``branch``, ``branch_name`` (or ``name``), ``parent``, ``fork_seq``, ``depth``, ``sweep``,
-``head``, ``status``), an operator (``== != < <= > >=``, ``in``, ``not in``) and a value: a
+``head``, ``status``, ``notes``, ``artifacts``), an operator (``== != < <= > >=``, ``in``,
+``not in``, ``contains``: text holding the value, case-insensitive) and a value: a
 number, a quoted string, a bare word (a string: ``failed``), ``true``, ``false`` or ``null``.
 Comparisons combine with ``and``, ``or``, ``not`` and parentheses; a column whose name is not a
 plain word is written in backticks. A missing value (a metric a branch never observed) makes its
@@ -32,8 +34,8 @@ if TYPE_CHECKING:
 
 Value = int | float | str | bool | None
 OPERATORS = ("==", "!=", "<", "<=", ">", ">=")
-KEYWORDS = ("and", "or", "not", "in", "true", "false", "null")
-ALIASES = {"name": "branch_name", "id": "branch"}
+KEYWORDS = ("and", "or", "not", "in", "true", "false", "null", "contains")
+ALIASES = {"name": "branch_name", "id": "branch", "note": "notes"}
 
 _TOKEN = re.compile(
     r"""\s*(?:
@@ -234,8 +236,10 @@ class _Parser:
             return Within(column, self.listing(), negate=True)
         if self.keyword("in"):
             return Within(column, self.listing())
+        if self.keyword("contains"):
+            return Compare(column, "contains", self.value("contains"))
         if self.tok.kind != "op" or self.tok.text not in (*OPERATORS, "="):
-            raise self.fail(f"an operator after {column!r} ({' '.join(OPERATORS)}, in)")
+            raise self.fail(f"an operator after {column!r} ({' '.join(OPERATORS)}, in, contains)")
         op = "==" if self.tok.text == "=" else self.tok.text
         self.i += 1
         return Compare(column, op, self.value(op))
@@ -373,6 +377,14 @@ def _to_polars(node: Node, schema: dict[str, Any]) -> pl.Expr:
         else:  # a missing value is not known to be in the list, nor not to be
             hit = pl.when(col.is_null()).then(pl.lit(None, dtype=pl.Boolean)).otherwise(hit)
         return ~hit if node.negate else hit
+    if node.op == "contains":
+        if dtype not in (pl.Utf8, pl.Categorical, pl.Null) or not isinstance(node.value, str):
+            raise InvalidValue(
+                f"filter: contains looks for text in a text column (notes, artifacts, status, "
+                f"name, a text parameter), not {_value_text(node.value)} in {name}"
+            )
+        low = node.value.lower()
+        return col.cast(pl.Utf8).str.to_lowercase().str.contains(low, literal=True)
     value = _literal(name, dtype, node.value, node.op)
     if value is None:
         if node.op == "==":

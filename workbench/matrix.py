@@ -322,7 +322,9 @@ def _wide(
     )
 
 
-TABLE_COLUMNS = ("head", "status", STATE_COLUMN)  # what branch_table adds to a lineage
+# what branch_table adds to a lineage: notes and artifacts are each branch's own (its notes
+# joined by " · ", its artifacts' names by ", ")
+TABLE_COLUMNS = ("head", "status", STATE_COLUMN, "notes", "artifacts")
 
 
 @dataclass(frozen=True)
@@ -368,12 +370,26 @@ def branch_table(
         ),
         pl.Series("status", [runs.get(i) for i in ids], dtype=pl.Utf8),
         pl.Series(STATE_COLUMN, [state_of(runs.get(i)) for i in ids], dtype=pl.Utf8),
+        *_annotation_columns(journal, ids, sweep is None and branches is None),
     )
     obs = all_observations(journal)
     if sweep is not None or branches is not None:
         obs = obs.filter(pl.col("branch").is_in(ids))
     table, metrics = _metric_table(obs, summary, frame.columns)
     return BranchTable(frame.join(table, on="branch", how="left"), params, metrics)
+
+
+def _annotation_columns(journal: JournalPort, ids: list[int], every: bool) -> list[Any]:
+    """The ``notes`` and ``artifacts`` columns of a branch table (null where a branch has
+    none): each branch's own, read from the annotation index."""
+    import polars as pl
+
+    from .annotations import by_branch
+
+    found = by_branch(journal.storage, None if every else ids)
+    notes = [" · ".join(found[i]["notes"]) or None if i in found else None for i in ids]
+    names = [", ".join(found[i]["artifacts"]) or None if i in found else None for i in ids]
+    return [pl.Series("notes", notes, dtype=pl.Utf8), pl.Series("artifacts", names, dtype=pl.Utf8)]
 
 
 # -- aggregation ----------------------------------------------------------------------------

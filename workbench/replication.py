@@ -14,8 +14,9 @@ at some seq is refused like a non-fast-forward (``Diverged``, naming the branch 
 differing seq) before anything is written. Events travel in batches, one transaction each, in
 order, so an interrupted copy leaves whole, correctly chained prefixes and a rerun copies the
 rest: running it twice copies nothing the second time. Effects, observations and receipts are
-events and travel with them; snapshots, tags, sweeps and fork run records of the copied
-branches follow. Writer provenance stays with the source (the copies are the replicator's).
+events and travel with them, and so do notes and artifacts (an artifact's bytes checked
+against its digest before its event lands); snapshots, tags, sweeps and fork run records of the
+copied branches follow. Writer provenance stays with the source (the copies are the replicator's).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from typing import Any, cast
 
+from .annotations import carry_blobs
 from .errors import Conflict, IntegrityError, InvalidValue, NotFound, WorkbenchError
 from .events import ZERO_HASH, event_hash
 from .storage import BranchRow, FullEvent, Storage, is_url, open_storage
@@ -53,6 +55,7 @@ class ReplicationReport:
     sweeps: int = 0
     runs: int = 0
     tags: int = 0
+    artifacts: int = 0  # artifacts' bytes copied (each checked against its digest)
     per_branch: dict[str, int] = field(default_factory=dict)
     up_to_date: bool = True
     resumed: bool = False  # a clone that continued the part a killed one had copied
@@ -484,6 +487,8 @@ def _copy(s: Storage, d: Storage, choice: _Choice, batch: int, report: Replicati
             if head is None or head.seq <= after:
                 continue  # nothing past what the destination holds
             for chunk in _events(s, row.id, target, after, chain, batch):
+                carry = lambda c=chunk, b=row.id: carry_blobs(s, d, c, b)  # noqa: E731
+                report.artifacts += writes.write(0, carry)
                 writes.events(chunk)
                 label = _label(row)
                 report.per_branch[label] = report.per_branch.get(label, 0) + len(chunk)

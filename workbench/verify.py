@@ -14,6 +14,7 @@ from functools import partial
 from typing import Any, TypeVar
 
 from . import events as ev
+from .annotations import check_artifacts
 from .errors import InvalidValue, StorageError
 from .history import History
 from .storage import Storage
@@ -96,6 +97,7 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
     hashes: dict[tuple[int, int], bytes] = {}
     damaged: set[tuple[int, int]] = set()
     prefixes = {p for _, p in anchors}
+    attached: list[tuple[int, int, str]] = []  # attach events: their bytes are checked below
     for r in rows:
         if r.parent is None or r.fork_seq == 0:
             prev: bytes | None = ev.ZERO_HASH
@@ -127,6 +129,8 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
             if what is not None:
                 problems.append((r.id, seq, what))
                 break
+            if kind == "attach":
+                attached.append((r.id, seq, payload))
             if (r.id, seq) in needed:
                 hashes[(r.id, seq)] = h
             if prefixes:
@@ -144,6 +148,7 @@ def verify(db: Storage, history: History, anchors: list[tuple[int, str]]) -> Ver
         at = ev.ZERO_HASH if s.seq == 0 else hashes.get((s.branch, s.seq))
         if at is None or ev.snapshot_digest(at, s.state) != s.digest:
             problems.append((s.branch, s.seq, "snapshot does not match its seal (state changed)"))
+    problems.extend(_read(problems, "the blobs table", partial(check_artifacts, db, attached), []))
     cut = getattr(db, "truncation", None)  # SQLite files: shorter than their header records?
     said = cut() if cut is not None else None
     if said:

@@ -20,6 +20,7 @@ from ..sweep import watch
 from ..sweep.plan import planned_forks
 from ..sweep.runners import runners_here
 from . import shapes
+from .annotations import ArtifactFile, Note
 from .base import Base, Download, _body_int, _int, _plain, http_status
 from .hub import Hub
 from .results import Axes, Chart, Filter, Matrix, Studies
@@ -142,7 +143,7 @@ class Diff(Base):
 
 class BranchDetail(Base):
     """GET ?journal=J&branch=ID: one branch (params, fork point, head), its run status and
-    error, and each metric's last value."""
+    error, each metric's last value, and its notes and artifacts."""
 
     @web.authenticated
     async def get(self) -> None:
@@ -159,6 +160,8 @@ class BranchDetail(Base):
                 "status": runs[0].status if runs else None,
                 "error": json.loads(runs[0].error) if runs and runs[0].error else None,
                 "metrics": metrics,
+                "notes": [n.to_json() for n in b.notes()],
+                "artifacts": [a.to_json() for a in b.artifacts()],
             }
             return cast(shapes.BranchDetailReply, detail)
 
@@ -468,7 +471,9 @@ ROUTES: tuple[Route, ...] = (
     Route("search", "GET", Search, "events whose payload matches a query"),
     Route("tail", "GET", Tail, "events after a global cursor (cursor=end to start following)"),
     Route("version", "GET", Version, "a token that changes whenever the journal does"),
-    Route("branch", "GET", BranchDetail, "one branch: params, status, error, last metrics"),
+    Route("branch", "GET", BranchDetail, "one branch: params, status, metrics, notes, artifacts"),
+    Route("note", "POST", Note, "journal a note on a branch (not on a fork that is running)"),
+    Route("artifact", "GET", ArtifactFile, "an artifact's bytes, checked against their digest"),
     Route("axes", "GET", Axes, "the matrix's parameters and metrics, and the default axes"),
     Route("matrix", "GET", Matrix, "the results matrix as JSON rows, CSV or Parquet"),
     Route("chart.json", "GET", Chart, "a results view as a Vega-Lite spec, data inline"),

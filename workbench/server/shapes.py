@@ -111,9 +111,40 @@ DiffReply = TypedDict(
 )
 
 
+class NoteJson(TypedDict):
+    """A branch's note (``annotations.Note``)."""
+
+    branch: int
+    seq: int
+    ts: int
+    text: str
+
+
+class ArtifactJson(TypedDict):
+    """An attached artifact (``annotations.Artifact``); its bytes are the ``artifact`` route's."""
+
+    branch: int
+    seq: int
+    ts: int
+    name: str
+    hash: str
+    size: int
+    media_type: str
+
+
 class BranchDetailReply(BranchJson):
     error: dict[str, Any] | None
     metrics: dict[str, float]
+    notes: list[NoteJson]
+    artifacts: list[ArtifactJson]
+
+
+class NoteReply(TypedDict):
+    """A note written: its seq and the branch's notes now."""
+
+    branch: int
+    seq: int
+    notes: list[NoteJson]
 
 
 class AxesReply(TypedDict):

@@ -15,6 +15,7 @@ import type {
   FilterResponse,
   JournalsResponse,
   MatrixResponse,
+  NoteReply,
   OptimizeRequest,
   StateResponse,
   SweepCancelled,
@@ -203,3 +204,11 @@ export const matrixFile = (t: Target, format: 'csv' | 'parquet'): string =>
 
 export const chartFile = (kind: 'png' | 'svg', params: Query): string =>
   url(`chart.${kind}`, params);
+
+/** Journal a note on a branch (refused while a running sweep may still write it). */
+export const addNote = (journal: string, branchId: number, text: string): Promise<NoteReply> =>
+  post('note', { journal, branch: branchId, text });
+
+/** Where the browser downloads a branch's artifact (the newest of that name). */
+export const artifactFile = (journal: string, branchId: number, name: string): string =>
+  url('artifact', { journal, branch: branchId, name });

@@ -8,6 +8,7 @@ import type { JupyterFrontEnd } from '@jupyterlab/application';
 
 import * as api from './api';
 import { button, el, message, paramText, pretty, readable } from './dom';
+import { annotate } from './annotations';
 import { EventList } from './eventList';
 import { FilterBox } from './filterBox';
 import { ForkTree } from './forkTree';
@@ -296,6 +297,7 @@ export class JournalSection {
       if (d.error) {
         add('error', `${d.error.ename}: ${d.error.evalue}`);
       }
+      annotate(dl, this.journal, d.id, d.notes, d.artifacts, () => void this.showInfo(branch));
       text = dl;
     } catch (e) {
       text = message(e);

@@ -74,18 +74,47 @@ export interface ForkError {
   notebook?: string;
 }
 
-/** GET branch: one branch, its run's status and error, each metric's last value. */
+/** A branch's note (annotations.Note). */
+export interface NoteJson {
+  branch: number;
+  seq: number;
+  ts: number;
+  text: string;
+}
+
+/** An attached artifact (annotations.Artifact); its bytes are GET artifact's. */
+export interface ArtifactJson {
+  branch: number;
+  seq: number;
+  ts: number;
+  name: string;
+  hash: string;
+  size: number;
+  media_type: string;
+}
+
+/** POST note: the note's seq and the branch's notes now. */
+export interface NoteReply {
+  branch: number;
+  seq: number;
+  notes: NoteJson[];
+}
+
+/** GET branch: one branch, its run's status and error, each metric's last value, its notes
+ * and artifacts. */
 export interface BranchDetail extends BranchInfo {
   status: RunStatus | null;
   error: ForkError | null;
   metrics: { [metric: string]: number };
+  notes: NoteJson[];
+  artifacts: ArtifactJson[];
 }
 
 /** events.Record.to_json() with a one-line summary (events, tail). */
 export interface EventRecord {
   branch: number;
   seq: number;
-  kind: string; // delta, effect, compact, observe
+  kind: string; // delta, effect, compact, observe, note, attach
   hash: string;
   parent_hash: string;
   ts: number;

@@ -24,7 +24,14 @@ from ..common import (
     redacted,
 )
 from .faults import is_driver_error, not_a_journal, too_many_connections, translate
-from .schema import SYNCHRONOUS_COMMIT, lock_key, parse_url, position_sql, schema_sql
+from .schema import (
+    SYNCHRONOUS_COMMIT,
+    blobs_sql,
+    lock_key,
+    parse_url,
+    position_sql,
+    schema_sql,
+)
 
 
 def _psycopg() -> Any:
@@ -229,10 +236,20 @@ class PgConnection:
         if version < LOCK_FREE and not self.readonly:
             version = self._upgrade_positions()
             meta["schema_version"] = str(version)
+        if "blobs" not in tables and not self.readonly:
+            self._add_blobs()
         self.meta = meta
         # reads that follow positions stop at the final ones (schema 2; see schema.py)
         self.settled_sql = "position <= {schema}safe_position()" if version >= LOCK_FREE else "TRUE"
         self.settled = self.settled_sql.format(schema="")
+
+    def _add_blobs(self) -> None:
+        """Give a journal made before artifacts its blobs table and annotations index (one
+        process at a time; the statements are idempotent)."""
+        with self._guard, self.conn.transaction():
+            self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key(self.journal) + 1,))
+            for statement in blobs_sql(self.journal):
+                self.conn.execute(statement)
 
     def _upgrade_positions(self) -> int:
         """Number new events without the journal-wide lock (schema 1 to 2): positions go on

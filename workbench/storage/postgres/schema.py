@@ -94,6 +94,17 @@ def position_sql(s: str, base: int) -> list[str]:
     ]
 
 
+def blobs_sql(s: str) -> list[str]:
+    """The artifacts' table and the annotations' index (added to older journals when opened
+    writable: the statements are idempotent)."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS "{s}".blobs (
+            hash BYTEA PRIMARY KEY, size BIGINT NOT NULL, data BYTEA NOT NULL)""",
+        f"""CREATE INDEX IF NOT EXISTS events_annotations ON "{s}".events(branch, seq)
+            WHERE kind IN ('note', 'attach')""",
+    ]
+
+
 def schema_sql(s: str) -> list[str]:
     """Statements that create journal ``s``'s tables in schema ``s`` (inside a transaction)."""
     key = lock_key(s)

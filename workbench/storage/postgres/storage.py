@@ -36,6 +36,7 @@ from ..base import (
     observation_schema,
 )
 from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_COLS, SNAPSHOT_WITH_HASH
+from .blobs import PgBlobs
 from .catalog import PgCatalog
 from .faults import translate
 from .intents import PgIntents
@@ -48,7 +49,7 @@ _OBSERVATIONS = (
 )
 
 
-class PostgresStorage(PgWrites, PgCatalog, PgSearch, Storage):
+class PostgresStorage(PgWrites, PgCatalog, PgSearch, PgBlobs, Storage):
     """A journal in schema ``journal`` (the URL's ``journal=NAME``, default "main") of a
     PostgreSQL database: the PostgreSQL implementation of ``Storage``."""
 

@@ -564,7 +564,7 @@ class Connection:
                 self._check_meta()
                 missing = sch.missing(c, names)
                 if self.readonly:
-                    missing -= sch.TRIGGERS | sch.READER_OPTIONAL  # reads need none of these
+                    missing -= sch.TRIGGERS | sch.READER_OPTIONAL | sch.READER_OPTIONAL_TABLES
                     sch.shadow_missing(c)
                 if missing:
                     if self.readonly:

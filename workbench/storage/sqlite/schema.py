@@ -161,6 +161,13 @@ CREATE TABLE IF NOT EXISTS tags (
     seq INTEGER NOT NULL,
     created INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS blobs (
+    hash BLOB PRIMARY KEY,
+    size INTEGER NOT NULL,
+    data BLOB NOT NULL
+);
+CREATE INDEX IF NOT EXISTS events_annotations ON events(branch, seq)
+    WHERE kind IN ('note', 'attach');
 CREATE TABLE IF NOT EXISTS fork_runs (
     branch INTEGER PRIMARY KEY,
     sweep INTEGER NOT NULL,
@@ -195,11 +202,14 @@ TABLES = {
     "tags",
     "writers",
     "intents",
+    "blobs",
 }
 TRIGGERS = {"events_follow_head", "events_append_only_update", "events_append_only_delete"}
 # Added columns a read-only open can do without: it reads them as NULL, through a temporary
 # view of the table (``shadow_missing``).
 READER_OPTIONAL = {"sweeps.how", "events.payload_size", "snapshots.state_size"}
+# Tables a read-only open of an older file does without (its reads of them return nothing).
+READER_OPTIONAL_TABLES = {"blobs"}
 # Columns later versions added to tables of older files: table -> {column: declaration}.
 ADDED_COLUMNS = {
     "events": {

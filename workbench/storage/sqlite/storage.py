@@ -35,6 +35,7 @@ from ..base import (
     observation_schema,
 )
 from ..common import EVENT_COLS, FULL_EVENT_COLS, SNAPSHOT_WITH_HASH
+from .blobs import Blobs
 from .catalog import Catalog
 from .connection import Connection
 from .intents import IntentLog, TableIntents
@@ -55,7 +56,7 @@ _FULL_EVENT_COLS = FULL_EVENT_COLS.replace("payload", f"{_PAYLOAD} AS payload")
 OBS_ROWS_DIRECT = 50_000  # observations read through sqlite3 before the Arrow path pays off
 
 
-class SQLiteStorage(Connection, EventWrites, Catalog, Search, Storage):
+class SQLiteStorage(Connection, EventWrites, Catalog, Search, Blobs, Storage):
     """A journal in one SQLite file (or in memory): the SQLite implementation of ``Storage``."""
 
     def __init__(
