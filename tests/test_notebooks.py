@@ -65,3 +65,12 @@ def test_notebook_runs_top_to_bottom(tmp_path, name):
         assert len(reruns) == 2 and kills >= 1
         assert all(n <= kills for n in reruns)  # only calls in flight at a kill ever run again
         assert "journal verifies: True" in text and "notes squashed" in text
+    if name == "04-memory-recall-vs-budget":
+        import polars as pl
+
+        # the summary's confidence intervals are recalls' (within [0, 1]; a t interval of two
+        # seeds went to -1.13) and narrow enough to tell the configurations apart
+        summary = pl.read_csv(work / "recall-summary.csv")
+        assert summary.height == 20 and set(summary["n"]) == {3}
+        assert summary["ci_low"].min() >= 0 and summary["ci_high"].max() <= 1, summary
+        assert (summary["ci_high"] - summary["ci_low"]).max() <= 0.6, summary
