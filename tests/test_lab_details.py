@@ -1,6 +1,8 @@
 """The smaller habits of the results views and the sidebar, in a real JupyterLab and Debian's
 Chromium (one Lab for the module, a fresh page per test): "Results for these" after a filter of
-the fork tree opens the results of the filtered branches."""
+the fork tree opens the results of the filtered branches; a drag along a parallel-coordinates
+axis brushes it; a study of two objectives opens on its Pareto front, one of one objective on
+its metric view."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ from test_charts import make_grid
 from test_lab_extension import lab_page, open_section
 from test_lab_results import drawn
 
-from workbench import Journal
+from workbench import Journal, sweep
 
 TESTS = str(Path(__file__).parent)
 
@@ -25,17 +27,38 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A Lab on a folder holding grid.db (test_charts.make_grid's sweep): (base URL, folder,
-    the grid's id)."""
+    """A Lab on a folder holding grid.db (test_charts.make_grid's sweep) and studies.db (a
+    study of one objective, then one of two): (base URL, folder, the grid's id, the studies'
+    ids)."""
     tmp = tmp_path_factory.mktemp("lab")
     work = tmp / "work"
     work.mkdir()
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("PYTHONPATH", TESTS + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        mp.syspath_prepend(TESTS)
         with Journal.open(work / "grid.db") as j:
             grid = make_grid(j)
+        studies = []
+        with Journal.open(work / "studies.db") as j:
+            at = j.root().apply({"start": 1})
+            for objectives in (["loss"], ["loss", "cost"]):
+                study = sweep.optimize(
+                    j,
+                    at,
+                    {"x": sweep.Float(0.0, 2.0)},
+                    objectives=objectives,
+                    directions=["minimize"] * len(objectives),
+                    pruner="none",
+                    forks=4,
+                    workers=2,
+                    sampler="random",
+                    seed=0,
+                    fn="sweep_fns:two_costs",
+                    progress=False,
+                )
+                studies.append(study.sweep)
         with lithify_lab(str(work), tmp) as base:
-            yield base, work, grid
+            yield base, work, grid, studies
 
 
 @pytest.fixture
@@ -118,3 +141,19 @@ def test_a_drag_along_a_parallel_axis_brushes_it(lab, page):
         "ns => ns.map(n => Number(n.getAttribute('opacity') ?? 1))"
     )
     assert sum(o > 0.5 for o in opacities) == 8, opacities
+
+
+def test_a_study_of_two_objectives_opens_on_its_pareto_front(lab, page):
+    one, two = lab[3]
+    for sid, kind in ((two, "pareto"), (one, "metric")):
+        page.evaluate(
+            "window.jupyterapp.commands.execute('lithify:open-results', "
+            f"{{journal: 'studies.db', sweep: {sid}}})"
+        )
+        panel = page.locator(".lithify-results", has_text=f"Study {sid} of studies.db")
+        panel.locator(".lithify-view-tab[data-kind='history']:not([disabled])").wait_for(
+            timeout=60_000
+        )  # the server said which views can draw: the default is chosen
+        drawn(page, kind, f"sweep={sid}")
+        active = panel.locator(".lithify-view-tab.lithify-view-active").get_attribute("data-kind")
+        assert active == kind, (sid, active)

@@ -155,6 +155,9 @@ export class ResultsControls {
     log.append(this.logX, this.logLabel);
     this.labels.log = log;
     this.choices.append(log);
+    if (this.kind === 'metric' && axes.objectives.length === 2 && !axes.views.pareto) {
+      this.kind = 'pareto'; // a study of two objectives opens on its front (one or three: not)
+    }
     this.markTabs();
   }
 
