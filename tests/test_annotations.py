@@ -288,3 +288,29 @@ def test_a_rerun_fork_replays_its_notes_and_artifacts_and_steps_past_a_labs_note
     with Journal.open(db, Count) as j:
         assert j.branch(b.id).state().n == j.branch(ref.id).state().n == 3
         assert j.verify().ok
+
+
+def test_every_view_of_forks_shows_a_branchs_notes_in_its_tooltips(tmp_path: Path) -> None:
+    import json
+    import time
+
+    from workbench import charts, sweep
+
+    with Journal.open(tmp_path / "v.db") as j:
+        j.root().apply({"x": 1})
+        plan = sweep.plan(j, 0, 1, {"budget": [100, 300, 1000], "k": [1, 2]})
+        now = int(time.time() * 1000)
+        for i, f in enumerate(plan.forks):
+            b = j.branch(f.branch)
+            b.observe("recall", 0.1 * (i + 1), step=0)
+            b.observe("cost", float(i))
+            b.observe("recall", 0.1 * (i + 1) + 0.01, step=1)
+            j.storage.put_run(f.branch, plan.id, "finished", started=now, finished=now + 5)
+        quiet = json.dumps(charts.view(j, "metric", y="recall").spec())
+        assert '"notes"' not in quiet  # no tooltip line for notes nobody wrote
+        j.branch(plan.forks[1].branch).note("this one overfits")
+        for kind in ("metric", "history", "slice", "parallel", "steps", "timeline", "rank", "edf"):
+            spec = json.dumps(charts.view(j, kind, y="recall").spec())
+            assert "this one overfits" in spec and '"notes"' in spec, kind
+        spec = json.dumps(charts.view(j, "pareto", y="recall", y2="cost").spec())
+        assert "this one overfits" in spec

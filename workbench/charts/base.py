@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 THEMES = ("light", "dark")
 PICK, BRUSH, KEEP = "pick", "brush", "keep"
 NUMBER = ".4~g"  # how values read in tooltips
+NOTES = "notes"  # the branch table's column of each branch's notes: every tooltip shows it
 
 
 def layered(*charts: Any) -> alt.LayerChart:
@@ -183,6 +184,13 @@ def is_log(frame: pl.DataFrame, column: str) -> bool:
     return bool(vals) and min(vals) > 0 and max(vals) / min(vals) >= 20
 
 
+def with_notes(frame: pl.DataFrame, columns: list[str]) -> list[str]:
+    """``columns`` and the branch table's ``notes`` when some branch of ``frame`` has any: a
+    view that charts a selection of the table's columns keeps them for its tooltips."""
+    has = NOTES in frame.columns and frame[NOTES].null_count() < frame.height
+    return [*columns, NOTES] if has and NOTES not in columns else columns
+
+
 def tooltips(
     frame: pl.DataFrame, columns: Iterable[str], titles: dict[str, str] | None = None
 ) -> list[Any]:
@@ -191,7 +199,8 @@ def tooltips(
 
     titles = titles or {}
     out = []
-    for c in dict.fromkeys(columns):
+    columns = list(dict.fromkeys(columns))
+    for c in columns:
         if c not in frame.columns:
             continue
         title = titles.get(c, c)
@@ -201,6 +210,8 @@ def tooltips(
             out.append(alt.Tooltip(f"{c}:Q", title=title, format=NUMBER))
         else:
             out.append(alt.Tooltip(f"{c}:N", title=title))
+    if NOTES in frame.columns and NOTES not in columns and frame[NOTES].null_count() < frame.height:
+        out.append(alt.Tooltip(f"{NOTES}:N", title=NOTES))  # a branch's notes, where it has any
     return out
 
 

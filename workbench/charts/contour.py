@@ -21,6 +21,7 @@ from .base import (
     tooltips,
     values,
     varied,
+    with_notes,
 )
 from .data import ORDER
 
@@ -176,7 +177,9 @@ def contour(
     )
     layers: list[Any] = [cells]
     if len(keys) > 2:  # binned: the forks themselves, where they are
-        points = rows.select(["branch", a, b, y, *([ORDER] if ORDER in rows.columns else [])])
+        points = rows.select(
+            with_notes(rows, ["branch", a, b, y, *([ORDER] if ORDER in rows.columns else [])])
+        )
         px = alt.X(f"{a}:Q", scale=x_enc.scale) if "_x_lo" in grid.columns else alt.X(f"{a}:O")
         py = alt.Y(f"{b}:Q", scale=y_enc.scale) if "_y_lo" in grid.columns else alt.Y(f"{b}:O")
         layers.append(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .base import brush, cannot, final, layered, pick, picked_size, themed, tooltips
+from .base import brush, cannot, final, layered, pick, picked_size, themed, tooltips, with_notes
 from .base import values as inline
 from .data import ORDER, STATE
 
@@ -89,7 +89,7 @@ def edf(
     groups = lines[GROUP].unique(maintain_order=True).to_list()
     shown = [c for c in (params or []) if c in rows.columns and c != y]
     cols = ["branch", *[c for c in (ORDER, STATE) if c in rows.columns], y, FRACTION, GROUP]
-    points = rows.select(list(dict.fromkeys([*cols, *shown])))
+    points = rows.select(list(dict.fromkeys(with_notes(rows, [*cols, *shown]))))
     x = alt.X(f"{y}:Q", title=y, scale=alt.Scale(zero=False))
     fraction = alt.Y(
         f"{FRACTION}:Q",

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import NUMBER, brush, cannot, layered, pick, picked_size, themed, tooltips, values
+from .base import (
+    NUMBER,
+    brush,
+    cannot,
+    layered,
+    pick,
+    picked_size,
+    themed,
+    tooltips,
+    values,
+    with_notes,
+)
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -51,6 +62,7 @@ def history(
     rows = rows.with_columns(best.alias("_best"))
     shown = [c for c in (params or []) if c in rows.columns]
     keep = ["branch", ORDER, y, "_best", *shown, *([STATE] if STATE in rows.columns else [])]
+    keep = with_notes(rows, keep)
     data = rows.select(list(dict.fromkeys(c for c in keep if c in rows.columns)))
     base = alt.Chart(values(data))
     x = alt.X(f"{ORDER}:Q", title=order_label, axis=alt.Axis(tickMinStep=1, format="d"))

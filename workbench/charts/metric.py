@@ -23,6 +23,7 @@ from .base import (
     themed,
     tooltips,
     values,
+    with_notes,
 )
 from .data import STATE
 
@@ -123,6 +124,7 @@ def metric_vs_param(
     shown = params if params is not None else param_columns(data)
     state = [STATE] if STATE in data.columns else []  # a fork's state: its point says it
     keep = [c for c in dict.fromkeys(["branch", *groups, y, *shown, *state]) if c in data.columns]
+    keep = with_notes(data, keep)
     points = points and data.height <= MAX_POINTS
     rows = [stats.with_columns(pl.lit("group").alias("_layer"))]
     if points:

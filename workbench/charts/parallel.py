@@ -26,6 +26,7 @@ from .base import (
     tooltips,
     values,
     varied,
+    with_notes,
 )
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ def parallel(
                 pos.alias("position"),
                 pl.col(name).cast(pl.Utf8).alias("value"),
                 pl.col(y).alias("_metric"),
+                *[pl.col(c) for c in with_notes(data, []) if c in data.columns],
             )
         )
         labels.extend({"axis": name, "position": p, "label": text} for p, text in marks)

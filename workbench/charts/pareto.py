@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .base import brush, cannot, layered, pick, picked_size, themed, tooltips, values
+from .base import brush, cannot, layered, pick, picked_size, themed, tooltips, values, with_notes
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -65,7 +65,9 @@ def pareto(
     a, b = pair
     best = set(front(table, pair, directions))
     shown = [c for c in (params or []) if c in table.columns and c not in pair]
-    cols = ["branch", a, b, *shown, *[c for c in (ORDER, STATE) if c in table.columns]]
+    cols = with_notes(
+        table, ["branch", a, b, *shown, *[c for c in (ORDER, STATE) if c in table.columns]]
+    )
     data = (
         table.drop_nulls(pair)
         .select(list(dict.fromkeys(cols)))

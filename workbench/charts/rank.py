@@ -20,6 +20,7 @@ from .base import (
     tooltips,
     values,
     varied,
+    with_notes,
 )
 from .data import ORDER, STATE
 
@@ -122,6 +123,7 @@ def rank(
         rows = rows.sort("branch").with_columns(pl.int_range(1, pl.len() + 1).alias(ORDER))
     extra = [c for c in (shown or []) if c in rows.columns and c not in (a, b)]
     cols = ["branch", ORDER, a, b, y, *extra, *([STATE] if STATE in rows.columns else [])]
+    cols = with_notes(rows, cols)
     rows = rows.select(list(dict.fromkeys(cols)))
     counted = final(rows, y)
     place = pl.col(y).rank("min", descending=direction == "maximize").cast(pl.Int64)

@@ -7,7 +7,18 @@ from __future__ import annotations
 import warnings
 from typing import TYPE_CHECKING, Any
 
-from .base import cannot, field_type, is_log, pick, picked_size, themed, tooltips, values, varied
+from .base import (
+    cannot,
+    field_type,
+    is_log,
+    pick,
+    picked_size,
+    themed,
+    tooltips,
+    values,
+    varied,
+    with_notes,
+)
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -54,7 +65,9 @@ def slices(
     if ORDER not in rows.columns:
         rows = rows.sort("branch").with_columns(pl.int_range(1, pl.len() + 1).alias(ORDER))
     moving = varied(rows, params)[:MAX_PANELS]
-    keep = ["branch", ORDER, y, *moving, *([STATE] if STATE in rows.columns else [])]
+    keep = with_notes(
+        rows, ["branch", ORDER, y, *moving, *([STATE] if STATE in rows.columns else [])]
+    )
     data = rows.select(keep)
     titles = {ORDER: order_label, STATE: "state"}
     chosen = pick()

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .base import brush, cannot, layered, pick, themed, tooltips, values
+from .base import brush, cannot, layered, pick, themed, tooltips, values, with_notes
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -74,7 +74,9 @@ def steps(
     data = curves.rename({"value": y}) if y not in curves.columns else curves
     extra = [c for c in (params or []) if table is not None and c in table.columns]
     if table is not None:
-        cols = ["branch", *extra, *[c for c in (ORDER, STATE) if c in table.columns]]
+        cols = with_notes(
+            table, ["branch", *extra, *[c for c in (ORDER, STATE) if c in table.columns]]
+        )
         data = data.join(table.select(list(dict.fromkeys(cols))), on="branch", how="left")
     forks = data["branch"].n_unique()
     color = (

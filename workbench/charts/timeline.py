@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from ..outcome import STATES, state_of
-from .base import PICK, brush, cannot, pick, themed, tooltips, values
+from .base import PICK, brush, cannot, pick, themed, tooltips, values, with_notes
 from .data import ORDER, STATE
 
 if TYPE_CHECKING:
@@ -136,6 +136,7 @@ def timeline(
     shown = [c for c in (params or []) if c in data.columns]
     value = [y] if y is not None and y in data.columns else []
     keep = ["branch", ORDER, STATE, "_start", "_from", "_to", "_seconds", *shown, *value]
+    keep = with_notes(data, keep)
     data = data.select(list(dict.fromkeys(keep)))
     present = set(data[STATE].to_list())
     domain = [s for s in STATES if s in present] + sorted(present - set(STATES))
