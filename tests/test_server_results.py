@@ -306,3 +306,28 @@ async def test_the_table_has_no_empty_name_column_nor_a_metric_repeating_a_param
     assert {"branch_name", "budget", "metric_budget"} <= set(table["columns"])
     names = [r[table["columns"].index("branch_name")] for r in table["rows"]]
     assert "tuned" in names
+
+
+async def test_the_results_table_shows_notes_and_artifacts_only_where_there_are_some(
+    jp_fetch, jp_root_dir
+):
+    with Journal.open(jp_root_dir / "noted.db") as j:
+        at = j.root().apply({"start": 1})
+        s = sweep.plan(j, 0, at, {"budget": [100, 300]})
+        for f in s.forks:
+            j.branch(f.branch).observe("recall", f.params["budget"] / 300)
+    q = {"journal": "noted.db", "sweep": str(s.id), "wide": "1"}
+    table = await get(jp_fetch, "matrix", **q)
+    assert "notes" not in table["columns"] and "artifacts" not in table["columns"]
+    with Journal.open(jp_root_dir / "noted.db") as j:
+        b = j.branch(s.forks[1].branch)
+        b.note("the best one")
+        b.attach("plot.png", b"\x89PNG")
+    table = await get(jp_fetch, "matrix", **q)
+    rows = {r[0]: dict(zip(table["columns"], r, strict=True)) for r in table["rows"]}
+    noted = rows[s.forks[1].branch]
+    assert (noted["notes"], noted["artifacts"]) == ("the best one", "plot.png")
+    assert rows[s.forks[0].branch]["notes"] is None
+    assert "notes" not in table["metrics"]
+    csv = await jp_fetch("lithify", "api", "matrix", params={**q, "format": "csv"})
+    assert b"notes" not in csv.body.splitlines()[0]  # the export stays the matrix

@@ -108,6 +108,20 @@ def shown_columns(df: pl.DataFrame) -> pl.DataFrame:
     return df.drop(drop)
 
 
+def with_annotations(df: pl.DataFrame, table: pl.DataFrame) -> pl.DataFrame:
+    """A wide matrix with the branch table's ``notes`` and ``artifacts`` of its branches, each
+    only when some branch has one (the Lab's table shows them; exports keep the matrix as
+    ``lithify matrix`` writes it)."""
+    cols = [
+        c
+        for c in ("notes", "artifacts")
+        if c in table.columns and c not in df.columns and table[c].null_count() < table.height
+    ]
+    if not cols or "branch" not in df.columns:
+        return df
+    return df.join(table.select("branch", *cols), on="branch", how="left")
+
+
 class Matrix(Results):
     """GET ?journal=J[&sweep=N|branches=..][&where=EXPR][&wide=1][&format=json|csv|parquet]:
     the results matrix as JSON rows (the default) or as a file download, the same file
@@ -131,8 +145,11 @@ class Matrix(Results):
             wide = self.arg("wide") in ("1", "true")
             df = j.matrix(sweep=sel.sweep, branches=ids, wide=wide, partial=wide and sel.partial)
             if fmt == "json":
-                names = set(self.hub.table(j).metrics)
+                whole = self.hub.table(j)
+                names = set(whole.metrics)
                 df = shown_columns(df)
+                if wide:
+                    df = with_annotations(df, whole.frame)
                 return {
                     "columns": df.columns,
                     "rows": [list(r) for r in df.iter_rows()],
