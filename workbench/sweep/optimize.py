@@ -208,9 +208,10 @@ class StudyHandle:
         total = self.total()
         pool = ThreadPoolExecutor(self.workers, thread_name_prefix=f"study-{spec.sweep}")
         flying: dict[Future[str], tuple[Any, Fork]] = {}
+        depth = self.workers + self._ahead()
         try:
             while True:
-                while not self._cancel.is_set() and len(flying) < self.workers:
+                while not self._cancel.is_set() and len(flying) < depth:
                     if rerun:
                         trial, branch = rerun.pop(0)
                         fork = Fork(branch, dict(self.journal.info(branch).params))
@@ -247,6 +248,16 @@ class StudyHandle:
                 "once the fork observes it",
                 sweep=spec.sweep,
             )
+
+    def _ahead(self) -> int:
+        """Trials asked ahead of a free worker: with several workers, one, so a worker that
+        ends a trial starts the next at once while the coordinator tells and asks (the trials
+        already depend on timing there; the sampler sees the queued one as running, as it sees
+        the others). None with one worker (Optuna's own sequence), a study timeout or callbacks
+        (nothing asked may start after either stops the study)."""
+        if self.workers < 2 or self.timeout is not None or self.driver.callbacks:
+            return 0
+        return 1
 
     def _late(self, started: float) -> bool:
         return self.timeout is not None and time.monotonic() - started >= self.timeout
