@@ -314,3 +314,29 @@ def test_every_view_of_forks_shows_a_branchs_notes_in_its_tooltips(tmp_path: Pat
             assert "this one overfits" in spec and '"notes"' in spec, kind
         spec = json.dumps(charts.view(j, "pareto", y="recall", y2="cost").spec())
         assert "this one overfits" in spec
+
+
+def test_the_cli_notes_attaches_lists_and_saves(tmp_path: Path) -> None:
+    import json
+
+    from cli import lithify
+
+    db = str(tmp_path / "c.db")
+    with Journal.open(db, Count) as j:
+        j.root().apply({"add": 1})
+    (tmp_path / "results.csv").write_text("a,b\n1,2\n")
+    assert lithify("--db", db, "note", "main", "tried the big model").returncode == 0
+    r = lithify("--db", db, "--json", "attach", "main", str(tmp_path / "results.csv"))
+    assert r.returncode == 0 and json.loads(r.stdout)["name"] == "results.csv"
+    listed = json.loads(lithify("--db", db, "--json", "artifacts", "main").stdout)
+    assert [n["text"] for n in listed["notes"]] == ["tried the big model"]
+    assert [a["name"] for a in listed["artifacts"]] == ["results.csv"]
+    out = tmp_path / "copy.csv"
+    saved = lithify("--db", db, "artifacts", "main", "--save", "results.csv", "-o", str(out))
+    assert saved.returncode == 0 and out.read_text() == "a,b\n1,2\n"
+    missing = lithify("--db", db, "artifacts", "main", "--save", "nope.csv")
+    assert missing.returncode == 1 and "results.csv" in missing.stderr
+    bad = lithify("--db", db, "attach", "main", str(tmp_path / "absent.txt"))
+    assert bad.returncode == 2 and "no file at" in bad.stderr
+    where = lithify("--db", db, "--json", "branches", "--where", 'notes contains "BIG model"')
+    assert [b["id"] for b in json.loads(where.stdout)] == [0]

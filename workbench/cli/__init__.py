@@ -7,7 +7,16 @@ add the generic commands; each installed agent adds its own (see ``workbench.plu
 from __future__ import annotations
 
 from .. import plugins
-from . import journal, lab, optimize, replicas, results, sessions, sweeps  # noqa: F401 (they add commands)
+from . import (  # noqa: F401 (they add commands)
+    journal,
+    lab,
+    notes,
+    optimize,
+    replicas,
+    results,
+    sessions,
+    sweeps,
+)
 from .app import (
     Ctx,
     app,
