@@ -340,3 +340,25 @@ def test_the_cli_notes_attaches_lists_and_saves(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "no file at" in bad.stderr
     where = lithify("--db", db, "--json", "branches", "--where", 'notes contains "BIG model"')
     assert [b["id"] for b in json.loads(where.stdout)] == [0]
+
+
+@pytest.mark.slow
+def test_an_older_postgres_journal_gets_the_blobs_table_when_opened_writable(pg, pg_db) -> None:
+    import psycopg
+
+    from workbench.storage.postgres import parse_url
+
+    url = pg.url(pg_db, journal=f"o_{uuid.uuid4().hex[:10]}")
+    with Journal.open(url, Count) as j:
+        j.root().apply({"add": 1})
+    conninfo, schema = parse_url(url)
+    with psycopg.connect(conninfo, autocommit=True) as c:
+        c.execute(f'DROP TABLE "{schema}".blobs')
+        c.execute(f'DROP INDEX "{schema}".events_annotations')
+    with Journal.open(url, Count, readonly=True) as j:
+        assert j.root().artifacts() == [] and j.root().notes() == []
+    with Journal.open(url, Count) as j:
+        j.root().attach("new.txt", b"new")
+        j.root().note("after the upgrade")
+        assert j.root().artifact("new.txt") == b"new"
+        assert [n.text for n in j.root().notes()] == ["after the upgrade"]
