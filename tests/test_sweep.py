@@ -214,6 +214,33 @@ def test_warm_runner_resets_namespace_and_saves_notebooks_on_request(base):
         sweep.run(p, runner="papermill", keep_notebooks="all", progress=False)
 
 
+def test_the_warm_runner_leaves_no_name_of_an_earlier_fork(tmp_path):
+    """One kernel runs three forks in turn: each finds none of the names the one before it
+    defined (plain, underscored, an import, a function, an output), and IPython's own work."""
+    from nbformat.v4 import new_code_cell, new_notebook
+
+    nb = new_notebook()
+    params = new_code_cell("budget = 0")
+    params.metadata["tags"] = ["parameters"]
+    check = new_code_cell(
+        "left = [n for n in ('leftover', '_private', 'json', 'helper') if n in dir()]\n"
+        "assert not left, f'an earlier fork left {left}'\n"
+        "assert not Out, f'an earlier output is kept: {Out}'\n"
+        "leftover = _private = budget\n"
+        "import json\n"
+        "def helper(): return budget\n"
+        "budget * 2"
+    )
+    nb.cells = [params, check]
+    template = tmp_path / "names.ipynb"
+    nbformat.write(nb, str(template))
+    with Journal.open(tmp_path / "n.db") as j:
+        at = j.root().apply({"start": 1})
+        p = sweep.plan(j, 0, at, {"budget": [1, 2, 3]}, notebook=str(template))
+        r = sweep.run(p, runner="warm", workers=1, progress=False)
+    assert r.ok, [f.error for f in r.forks]
+
+
 def kernels_for(runs_dir: Path) -> list[int]:
     """Kernel or worker processes whose progress file points into this sweep's runs folder."""
     found = []
