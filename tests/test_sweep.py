@@ -214,7 +214,8 @@ def test_warm_runner_resets_namespace_and_saves_notebooks_on_request(base):
         sweep.run(p, runner="papermill", keep_notebooks="all", progress=False)
 
 
-def test_the_warm_runner_leaves_no_name_of_an_earlier_fork(tmp_path):
+@pytest.mark.parametrize("runner", ["warm", "papermill"])
+def test_a_kept_kernel_leaves_no_name_of_an_earlier_fork(tmp_path, runner):
     """One kernel runs three forks in turn: each finds none of the names the one before it
     defined (plain, underscored, an import, a function, an output), and IPython's own work."""
     from nbformat.v4 import new_code_cell, new_notebook
@@ -232,12 +233,14 @@ def test_the_warm_runner_leaves_no_name_of_an_earlier_fork(tmp_path):
         "budget * 2"
     )
     nb.cells = [params, check]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
     template = tmp_path / "names.ipynb"
     nbformat.write(nb, str(template))
     with Journal.open(tmp_path / "n.db") as j:
         at = j.root().apply({"start": 1})
         p = sweep.plan(j, 0, at, {"budget": [1, 2, 3]}, notebook=str(template))
-        r = sweep.run(p, runner="warm", workers=1, progress=False)
+        r = sweep.run(p, runner=runner, workers=1, progress=False)
     assert r.ok, [f.error for f in r.forks]
 
 

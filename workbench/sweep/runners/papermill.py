@@ -17,6 +17,7 @@ from ...forkrun import PROGRESS_ENV
 from .context import ForkContext
 from .kernels import (
     _RESET,
+    CLEAR_NAMESPACE,
     _fork_kernel_manager,
     _import_kernel_machinery,
     _KernelPool,
@@ -26,10 +27,10 @@ from .kernels import (
 
 class PapermillRunner(_KernelPool):
     """Executes the template notebook with papermill, on a kernel kept per worker: before each
-    fork the kernel's user namespace is reset (``%reset -f``), its working directory and
-    environment put back as they were when it started; a kernel that died, timed out or was
-    cancelled is replaced by a fresh one. Modules a fork imported stay imported (as in a fresh
-    kernel that imports them again, unless they keep global state)."""
+    fork the names earlier forks defined are cleared (``CLEAR_NAMESPACE``), its working
+    directory and environment put back as they were when it started; a kernel that died,
+    timed out or was cancelled is replaced by a fresh one. Modules a fork imported stay
+    imported (as in a fresh kernel that imports them again, unless they keep global state)."""
 
     name = "papermill"
 
@@ -65,7 +66,7 @@ class PapermillRunner(_KernelPool):
         # and whether it is alive is asked of its manager (below), not of a heartbeat thread
         kc.start_channels(shell=True, iopub=False, stdin=False, hb=False, control=False)
         try:
-            code = "%reset -f\n" + _RESET.format(
+            code = CLEAR_NAMESPACE + _RESET.format(
                 progress_env=PROGRESS_ENV,
                 progress=str(ctx.progress_file),
                 fork_env=replay.FORK_ENV,

@@ -1,7 +1,8 @@
 """The ``"warm"`` runner: one long-lived kernel per worker runs the template's cells itself (no
-papermill), fork after fork, removing the names the forks defined between forks (``_RESET``).
-What it does not isolate: modules already imported (and their global state) and threads
-started by earlier forks; it does not restore the working directory or environment variables."""
+papermill), fork after fork, removing the names the forks defined between forks
+(``kernels.CLEAR_NAMESPACE``). What it does not isolate: modules already imported (and their
+global state) and threads started by earlier forks; it does not restore the working directory
+or environment variables."""
 
 from __future__ import annotations
 
@@ -13,20 +14,7 @@ from ... import replay
 from ...errors import ForkFailed
 from ...forkrun import PROGRESS_ENV
 from .context import ForkContext
-from .kernels import _import_kernel_machinery, _kernel_manager, _KernelPool
-
-# Between forks, every name the forks defined goes (IPython's own names stay) and the output
-# cache is emptied: what ``%reset -f`` does for a fork's namespace, without its full garbage
-# collection and history reset (about 90 ms a fork, most of the runner's own cost; Python's
-# collector still runs as it always does).
-_RESET = (
-    "(lambda ip, re: ("
-    "[ip.user_ns.pop(k, None) for k in [k for k in list(ip.user_ns) if re.fullmatch(r'_\\d+', k) "
-    "or (k not in ip.user_ns_hidden and not re.fullmatch(r'_(i+|i\\d+|ih|dh|oh)|__\\w+__', k))]], "
-    "ip.user_ns.get('_oh', {}).clear(), "
-    "ip.user_ns.update({'_': '', '__': '', '___': ''})"
-    "))(get_ipython(), __import__('re'));\n"
-)
+from .kernels import CLEAR_NAMESPACE, _import_kernel_machinery, _kernel_manager, _KernelPool
 
 
 class WarmRunner(_KernelPool):
@@ -94,7 +82,7 @@ class WarmRunner(_KernelPool):
         deadline = time.monotonic() + ctx.timeout if ctx.timeout else None
         try:
             setup = (
-                f"{_RESET}import os as _o\n_o.environ[{PROGRESS_ENV!r}] = "
+                f"{CLEAR_NAMESPACE}import os as _o\n_o.environ[{PROGRESS_ENV!r}] = "
                 f"{str(ctx.progress_file)!r}\n_o.environ[{replay.FORK_ENV!r}] = "
                 f"{ctx.run.to_env()!r}\ndel _o\n"
                 "from workbench.opening import keep_journals_open as _k\n_k()\ndel _k"
