@@ -233,7 +233,11 @@ def test_a_kept_kernel_leaves_no_name_of_an_earlier_fork(tmp_path, runner):
         "budget * 2"
     )
     nb.cells = [params, check]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     nb.metadata["language_info"] = {"name": "python"}
     template = tmp_path / "names.ipynb"
     nbformat.write(nb, str(template))
