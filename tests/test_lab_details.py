@@ -157,3 +157,21 @@ def test_a_study_of_two_objectives_opens_on_its_pareto_front(lab, page):
         drawn(page, kind, f"sweep={sid}")
         active = panel.locator(".lithify-view-tab.lithify-view-active").get_attribute("data-kind")
         assert active == kind, (sid, active)
+
+
+def test_the_sidebar_shows_fork_labels_and_names_a_journal_once(page):
+    section = open_section(page, "grid.db")
+    row = section.locator(".lithify-branch[data-branch='1']")
+    row.wait_for(timeout=30_000)
+    side = page.locator("#lithify-sidebar")
+    said = [t.strip() for t in side.locator(".lithify-journal-label:visible").all_inner_texts()]
+    assert sum("grid.db" in t for t in said) == 1, said  # its section's head, not the list too
+    # at the default width a fork's label shows its fork point and parameters, uncut
+    shown = row.locator(".lithify-tree-label").evaluate(
+        "n => { const want = '#1 @1 budget=100 retrieval=lexical seed=0';"
+        " const at = n.firstChild.textContent.indexOf(want); if (at < 0) return null;"
+        " const r = document.createRange(); r.setStart(n.firstChild, at);"
+        " r.setEnd(n.firstChild, at + want.length);"
+        " return r.getBoundingClientRect().right <= n.getBoundingClientRect().right + 0.5; }"
+    )
+    assert shown, side.bounding_box()

@@ -55,7 +55,7 @@ def lab_page(pw, base: str):
         timeout=90_000,
     )
     page.evaluate("window.jupyterapp.restored.then(() => true)")
-    news = page.get_by_role("button", name="No")
+    news = page.get_by_role("button", name="No", exact=True)
     if news.count():
         news.first.click()
     return browser, page, outside
@@ -104,7 +104,7 @@ def tidy(page) -> None:
         tab = page.locator(".lm-TabBar-tab", has_text=name)
         if tab.count():
             tab.first.locator(".lm-TabBar-tabCloseIcon").click()
-    news = page.get_by_role("button", name="No")
+    news = page.get_by_role("button", name="No", exact=True)
     if news.count():
         news.first.click()
         news.first.wait_for(state="hidden", timeout=30_000)  # the toast slid out
@@ -154,7 +154,7 @@ def test_the_workbench_in_jupyterlab(lab):  # noqa: F811
             timeout=90_000,
         )
         page.evaluate("window.jupyterapp.restored.then(() => true)")  # after layout restore
-        news = page.get_by_role("button", name="No")  # JupyterLab's "notify me of news?" toast
+        news = page.get_by_role("button", name="No", exact=True)  # the "news?" toast
         if news.count():
             news.first.click()
 

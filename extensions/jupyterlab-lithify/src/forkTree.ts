@@ -217,7 +217,7 @@ export class ForkTree {
    * when what it shows changed), so a click that lands while the live tail redraws the tree
    * (every few seconds while a sweep runs) reaches its row instead of a removed one. */
   render(): void {
-    const width = Math.max(120, Math.min(220, (this.node.clientWidth || 300) * 0.45));
+    const width = Math.max(90, Math.min(220, (this.node.clientWidth || 300) * 0.3)); // the rest: labels
     const top = this.node.scrollTop;
     const first = Math.max(0, Math.floor(top / ROW) - 5);
     const last = Math.min(this.rows.length, Math.ceil((top + (this.node.clientHeight || 240)) / ROW) + 5);

@@ -4,7 +4,7 @@
 
 import type { JupyterFrontEnd } from '@jupyterlab/application';
 import type { IStateDB } from '@jupyterlab/statedb';
-import { Widget } from '@lumino/widgets';
+import { SplitPanel, Widget } from '@lumino/widgets';
 
 import * as api from './api';
 import { button, el, icon, message, redraw } from './dom';
@@ -15,12 +15,14 @@ const LIVE_MS = 500; // how often an open journal is asked what is new
 const SAY_MS = 15000; // how long a message stays
 const LIST_MS = 5000; // how often the list of journals under the server root is read again
 const STATE_KEY = 'lithify-workbench:sidebar';
+const WIDE = 440; // px: the width the sidebar first takes, where a fork's label shows its parameters
 
 /** What the sidebar keeps across page reloads: the open journals, and the server whose
  * journals to open (``lithify lab PATH.db``) were opened already. */
 interface Kept {
   journals: string[];
   offered: string;
+  widened?: boolean; // the sidebar was given its first width (later, the user's stays)
 }
 
 export class Sidebar extends Widget implements SectionHost {
@@ -36,6 +38,7 @@ export class Sidebar extends Widget implements SectionHost {
   private offered = '';
   private listed = 0; // when the journal list was last read (ms)
   private listing = false;
+  private widened = false;
 
   constructor(
     readonly app: JupyterFrontEnd,
@@ -67,6 +70,7 @@ export class Sidebar extends Widget implements SectionHost {
   async restore(): Promise<void> {
     const kept = this.state ? ((await this.state.fetch(STATE_KEY)) as Partial<Kept> | undefined) : undefined;
     this.offered = kept?.offered || '';
+    this.widened = !!kept?.widened;
     for (const path of kept?.journals || []) {
       await this.openJournal(path, false, true);
     }
@@ -84,10 +88,42 @@ export class Sidebar extends Widget implements SectionHost {
       this.say(message(e));
     }
     this.node.dataset.restored = '1'; // what was open, and what the server asked for, is open
+    this.widen();
+  }
+
+  /** The first time it shows in a workspace, the sidebar takes WIDE px from the main area
+   * (JupyterLab gives a side panel 250 px: a fork's label was cut after its number). */
+  private widen(): void {
+    let side: Widget = this; // the split panel's child that holds the sidebar
+    let split = this.parent;
+    while (split && !(split instanceof SplitPanel)) {
+      side = split;
+      split = split.parent;
+    }
+    const read = this.node.dataset.restored === '1'; // whether it was widened before is known
+    if (!read || this.widened || !this.isVisible || !(split instanceof SplitPanel)) {
+      return;
+    }
+    this.widened = true;
+    this.save();
+    const i = split.widgets.indexOf(side);
+    const total = split.node.clientWidth;
+    const sizes = split.relativeSizes();
+    const more = WIDE / total - sizes[i];
+    if (i < 0 || i + 1 >= sizes.length || more <= 0 || sizes[i + 1] - more < 0.3) {
+      return; // wide enough already, or too little room beside it
+    }
+    sizes[i] += more;
+    sizes[i + 1] -= more;
+    split.setRelativeSizes(sizes);
+  }
+
+  protected onAfterShow(): void {
+    this.widen();
   }
 
   private save(): void {
-    const kept: Kept = { journals: Array.from(this.open.keys()), offered: this.offered };
+    const kept: Kept = { journals: Array.from(this.open.keys()), offered: this.offered, widened: this.widened };
     void this.state?.save(STATE_KEY, { ...kept });
   }
 
@@ -137,7 +173,8 @@ export class Sidebar extends Widget implements SectionHost {
         rows.push(empty);
       }
       for (const j of res.journals) {
-        const label = el('div', 'lithify-journal-label', `${this.open.has(j.path) ? '▾' : '▸'} ${j.path}`);
+        const label = el('div', 'lithify-journal-label', `▸ ${j.path}`);
+        label.hidden = this.open.has(j.path); // an open journal is named once: by its section
         label.dataset.journal = j.path;
         label.dataset.key = j.path;
         label.onclick = () => void this.openJournal(j.path, true);
@@ -205,8 +242,7 @@ export class Sidebar extends Widget implements SectionHost {
 
   private markOpen(): void {
     this.list.querySelectorAll<HTMLElement>('.lithify-journal-label').forEach(n => {
-      const p = n.dataset.journal || '';
-      n.textContent = `${this.open.has(p) ? '▾' : '▸'} ${p}`;
+      n.hidden = this.open.has(n.dataset.journal || '');
     });
   }
 
