@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .. import tables
 from ..errors import InvalidValue, NotFound
+from ..events import loads
 from . import engines
 from . import space as sp
 
@@ -37,6 +38,7 @@ TOLD_KEY = "optuna:told"  # the effect holding what the coordinator told Optuna 
 USER_ATTR_KEY = "optuna:user_attr:"  # effects holding a trial's user attributes (NAME#N)
 UNSAFE_ATTRS = ("cma:",)  # CMA-ES keeps a pickled optimizer: never stored, never loaded
 ENDED = ("finished", "pruned", "paused", "failed")
+_PAGE = 1000  # a fork's own events read at once
 
 
 @dataclass(frozen=True)
@@ -310,19 +312,23 @@ class Reader:
         """A fork's observations (last value, stepped values) and Optuna attributes."""
         with self._lock:
             o = self._own.setdefault(branch, _Own())
-            b = self.journal.branch(branch)
-            lo = max(o.seen, b.fork_seq) + 1
-            if b.head >= lo:
-                for r in b.history(lo, b.head):
-                    if r.kind == "observe":
-                        name, value = r.payload["name"], float(r.payload["value"])
+            j = self.journal
+            j.flush(branch)
+            after = max(o.seen, j.history.row(branch).fork_seq)  # its own events only
+            while page := j.storage.events_after(branch, after, _PAGE):
+                for e in page:
+                    if e.kind == "observe":
+                        doc = loads(e.payload)
+                        name, value = doc["name"], float(doc["value"])
                         o.last[name] = value
-                        step = r.payload.get("step")
+                        step = doc.get("step")
                         if step is not None:
                             o.steps.setdefault(name, {})[int(step)] = value
-                    elif r.kind == "effect":
-                        _effect(o, str(r.payload.get("key", "")), r.payload.get("result"))
-                o.seen = b.head
+                    elif e.kind == "effect":
+                        doc = loads(e.payload)
+                        _effect(o, str(doc.get("key", "")), doc.get("result"))
+                after = page[-1].seq
+            o.seen = after
             return o
 
     def trials(self, spec: StudySpec) -> list[Trial]:
@@ -332,8 +338,9 @@ class Reader:
         runs = {b: r.status for b, r in records.items()}
         objective = spec.objectives[0]
         out = []
+        self.journal.settle()
         for number, bid in enumerate(info.branches):
-            bi = self.journal.info(bid)
+            row = self.journal.history.row(bid)  # cached: a branch's row never changes
             o = self.own(bid)
             status = runs.get(bid, "pending")
             values: tuple[float, ...] | None = None
@@ -357,12 +364,12 @@ class Reader:
                 Trial(
                     number,
                     bid,
-                    dict(bi.params),
+                    dict(loads(row.params)),
                     state,
                     values,
                     dict(o.steps.get(objective, {})),
                     dict(o.attrs),
-                    bi.parent,
+                    row.parent,
                     dict(o.user_attrs),
                     o.told,
                     _error(records.get(bid)) if state in ("failed", "pruned", "paused") else None,
