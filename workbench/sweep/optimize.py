@@ -372,14 +372,6 @@ def check_observed(launch: Launch, objectives: Sequence[str]) -> None:
         )
 
 
-def _study_timeout(timeout: Any) -> float | None:
-    if timeout is None:
-        return None
-    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
-        raise InvalidValue(f"timeout is the study's seconds, a positive number, not {timeout!r}")
-    return float(timeout)
-
-
 @dataclass(frozen=True)
 class StudyPlan:
     """A checked study, nothing written yet: where and how its trials run (``launch``), the
@@ -446,7 +438,7 @@ def plan_study(
     names, dirs = _objectives(journal, objective, direction, objectives, directions)
     if isinstance(forks, bool) or not isinstance(forks, int) or forks < 1:
         raise InvalidValue(f"forks is how many trials to run, a whole number >= 1, not {forks!r}")
-    study_timeout = _study_timeout(timeout)
+    study_timeout = options.study_timeout(timeout)
     sampler_choice = engines.parse(sampler, "sampler", engines.SAMPLERS)
     pruner_choice = engines.parse(pruner, "pruner", engines.PRUNERS)
     if pruner_choice.obj is not None:
@@ -629,7 +621,7 @@ def start_resume_optimize(
         raise InvalidValue(
             f"sweep {sweep_id} runs the {spec.sampler} sampler it was started with; drop sampler="
         )
-    space_fn = _recorded_function(spec, "space_fn", space, "space")
+    space_fn = options.recorded_function(spec, "space_fn", space, "space")
     constraint_fn = None
     if spec.extra.get("constraints"):
         if constraints is not None:
@@ -641,7 +633,9 @@ def start_resume_optimize(
                     f"sweep {sweep_id} weighs constraints from a function: give it again, "
                     f"sweep.resume_optimize(journal, {sweep_id}, constraints=...)"
                 )
-    study_timeout = _study_timeout(timeout if timeout is not None else spec.extra.get("timeout"))
+    study_timeout = options.study_timeout(
+        timeout if timeout is not None else spec.extra.get("timeout")
+    )
     how, n, started = as_recorded(journal, sweep_id, workers, start_timeout)
     try:
         if how.pop("stopped", None) is not None:  # a stopped study goes on: no longer stopped
@@ -659,22 +653,6 @@ def start_resume_optimize(
     except BaseException:
         started.close()
         raise
-
-
-def _recorded_function(spec: StudySpec, key: str, given: Any, name: str) -> Any:
-    recorded = spec.extra.get(key)
-    if recorded is None:
-        if given is not None:
-            raise InvalidValue(f"sweep {spec.sweep} has no {name} function; drop {name}=")
-        return None
-    if given is not None:
-        return options.space_function(given)
-    if recorded == options.CALLABLE:
-        raise InvalidValue(
-            f"sweep {spec.sweep}'s {name} is a function with no importable name: give it again, "
-            f"sweep.resume_optimize(journal, {spec.sweep}, {name}=...)"
-        )
-    return options.space_function(recorded)
 
 
 def resume_optimize(

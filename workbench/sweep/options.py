@@ -20,6 +20,7 @@ from . import space as sp
 
 if TYPE_CHECKING:
     from ..journal import Journal
+    from .trials import StudySpec
 
 CALLABLE = "callable"  # recorded for a function that has no importable name
 Constraints = Callable[[Mapping[str, float]], Any]
@@ -269,3 +270,30 @@ def warm_trials(journal: Journal, given: Any, objectives: Sequence[str]) -> list
         }
         for t in frozen
     ]
+
+
+def study_timeout(timeout: Any) -> float | None:
+    """A study's ``timeout=`` (seconds for the whole study), checked."""
+    if timeout is None:
+        return None
+    if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout > 0:
+        raise InvalidValue(f"timeout is the study's seconds, a positive number, not {timeout!r}")
+    return float(timeout)
+
+
+def recorded_function(spec: StudySpec, key: str, given: Any, name: str) -> Any:
+    """A resumed study's space or constraint function: the one given again, else the one its
+    spec names (refused when it has no importable name)."""
+    recorded = spec.extra.get(key)
+    if recorded is None:
+        if given is not None:
+            raise InvalidValue(f"sweep {spec.sweep} has no {name} function; drop {name}=")
+        return None
+    if given is not None:
+        return space_function(given)
+    if recorded == CALLABLE:
+        raise InvalidValue(
+            f"sweep {spec.sweep}'s {name} is a function with no importable name: give it again, "
+            f"sweep.resume_optimize(journal, {spec.sweep}, {name}=...)"
+        )
+    return space_function(recorded)
