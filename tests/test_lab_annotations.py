@@ -188,6 +188,29 @@ def test_a_branchs_notes_and_artifacts_in_the_lab(lab, page):  # noqa: F811
     tip = page.locator("#vg-tooltip-element", has_text=NOTE)
     tip.wait_for(state="visible", timeout=10_000)
     assert f"branch\t{fork}" in tip.inner_text().replace("\n", ""), tip.inner_text()
+    # a branch without notes has no notes line (Vega-Lite would write its missing value "null")
+    other = panel.locator(".lithify-vega svg").evaluate(
+        "(svg, fork) => { for (const p of svg.querySelectorAll('.mark-symbol path')) {"
+        " const d = p.__data__ && p.__data__.datum;"
+        " if (d && typeof d.branch === 'number' && String(d.branch) !== String(fork)) {"
+        " const r = p.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2,"
+        " String(d.branch)]; } } return null; }",
+        fork,
+    )
+    assert other is not None, "no point of the chart is another fork's"
+    page.mouse.move(2, 2)
+    page.mouse.move(other[0], other[1])
+    page.wait_for_function(
+        "b => { const t = document.querySelector('#vg-tooltip-element');"
+        " return t && t.classList.contains('visible')"
+        " && t.innerText.replace(/\\n/g, '').includes('branch\\t' + b); }",
+        arg=other[2],
+        timeout=10_000,
+    )
+    plain = page.locator("#vg-tooltip-element")
+    assert "notes" not in plain.inner_text() and "null" not in plain.inner_text(), (
+        plain.inner_text()
+    )
     panel.locator(".lithify-view-tab[data-kind='timeline']").click()
     drawn(page, "timeline")
 

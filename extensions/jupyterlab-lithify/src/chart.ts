@@ -21,6 +21,21 @@ export interface ChartEvents {
 type Ranges = Record<string, unknown[]>;
 type Json = { [key: string]: unknown };
 
+/** A tooltip as vega-tooltip writes it (a key/value table), without the ``notes`` line of a
+ * branch that has none (Vega-Lite writes a missing value as the text "null"). */
+function tooltipHtml(value: unknown, html: (v: unknown) => string): string {
+  if (!isObject(value)) {
+    return html(value);
+  }
+  const rows = Object.entries(value)
+    .filter(([k, v]) => v !== undefined && !(k === 'notes' && (v === null || v === 'null' || v === '')))
+    .map(([k, v]) => {
+      const shown = typeof v === 'object' && v !== null ? JSON.stringify(v) : v;
+      return `<tr><td class="key">${html(k)}</td><td class="value">${html(shown)}</td></tr>`;
+    });
+  return `<table>${rows.join('')}</table>`;
+}
+
 function isObject(v: unknown): v is Json {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
@@ -252,7 +267,7 @@ export class ChartView {
       actions: false,
       renderer: 'svg',
       mode: 'vega-lite',
-      tooltip: { theme: this.dark ? 'dark' : 'light' }
+      tooltip: { theme: this.dark ? 'dark' : 'light', formatTooltip: tooltipHtml }
     });
     if (ticket !== this.drawing) {
       result.finalize();

@@ -33,7 +33,8 @@ export function describe(s: StudyRow): { title: string; best: string; counts: st
   let best = '';
   if (s.best) {
     const params = (s.best.params ?? {}) as Record<string, unknown>;
-    best = `best ${number(s.best.value)} on branch ${s.best.branch} (${paramText(params)})`;
+    const rounded = Object.fromEntries(Object.entries(params).map(([k, v]) => [k, number(v)]));
+    best = `best ${number(s.best.value)} on branch ${s.best.branch} (${paramText(rounded)})`;
   } else if (s.pareto !== null) {
     best = `Pareto front: ${s.pareto} trial${s.pareto === 1 ? '' : 's'}`;
   } else if (s.objectives.length) {
