@@ -176,6 +176,10 @@ def test_default_axes_fall_back_to_what_the_matrix_has(tmp_path):
         _observed(j, [{"fixed": 1, "lr": 0.1}, {"fixed": 1, "lr": 0.2}], metric="loss")
         axes = charts.default_axes(j)
         assert (axes.x, axes.y) == ("lr", "loss")  # the varied parameter, the only metric
+        # a metric that only measures a parameter (named like it) is not the default y
+        for b in j.branches()[1:]:
+            j.branch(b.id).observe("fixed", 1.0)
+        assert charts.default_axes(j).y == "loss"  # not "fixed", first by name
 
 
 def test_the_agents_colour_goes_with_its_own_x(tally):

@@ -49,7 +49,8 @@ def default_axes(
     """The chart axes every client uses (CLI, server, widgets): the ones given; else the
     journal's agent's (``x``, ``y`` and its ``color`` when x is the agent's own x), unless the
     matrix has other parameters (metrics) and not these; else the first varied parameter (a
-    numeric one first: the metric view draws a line along x) and the first metric.
+    numeric one first: the metric view draws a line along x) and the first metric that is not
+    named like a parameter.
     ``color=""`` means no colour. ``df`` is the matrix (default: the sweep's, or the whole),
     long or one row per branch with ``metrics`` given by its columns."""
     if df is None:
@@ -92,8 +93,11 @@ def axes_of(
     if y is None:
         if agent is not None and agent_has(agent.y, metrics):
             y = agent.y
-        else:
-            y = next(iter(metrics), None)
+        else:  # a metric that only measures a parameter (an agent observing its budget) last
+            own = [
+                m for m in metrics if m not in params and m.removeprefix("metric_") not in params
+            ]
+            y = next(iter(own or metrics), None)
     if color is None:
         if agent is not None and agent.color and x == agent.x and agent_has(agent.color, params):
             color = agent.color
