@@ -10,6 +10,7 @@ benchmarks/, never here.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterator
@@ -29,6 +30,9 @@ from workbench import Journal, State
 # without it (jsonschema then leaves the "iri" formats unchecked). Users pay it once per process
 # in their first chart; not ours to change here.
 sys.modules.setdefault("rfc3987_syntax", None)
+# Each test's sweeps start their own pool workers (tests count imports and forks per worker);
+# tests/test_pool.py's keep-warm tests turn the kept workers back on for themselves.
+os.environ.setdefault("LITHIFY_POOL_KEEP_S", "0")
 
 T = TypeVar("T")
 

@@ -58,3 +58,14 @@ async def calls(journal: str, branch: int, params: dict) -> dict:
 
             b.apply({"add": await b.aeffect(f"call:{i}", call)})
     return {"started": started, "ended": time.time(), "total": float(b.state().total)}
+
+
+def pid_fork(journal: str, branch: int, params: dict) -> dict:
+    """Observes its worker's pid, and writes a delta (its journal is kept open meanwhile)."""
+    from tiny_agent import Tally
+
+    from workbench import Journal
+
+    with Journal.open(journal, Tally) as j:
+        j.branch(branch).apply({"add": 1})
+    return {"pid": os.getpid()}

@@ -277,3 +277,77 @@ def test_the_auditors_async_forks_give_the_same_results_many_at_once(tmp_path, m
         for a, b in zip(alone.forks, together.forks, strict=True):
             keep = ("recall", "precision", "compactions", "model_calls")
             assert {k: a.metrics[k] for k in keep} == {k: b.metrics[k] for k in keep}
+
+
+def _pids(j: Journal, plan_id: int) -> set[int]:
+    return {int(m["pid"]) for m in _metrics(j, plan_id).values()}
+
+
+def _open_files(pid: int) -> list[str]:
+    folder = Path(f"/proc/{pid}/fd")
+    out = []
+    for fd in folder.iterdir():
+        try:
+            out.append(os.readlink(fd))
+        except OSError:
+            pass
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/fd").exists(), reason="reads /proc")
+def test_idle_workers_stay_warm_for_the_next_sweep_of_the_same_function(
+    tally, tmp_path, monkeypatch
+):
+    """Workers a sweep ends with wait for the next sweep of the same function (no new
+    interpreter, no new imports), holding no journal file meanwhile; an edited module, another
+    environment or $LITHIFY_POOL_KEEP_S=0 gets new workers, and idle ones end after the
+    keep time."""
+    from workbench.sweep.runners import pool
+
+    monkeypatch.setenv("LITHIFY_POOL_KEEP_S", "30")
+
+    def run(fn: str = "pool_fns:pid_fork") -> set[int]:
+        p = sweep.plan(tally, 0, 1, {"n": [1, 2, 3, 4]}, fn=fn)
+        assert sweep.run(p, runner="pool", workers=2, progress=False).ok
+        return _pids(tally, p.id)
+
+    first = run()
+    kept = [w for ws in pool._parked.values() for _, w in ws]
+    assert {w.proc.pid for w in kept} == first
+    path = str(Path(tally.path).resolve())
+    for pid in first:  # parked: no handle on the journal (it may be moved or replaced)
+        assert not [f for f in _open_files(pid) if f.startswith(path)], _open_files(pid)
+    assert run() == first  # the same processes serve the next sweep
+    monkeypatch.setenv("POOL_OTHER", "1")  # another environment: other workers
+    second = run()
+    assert not second & first
+    # an edited module: other workers (a kept one imported the old code)
+    mod = tmp_path / "keptfns.py"
+    mod.write_text(
+        "import os\ndef fork(journal, branch, params):\n    return {'pid': os.getpid()}\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ['PYTHONPATH']}")
+    before = run("keptfns:fork")
+    assert run("keptfns:fork") == before
+    mod.write_text(mod.read_text() + "# edited\n")
+    assert not run("keptfns:fork") & before
+    monkeypatch.setenv("LITHIFY_POOL_KEEP_S", "0")  # kept no more: each sweep its own
+    a, b = run(), run()
+    assert not a & b
+    monkeypatch.setenv("LITHIFY_POOL_KEEP_S", "0.5")
+    last = run()
+    wait_for(
+        lambda: all(not Path(f"/proc/{pid}").exists() or _zombie(pid) for pid in last),
+        what="idle kept workers to end after the keep time",
+        timeout=60,
+    )
+    pool.close_kept_workers()
+
+
+def _zombie(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1].startswith("Z")
+    except (OSError, IndexError):
+        return True

@@ -48,6 +48,23 @@ def kept(arguments: tuple[Any, ...], make: Callable[[], T]) -> T | None:
         return journal
 
 
+def release_journals() -> None:
+    """Close every journal kept open in this process (a pool worker parked between sweeps
+    holds no file: the journal may be moved, replaced or copied meanwhile); later opens open
+    afresh and are kept again."""
+    with _kept_lock:
+        if _kept is None:
+            return
+        journals = list(_kept.values())
+        _kept.clear()
+    for journal in journals:
+        try:
+            journal._keep = False  # an ordinary journal again: close() closes it
+            journal.close()
+        except Exception:  # noqa: BLE001 (a journal that cannot flush said so to its fork)
+            pass
+
+
 PLAIN_STATE = "@json"  # the state name of a journal written without a State class (merge patches)
 Clock = Callable[[], "int | float | datetime"]
 

@@ -29,7 +29,7 @@ from .forkrun import (
     orphaned,
     progress_file,
 )
-from .opening import keep_journals_open
+from .opening import keep_journals_open, release_journals
 from .plugins import import_ref
 
 
@@ -63,9 +63,11 @@ def serve(ref: str, fd: int, orphaned: Callable[[], bool]) -> int:
         return 0
     for line in sys.stdin:
         job = json.loads(line)
-        if job.get("op") != "run":
-            continue  # a cancel of a synchronous fork kills the worker instead
-        _answer(out, lock, _one(fn, job))
+        if job.get("op") == "release":
+            release_journals()  # parked between sweeps (see runners.pool): hold no file
+            _answer(out, lock, {"released": True})
+        elif job.get("op") == "run":  # a cancel of a synchronous fork kills the worker instead
+            _answer(out, lock, _one(fn, job))
     return 0
 
 
@@ -123,6 +125,11 @@ async def _serve_async(fn: Callable[..., Any], out: IO[str], lock: threading.Loc
                 task.cancel()
         elif job.get("op") == "run":
             tasks[int(job["id"])] = asyncio.create_task(run(job))
+        elif job.get("op") == "release":  # after the forks sent before it have ended
+            if tasks:
+                await asyncio.gather(*list(tasks.values()), return_exceptions=True)
+            release_journals()
+            _answer(out, lock, {"released": True})
     if tasks:
         await asyncio.gather(*tasks.values(), return_exceptions=True)
 

@@ -23,12 +23,14 @@ the process runner does).
 
 from __future__ import annotations
 
+import atexit
 import itertools
 import json
 import os
 import subprocess
 import sys
 import threading
+import time
 from collections import deque
 from typing import Any
 
@@ -76,6 +78,7 @@ class _Worker:
         self.stderr: deque[str] = deque(maxlen=STDERR_LINES)
         self.lock = threading.Lock()
         self.dead = False
+        self.released = threading.Event()
         self._answers = os.fdopen(read, "r", encoding="utf-8")
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
@@ -104,6 +107,8 @@ class _Worker:
                         job = self.jobs.pop(int(doc["id"]), None)
                     if job is not None:
                         job.finish(doc)
+                elif doc.get("released"):  # parked: it holds no journal open
+                    self.released.set()
                 elif "fatal" in doc:  # the function could not be imported: say why to all
                     self._fail({"error": doc["fatal"]})
         except (OSError, ValueError):
@@ -199,7 +204,11 @@ class PoolRunner:
         self.slots = workers * concurrency
         self._ids = itertools.count(1)
         self._lock = threading.Condition()
-        self._pool: list[_Worker] = [_Worker(fn, concurrency) for _ in range(workers)]
+        self._key = _warm_key(fn, concurrency) if keep_warm_s() > 0 else None
+        warm = _unpark(self._key, workers) if self._key is not None else []
+        self._pool: list[_Worker] = warm + [
+            _Worker(fn, concurrency) for _ in range(workers - len(warm))
+        ]
         self._closed = False
 
     def _acquire(self) -> _Worker:
@@ -283,12 +292,133 @@ class PoolRunner:
             raise ForkFailed("fork failed", **error)
 
     def close(self) -> None:
+        """End the runner: its idle workers are kept warm for the next runner of the same
+        function (``keep_warm_s``), the others closed."""
         with self._lock:
             self._closed = True
             workers, self._pool = self._pool, []
             self._lock.notify_all()
+        if self._key is not None:
+            workers = _park(self._key, [w for w in workers if not self._spent(w)]) + [
+                w for w in workers if self._spent(w)
+            ]
         threads = [threading.Thread(target=w.close, daemon=True) for w in workers]
         for t in threads:
             t.start()
         for t in threads:
             t.join()
+
+
+# -- workers kept warm between runners -------------------------------------------------------
+
+KEEP_WARM_S = 60.0  # seconds an idle worker waits for the next sweep of its function
+_parked: dict[tuple[Any, ...], list[tuple[float, _Worker]]] = {}
+_parked_lock = threading.Lock()
+_reaper: threading.Thread | None = None
+
+
+def keep_warm_s() -> float:
+    """How long idle workers are kept for the next sweep of the same function: KEEP_WARM_S,
+    or ``$LITHIFY_POOL_KEEP_S`` (0: a sweep's workers end with it)."""
+    text = os.environ.get("LITHIFY_POOL_KEEP_S", "")
+    try:
+        return max(0.0, float(text)) if text else KEEP_WARM_S
+    except ValueError:
+        return KEEP_WARM_S
+
+
+def _warm_key(fn: str, concurrency: int) -> tuple[Any, ...] | None:
+    """What a kept worker must share with a new runner to serve it: the function, its module
+    file as it is now (an edited module gets new workers), the interpreter, the folder and the
+    environment. None (no reuse) when the module's file cannot be found."""
+    import importlib.util
+
+    try:
+        spec = importlib.util.find_spec(fn.partition(":")[0])
+    except (ImportError, ValueError, AttributeError):
+        return None
+    origin = getattr(spec, "origin", None)
+    if not origin or not os.path.isfile(origin):
+        return None
+    st = os.stat(origin)
+    env = hash(tuple(sorted(os.environ.items())))
+    return (fn, concurrency, sys.executable, os.getcwd(), origin, st.st_mtime_ns, st.st_size, env)
+
+
+def _unpark(key: tuple[Any, ...], n: int) -> list[_Worker]:
+    """Up to ``n`` kept workers for ``key`` that are still alive."""
+    out: list[_Worker] = []
+    with _parked_lock:
+        kept = _parked.get(key, [])
+        while kept and len(out) < n:
+            _, worker = kept.pop()
+            if not worker.dead and worker.proc.poll() is None:
+                out.append(worker)
+            else:
+                threading.Thread(target=worker.close, daemon=True).start()
+        if not kept:
+            _parked.pop(key, None)
+    return out
+
+
+def _park(key: tuple[Any, ...], workers: list[_Worker]) -> list[_Worker]:
+    """Keep the idle, live workers for the next runner of ``key`` once each has closed the
+    journals it kept open (a parked worker holds no file); the ones to close instead."""
+    global _reaper
+    rest: list[_Worker] = []
+    ready: list[_Worker] = []
+    for w in workers:
+        if w.dead or w.load or w.proc.poll() is not None:
+            rest.append(w)
+            continue
+        w.released.clear()
+        if w.send({"op": "release"}):
+            ready.append(w)
+        else:
+            rest.append(w)
+    now = time.monotonic()
+    for w in ready:
+        if w.released.wait(5.0) and not w.dead:
+            with _parked_lock:
+                _parked.setdefault(key, []).append((now, w))
+        else:
+            rest.append(w)
+    with _parked_lock:
+        if _parked and (_reaper is None or not _reaper.is_alive()):
+            _reaper = threading.Thread(target=_reap, name="lithify-pool-reaper", daemon=True)
+            _reaper.start()
+    return rest
+
+
+def _reap() -> None:
+    """Close kept workers idle longer than keep_warm_s(); ends when none is kept."""
+    while True:
+        time.sleep(1.0)
+        keep = keep_warm_s()
+        stale: list[_Worker] = []
+        with _parked_lock:
+            for key in list(_parked):
+                fresh = [(t, w) for t, w in _parked[key] if time.monotonic() - t < keep]
+                stale += [w for t, w in _parked[key] if time.monotonic() - t >= keep]
+                if fresh:
+                    _parked[key] = fresh
+                else:
+                    del _parked[key]
+            done = not _parked
+        for w in stale:
+            w.close()
+        if done:
+            return
+
+
+def close_kept_workers() -> None:
+    """Close every worker kept warm in this process (at exit, or to see edits to modules a
+    fork function imports, which a kept worker has already imported)."""
+    with _parked_lock:
+        workers = [w for kept in _parked.values() for _, w in kept]
+        _parked.clear()
+    for w in workers:
+        w.close(timeout=2.0)
+
+
+atexit.register(close_kept_workers)
