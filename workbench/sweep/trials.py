@@ -328,6 +328,8 @@ class Reader:
                         doc = loads(e.payload)
                         _effect(o, str(doc.get("key", "")), doc.get("result"))
                 after = page[-1].seq
+                if len(page) < _PAGE:
+                    break  # the last page: no query for an empty one
             o.seen = after
             return o
 
