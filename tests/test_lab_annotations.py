@@ -211,6 +211,10 @@ def test_a_branchs_notes_and_artifacts_in_the_lab(lab, page):  # noqa: F811
     assert "notes" not in plain.inner_text() and "null" not in plain.inner_text(), (
         plain.inner_text()
     )
+    for kind in ("rank", "edf"):  # the views beside the timeline (issue 39), drawn in the Lab
+        panel.locator(f".lithify-view-tab[data-kind='{kind}']").click()
+        drawn(page, kind)
+        assert panel.locator(".lithify-chart-message").inner_text() == "", kind
     panel.locator(".lithify-view-tab[data-kind='timeline']").click()
     drawn(page, "timeline")
 
