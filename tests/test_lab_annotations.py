@@ -17,7 +17,7 @@ import pytest
 from test_browser import ARTIFACTS, CHROMIUM, lithify_lab
 from test_lab_details import page  # noqa: F401 (fixture: a fresh page on this module's lab)
 from test_lab_extension import open_section, tidy
-from test_lab_results import SHOWN, drawn
+from test_lab_results import SHOWN, drawn, theme_to
 
 from workbench import Journal, sweep
 
@@ -243,17 +243,6 @@ def test_a_branchs_notes_and_artifacts_in_the_lab(lab, page):  # noqa: F811
                 folder.mkdir(parents=True, exist_ok=True)
                 page.screenshot(path=str(folder / f"{name}{suffix}.png"), clip=clip)
     theme_to(page, "light")
-
-
-def theme_to(page, theme: str) -> None:  # noqa: F811 (a page, not the fixture)
-    name = "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"
-    page.evaluate(
-        f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})"
-    )
-    light = "false" if theme == "dark" else "true"
-    page.wait_for_function(
-        f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000
-    )
 
 
 def facts_rows(section, first: str, last: str | None = None) -> list:

@@ -46,6 +46,18 @@ def drawn(page, kind: str, extra: str = "") -> None:
     )
 
 
+def theme_to(page, theme: str) -> None:
+    """Switch JupyterLab to its light or dark theme and wait until the page has it."""
+    name = "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"
+    page.evaluate(
+        f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})"
+    )
+    light = "false" if theme == "dark" else "true"
+    page.wait_for_function(
+        f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000
+    )
+
+
 def shown(page, js: str) -> None:
     """Wait until ``js`` (a function of the results tab in front) is true."""
     page.wait_for_function(
@@ -379,14 +391,7 @@ def _docs_screenshots(page, panel, grid: int) -> None:
     box.press("Enter")
     shown(page, "r => !/rows shown/.test(r.querySelector('.lithify-table-note').textContent)")
     for theme in ("light", "dark"):
-        name = "JupyterLab Dark" if theme == "dark" else "JupyterLab Light"
-        page.evaluate(
-            f"window.jupyterapp.commands.execute('apputils:change-theme', {{theme: '{name}'}})"
-        )
-        light = "false" if theme == "dark" else "true"
-        page.wait_for_function(
-            f"() => document.body.dataset.jpThemeLight === '{light}'", timeout=30_000
-        )
+        theme_to(page, theme)
         for kind in ("history", "importance", "parallel"):
             panel.locator(f".lithify-view-tab[data-kind='{kind}']").click()
             drawn(page, kind, f"theme={theme}")

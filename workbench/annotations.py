@@ -24,6 +24,7 @@ import blake3
 from . import events as ev
 from .errors import IntegrityError, InvalidValue, NotFound
 from .storage.blobs import Annotation, BlobStore
+from .storage.rows import in_segments
 
 if TYPE_CHECKING:
     from .port import JournalPort
@@ -183,7 +184,7 @@ class Annotations:
         self._sync()
         segments, head = self._segments, self._head
         found = blob_store(self._j.storage).annotations([b for b, _, _ in segments])
-        return [a for a in found if a.kind == kind and _in_history(segments, a.branch, a.seq, head)]
+        return [a for a in found if a.kind == kind and in_segments(segments, a.branch, a.seq, head)]
 
     def notes(self) -> list[Note]:
         """The notes of this branch's history (a fork's include those before its fork point)."""
@@ -207,15 +208,6 @@ class Annotations:
                 name=name,
             )
         return read_blob(self._j.storage, found[-1])
-
-
-def _in_history(segments: Sequence[tuple[int, int, int | None]], b: int, q: int, head: int) -> bool:
-    if q > head:
-        return False
-    for branch, first, last in segments:
-        if branch == b:
-            return first <= q and (last is None or q <= last)
-    return False
 
 
 def note_of(a: Annotation) -> Note:
