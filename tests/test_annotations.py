@@ -121,6 +121,7 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -> None
             ("x" * 300, b"x", "at most 255"),
             ("ok.txt", str(tmp_path / "missing.txt"), "no file at"),
             ("ok.txt", tmp_path, "is a folder"),
+            ("zero.bin", "/dev/zero", "not a regular file"),  # st_size 0, endless bytes
             ("ok.txt", 42, "bytes or a file's path"),
             ("big.bin", b"\0" * (MAX_ARTIFACT_BYTES + 1), "at most 67,108,864"),
         ]
@@ -134,6 +135,8 @@ def test_bad_input_is_refused_before_anything_is_written(tmp_path: Path) -> None
             b.attach("big.bin", big)
         with pytest.raises(InvalidValue, match="non-empty"):
             b.note("")
+        with pytest.raises(InvalidValue, match="only spaces"):
+            b.note("  \n ")
         assert b.head == 0 and b.history() == []
     assert _blob_rows(db) == 0
 
@@ -362,3 +365,55 @@ def test_an_older_postgres_journal_gets_the_blobs_table_when_opened_writable(pg,
         j.root().note("after the upgrade")
         assert j.root().artifact("new.txt") == b"new"
         assert [n.text for n in j.root().notes()] == ["after the upgrade"]
+
+
+def test_a_rerun_fork_whose_note_text_varies_replays_it(tmp_path: Path) -> None:
+    """A note with a time in it is the fork's own write all the same: the rerun reads it back
+    (no ReplayDiverged, no second note)."""
+    import itertools
+
+    db = str(tmp_path / "t.db")
+    stamp = itertools.count()
+
+    def fork_fn(branch: int, fail: bool) -> None:
+        with Journal.open(db, Count) as j:
+            b = j.branch(branch)
+            b.note(f"started at {next(stamp)}")
+            b.apply({"add": 1})
+            if fail:
+                raise RuntimeError("killed")
+            b.note(f"ended at {next(stamp)}")
+
+    with Journal.open(db, Count) as j:
+        b = j.root().fork()
+    with pytest.raises(RuntimeError), replay.armed(db, b.id, None):
+        fork_fn(b.id, True)
+    with replay.armed(db, b.id, None):
+        fork_fn(b.id, False)
+    with Journal.open(db, Count) as j:
+        h = j.branch(b.id)
+        kinds = [r.kind for r in h.history(h.fork_seq + 1)]
+        assert kinds == ["note", "delta", "note"] and h.state().n == 1
+        assert [n.text for n in h.notes()] == ["started at 0", "ended at 2"]
+
+
+def test_a_note_from_elsewhere_does_not_stop_a_live_writer(tmp_path: Path) -> None:
+    """A person notes a branch an agent is writing (the Lab, `lithify note`): the agent's next
+    write lands after the note (notes move no state); another writer's delta still refuses it."""
+    from workbench.errors import BranchConflict
+
+    db = str(tmp_path / "live.db")
+    with Journal.open(db, Count) as agent_j:
+        agent = agent_j.root()
+        agent.apply({"add": 1})
+        with Journal.open(db, Count) as person:
+            person.root().note("looks stuck on file 3")
+            person.root().attach("screen.txt", b"...")
+        assert agent.apply({"add": 2}) == 4  # after the note and the attach
+        assert agent.state().n == 3
+        assert [r.kind for r in agent.history()] == ["delta", "note", "attach", "delta"]
+        with Journal.open(db, Count) as other:
+            other.root().apply({"add": 10})
+        with pytest.raises(BranchConflict):
+            agent.apply({"add": 4})  # a delta it did not see: refused as before
+        assert agent_j.verify().ok

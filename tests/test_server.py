@@ -584,6 +584,7 @@ async def test_notes_and_artifacts_through_the_api(jp_fetch, journal_file, jp_ro
     path = jp_root_dir / journal_file
     with Journal.open(path, AuditState) as j:
         j.root().attach("findings.json", b'{"bugs": 3}')
+        j.root().attach('☃ "page".html', b"<script>alert(1)</script>")
         planned = sweep.plan(j, 0, 1, {"budget": [300]})
         fork = planned.forks[0].branch
     r = await jp_fetch(
@@ -597,7 +598,7 @@ async def test_notes_and_artifacts_through_the_api(jp_fetch, journal_file, jp_ro
     assert [n["text"] for n in reply["notes"]] == ["lexical is slow"]
     detail = await get(jp_fetch, "branch", journal=journal_file, branch="0")
     assert [n["text"] for n in detail["notes"]] == ["lexical is slow"]
-    (art,) = detail["artifacts"]
+    art, page = detail["artifacts"]
     assert (art["name"], art["size"], art["media_type"]) == (
         "findings.json",
         11,
@@ -611,6 +612,17 @@ async def test_notes_and_artifacts_through_the_api(jp_fetch, journal_file, jp_ro
     )
     assert file.body == b'{"bugs": 3}'
     assert "findings.json" in file.headers["Content-Disposition"]
+    # any name downloads (RFC 6266), and a page someone attached is never run from our origin
+    html = await jp_fetch(
+        "lithify",
+        "api",
+        "artifact",
+        params={"journal": journal_file, "branch": "0", "name": page["name"]},
+    )
+    assert html.body == b"<script>alert(1)</script>"
+    assert html.headers["Content-Type"] == "application/octet-stream"
+    assert html.headers["X-Content-Type-Options"] == "nosniff"
+    assert "filename*=UTF-8''%E2%98%83%20%22page%22.html" in html.headers["Content-Disposition"]
     for params, status in (
         ({"branch": "0", "name": "nope.txt"}, 404),
         ({"branch": "0"}, 400),

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import mimetypes
 import os
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import blake3
 
 from . import events as ev
-from .errors import IntegrityError, InvalidValue, NotFound
+from .errors import Conflict, IntegrityError, InvalidValue, NotFound
 from .storage.blobs import Annotation, BlobStore
 from .storage.rows import in_segments
 
@@ -113,18 +114,23 @@ def read_content(data_or_path: Any, limit: int = MAX_ARTIFACT_BYTES) -> bytes:
     elif isinstance(data_or_path, (str, os.PathLike)):
         path = Path(data_or_path)
         try:
-            size = path.stat().st_size
+            st = path.stat()
             if path.is_dir():
                 raise InvalidValue(f"{str(path)!r} is a folder; attach a file (or an archive)")
-            if size > limit:
-                raise InvalidValue(_too_big(size, limit, str(path)), name=path.name)
-            data = path.read_bytes()
+            if not stat.S_ISREG(st.st_mode):
+                raise InvalidValue(f"{str(path)!r} is not a regular file (a device or a pipe)")
+            if st.st_size > limit:
+                raise InvalidValue(_too_big(st.st_size, limit, str(path)), name=path.name)
+            with open(path, "rb") as f:
+                data = f.read(limit + 1)  # a file that grew since: still refused past the limit
         except FileNotFoundError:
             raise InvalidValue(
                 f"no file at {str(path)!r}; a str is a path (attach text as text.encode())"
             ) from None
         except PermissionError:
             raise InvalidValue(f"cannot read {str(path)!r}: permission denied") from None
+        except OSError as e:
+            raise InvalidValue(f"cannot read {str(path)!r}: {e.strerror or e}") from None
     else:
         raise InvalidValue(f"attach takes bytes or a file's path, not {ev.describe(data_or_path)}")
     if len(data) > limit:
@@ -156,8 +162,10 @@ class Annotations:
         """Journal a free-text note on this branch (what was tried, why it failed); returns
         its seq. Notes show in the Lab's table and tooltips, and search finds them."""
         ev.check_text(text, "a note")
+        if not text.strip():
+            raise InvalidValue("a note is some text, not only spaces")
         payload = ev.canonical({"text": text}, "note")
-        if (cursor := self._replaying(note=payload)) is not None:
+        if (cursor := self._replaying(note=True)) is not None:
             return self._replayed(cursor, "note", payload)
         return self._append("note", payload, True)
 
@@ -171,12 +179,11 @@ class Annotations:
         store = blob_store(self._j.storage)
         digest = blake3.blake3(data).digest()
         payload = ev.canonical({"hash": digest.hex(), "name": name, "size": len(data)}, "attach")
-        if (cursor := self._replaying()) is not None:
-            store.put_blob(digest, data)  # a rerun's bytes (the same, for a deterministic run)
+        if (cursor := self._replaying()) is not None:  # a rerun: the recorded artifact stands
             seq = self._replayed(cursor, "attach", payload)
-        else:
-            store.put_blob(digest, data)  # the bytes before the event that names them
-            seq = self._append("attach", payload, True)
+            return next(a for a in self.artifacts() if a.branch == self.id and a.seq == seq)
+        store.put_blob(digest, data)  # the bytes before the event that names them
+        seq = self._append("attach", payload, True)
         return Artifact(self.id, seq, self._j.now(), name, digest.hex(), len(data))
 
     def _annotations(self, kind: str) -> list[Annotation]:
@@ -300,13 +307,58 @@ def check_artifacts(
     if not attached or not isinstance(storage, BlobStore):
         return []
     out: list[tuple[int, int, str]] = []
+    judged: dict[tuple[str, int], str | None] = {}  # (digest, size) -> what is wrong: read once
     for branch, seq, payload in attached:
         p = ev.loads(payload)
-        data = storage.blob(bytes.fromhex(p["hash"]))
-        if data is None:
-            out.append((branch, seq, f"artifact {p['name']!r}: its bytes are missing"))
-        elif len(data) != p["size"] or blake3.blake3(data).hexdigest() != p["hash"]:
-            out.append(
-                (branch, seq, f"artifact {p['name']!r}: its bytes do not match their digest")
-            )
+        key = (str(p["hash"]), int(p["size"]))
+        if key not in judged:
+            data = storage.blob(bytes.fromhex(key[0]))
+            if data is None:
+                judged[key] = "its bytes are missing"
+            elif len(data) != key[1] or blake3.blake3(data).hexdigest() != key[0]:
+                judged[key] = "its bytes do not match their digest"
+            else:
+                judged[key] = None
+        if judged[key] is not None:
+            out.append((branch, seq, f"artifact {p['name']!r}: {judged[key]}"))
     return out
+
+
+def notes_past(
+    storage: Storage, branch: int, head: int, head_hash: bytes
+) -> tuple[int, bytes] | None:
+    """The branch's stored head when every event written after ``head`` is a note (or an
+    attach) chained to it: a handle whose append was refused because someone noted the branch
+    meanwhile writes after them (they move no state); None when anything else was written."""
+    after, parent = head, head_hash
+    while page := storage.events_after(branch, after, 500):
+        for e in page:
+            if e.kind not in ("note", "attach") or bytes(e.parent_hash) != parent:
+                return None
+            after, parent = e.seq, bytes(e.hash)
+        if len(page) < 500:
+            break
+    return None if after == head else (after, parent)
+
+
+def check_not_running(
+    journal: Any, branch: int, live: Callable[[Any, int, dict[str, Any]], bool] | None = None
+) -> None:
+    """Conflict when ``branch`` is a fork a sweep running now may still write (running or
+    pending): a note from outside waits until it has ended. ``live(journal, sweep, how)``
+    says whether a sweep is being run (default: a coordinator beats in the journal,
+    ``sweep.watch.driven``)."""
+    from .sweep import watch
+
+    for row in journal.runs():
+        if row.branch != branch or row.status not in ("running", "pending"):
+            continue
+        how = next((s.how for s in journal.sweeps() if s.id == row.sweep), None) or {}
+        running = live(journal, row.sweep, how) if live is not None else watch.driven(how)
+        if running:
+            raise Conflict(
+                f"branch {branch} is a fork of sweep {row.sweep}, which is running "
+                f"({row.status}); note it once the fork has ended, or from the fork function "
+                "with branch.note(text)",
+                branch=branch,
+            )

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import deltas, replay
 from . import events as ev
-from .annotations import Annotations
+from .annotations import Annotations, notes_past
 from .diff import diff as diff_states
 from .effects import Effects
 from .errors import BranchConflict, Conflict, InvalidValue, WorkbenchError
@@ -133,13 +133,21 @@ class Branch(Effects, Annotations):
         """Chain and write one event; ``extra`` holds the columns of its storage shape. Every
         single event passes here: the journal's size limit is checked once, for all kinds."""
         ev.check_size(payload, self._j.max_event_bytes, f"this {kind} event")
-        seq = self._head + 1
-        parent = self._head_hash
-        h = ev.event_hash(parent, kind, payload)
         j = self._j
         if j.refusals(self.id) != self._refused:
             raise self._stale()
-        j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
+        while True:
+            seq = self._head + 1
+            parent = self._head_hash
+            h = ev.event_hash(parent, kind, payload)
+            try:
+                j.write((self.id, seq, kind, h, parent, j.now(), payload, *extra), shape, buffered)
+                break
+            except BranchConflict:  # written past by notes alone (a person's, from the Lab)?
+                past = notes_past(j.storage, self.id, self._head, self._head_hash)
+                if past is None:
+                    raise
+                self._head, self._head_hash = past  # they move no state: write after them
         self._head, self._head_hash = seq, h
         return seq
 
@@ -154,18 +162,19 @@ class Branch(Effects, Annotations):
     # -- replay (see workbench.replay) ----------------------------------------------------
 
     def _replaying(
-        self, expect: int | str | None = None, note: str | None = None
+        self, expect: int | str | None = None, note: bool = False
     ) -> replay.Cursor | None:
         """The replay cursor while recorded events remain (this handle moved to its point),
         else None (and this handle writes as usual from then on). ``expect`` is checked
-        against the replayed point, as the first run checked it against its head. Recorded
-        notes other than the ``note`` being written are stepped past: one the Lab added to a
-        failed fork's branch is no write of the fork function's."""
+        against the replayed point, as the first run checked it against its head. A write that
+        is not a ``note`` steps past recorded notes: one the Lab added to a failed fork's
+        branch is no write of the fork function's (a note the function writes is matched with
+        the next recorded note, whatever its text: a time in it may differ)."""
         cursor = self._replay
         if cursor is None:
             return None
         with cursor.lock:
-            while cursor.replaying and (e := cursor.peek()).kind == "note" and e.payload != note:
+            while not note and cursor.replaying and cursor.peek().kind == "note":
                 cursor.take()
             if (cursor.seq, cursor.hash) != (self._head, self._head_hash):
                 self._head, self._head_hash = cursor.seq, cursor.hash

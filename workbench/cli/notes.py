@@ -9,6 +9,7 @@ from pathlib import Path
 
 import typer
 
+from ..annotations import check_not_running
 from ..errors import InvalidValue
 from .app import command, console, emit, open_journal, options
 
@@ -21,10 +22,12 @@ def note(
     branch: str = typer.Argument(..., help=_BRANCH),
     text: str = typer.Argument(..., help="The note (quote it)."),
 ) -> None:
-    """Journal a note on a branch (a note event: the state does not move)."""
+    """Journal a note on a branch (a note event: the state does not move). A fork that a
+    running sweep may still write is noted once it has ended."""
     opts = options(ctx)
     with open_journal(opts, write=True) as j:
         b = j.branch(int(branch) if branch.isdigit() else branch)
+        check_not_running(j, b.id)
         seq = b.note(text)
         j.flush()
     emit(

@@ -7,10 +7,10 @@ from typing import cast
 
 from tornado import web
 
-from ..annotations import read_blob
-from ..errors import Conflict, InvalidValue, NotFound
+from ..annotations import check_not_running, read_blob
+from ..errors import InvalidValue, NotFound
 from . import shapes
-from .base import Base, Download, _body_int, _int
+from .base import Base, Download, _body_int, _int, safe_type
 
 
 class Note(Base):
@@ -29,17 +29,7 @@ class Note(Base):
             if not isinstance(text, str) or not text.strip():
                 raise InvalidValue("a note is some text; write it in the box first")
             b = j.branch(branch)
-            for run_row in j.runs():
-                if run_row.branch != b.id or run_row.status not in ("running", "pending"):
-                    continue
-                how = next((s.how for s in j.sweeps() if s.id == run_row.sweep), None) or {}
-                if self.live(j, run_row.sweep, how):
-                    raise Conflict(
-                        f"branch {b.id} is a fork of sweep {run_row.sweep}, which is running "
-                        f"({run_row.status}); note it once the fork has ended, or from the "
-                        "fork function with branch.note(text)",
-                        branch=b.id,
-                    )
+            check_not_running(j, b.id, self.live)
             seq = b.note(text.strip())
             j.flush(b.id)
             notes = [cast(shapes.NoteJson, n.to_json()) for n in b.notes()]
@@ -64,7 +54,7 @@ class ArtifactFile(Base):
             if not found:
                 raise NotFound(f"branch {b.id} has no artifact {name!r}", branch=b.id)
             art = found[-1]
-            return Download(read_blob(j.storage, art), art.media_type, art.name)
+            return Download(read_blob(j.storage, art), safe_type(art.media_type), art.name)
 
         await self.reply(run)
 

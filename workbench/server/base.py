@@ -77,6 +77,25 @@ class Download:
     filename: str | None = None
 
 
+# Types a browser would run or render as a page from the server's origin: downloaded instead.
+_ACTIVE = ("text/html", "image/svg+xml", "application/xhtml+xml", "text/xml", "application/xml")
+
+
+def disposition(filename: str) -> str:
+    """A Content-Disposition that downloads ``filename`` whatever its characters (RFC 6266:
+    an ASCII fallback and the UTF-8 name)."""
+    from urllib.parse import quote
+
+    fallback = "".join(c if 32 <= ord(c) < 127 and c not in '"\\' else "_" for c in filename)
+    return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{quote(filename, safe='')}"
+
+
+def safe_type(content_type: str) -> str:
+    """The media type bytes someone else wrote (an artifact) are sent as: a type the browser
+    would render as a page from this origin (HTML, SVG, XML) goes as bytes."""
+    return "application/octet-stream" if content_type.split(";")[0] in _ACTIVE else content_type
+
+
 class Base(APIHandler):
     """What every lithify handler shares: the hub, JSON errors, the off-loop call."""
 
@@ -112,7 +131,8 @@ class Base(APIHandler):
             self.set_header(JOURNAL_HEADER, self.opened)
         if isinstance(result, Download):
             if result.filename:
-                self.set_header("Content-Disposition", f'attachment; filename="{result.filename}"')
+                self.set_header("Content-Disposition", disposition(result.filename))
+            self.set_header("X-Content-Type-Options", "nosniff")
             self.finish(result.body, set_content_type=result.content_type)
             return
         self.finish(json.dumps(result, default=str))

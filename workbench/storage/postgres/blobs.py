@@ -15,9 +15,13 @@ _KINDS = ", ".join(f"'{k}'" for k in ANNOTATION_KINDS)
 class PgBlobs(PgConnection):
     """``BlobStore`` for the PostgreSQL backend."""
 
+    _blobs_seen = False  # once the table is there it stays: not asked again
+
     def _has_blobs(self) -> bool:
-        row = self._one("SELECT to_regclass('blobs') IS NOT NULL")
-        return bool(row and row[0])
+        if not self._blobs_seen:
+            row = self._one("SELECT to_regclass('blobs') IS NOT NULL")
+            self._blobs_seen = bool(row and row[0])
+        return self._blobs_seen
 
     def put_blob(self, digest: bytes, data: bytes) -> bool:
         """Store bytes under their digest unless stored; whether they were new."""
