@@ -324,15 +324,22 @@ def test_idle_workers_stay_warm_for_the_next_sweep_of_the_same_function(
     assert not second & first
     # an edited module: other workers (a kept one imported the old code)
     mod = tmp_path / "keptfns.py"
+    dep = tmp_path / "keptdep.py"
+    dep.write_text("VALUE = 1\n")
     mod.write_text(
-        "import os\ndef fork(journal, branch, params):\n    return {'pid': os.getpid()}\n"
+        "import os\nimport keptdep\n"
+        "def fork(journal, branch, params):\n    return {'pid': os.getpid()}\n"
     )
     monkeypatch.syspath_prepend(str(tmp_path))
     monkeypatch.setenv("PYTHONPATH", f"{tmp_path}{os.pathsep}{os.environ['PYTHONPATH']}")
     before = run("keptfns:fork")
     assert run("keptfns:fork") == before
     mod.write_text(mod.read_text() + "# edited\n")
-    assert not run("keptfns:fork") & before
+    edited = run("keptfns:fork")
+    assert not edited & before
+    assert run("keptfns:fork") == edited
+    dep.write_text("VALUE = 2  # a module the function imports, edited: other workers too\n")
+    assert not run("keptfns:fork") & edited
     monkeypatch.setenv("LITHIFY_POOL_KEEP_S", "0")  # kept no more: each sweep its own
     a, b = run(), run()
     assert not a & b

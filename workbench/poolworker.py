@@ -39,6 +39,27 @@ def _answer(out: IO[str], lock: threading.Lock, doc: dict[str, Any]) -> None:
         out.flush()
 
 
+def user_files() -> list[list[Any]]:
+    """(path, mtime_ns, size) of each module file this worker imported from outside the
+    Python installation: the code a kept worker would run again, which must not have changed
+    on disk when a new sweep takes it (``runners.pool``)."""
+    prefixes = tuple({os.path.realpath(p) + os.sep for p in (sys.prefix, sys.base_prefix)})
+    out: list[list[Any]] = []
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None)
+        if not isinstance(path, str):
+            continue
+        real = os.path.realpath(path)
+        if real.startswith(prefixes):
+            continue
+        try:
+            st = os.stat(real)
+        except OSError:
+            continue
+        out.append([real, st.st_mtime_ns, st.st_size])
+    return out
+
+
 def _run(job: dict[str, Any]) -> replay.ForkRun:
     return replay.ForkRun(
         str(job["journal"]), int(job["branch"]), job.get("start"), str(job["run"])
@@ -65,7 +86,7 @@ def serve(ref: str, fd: int, orphaned: Callable[[], bool]) -> int:
         job = json.loads(line)
         if job.get("op") == "release":
             release_journals()  # parked between sweeps (see runners.pool): hold no file
-            _answer(out, lock, {"released": True})
+            _answer(out, lock, {"released": True, "files": user_files()})
         elif job.get("op") == "run":  # a cancel of a synchronous fork kills the worker instead
             _answer(out, lock, _one(fn, job))
     return 0
@@ -129,7 +150,7 @@ async def _serve_async(fn: Callable[..., Any], out: IO[str], lock: threading.Loc
             if tasks:
                 await asyncio.gather(*list(tasks.values()), return_exceptions=True)
             release_journals()
-            _answer(out, lock, {"released": True})
+            _answer(out, lock, {"released": True, "files": user_files()})
     if tasks:
         await asyncio.gather(*tasks.values(), return_exceptions=True)
 

@@ -92,12 +92,15 @@ def _fork_kernel_manager(workdir: Path, env: dict[str, str]) -> Any:
 # namespace, without its full garbage collection and history reset (about 90 ms a fork, most
 # of the warm runner's own cost; Python's collector still runs as it always does).
 CLEAR_NAMESPACE = (
-    "(lambda ip, re: ("
-    "[ip.user_ns.pop(k, None) for k in [k for k in list(ip.user_ns) if re.fullmatch(r'_\\d+', k) "
-    "or (k not in ip.user_ns_hidden and not re.fullmatch(r'_(i+|i\\d+|ih|dh|oh)|__\\w+__', k))]], "
+    "(lambda ip, re, dh: ["
+    "[(ip.user_ns.pop(k, None), ip.user_ns_hidden.pop(k, None)) for k in [k for k in "
+    "list(ip.user_ns) if re.fullmatch(r'_\\d+', k) or (k not in ip.user_ns_hidden and not "
+    "re.fullmatch(r'_(i+|i\\d+|ih|dh|oh)|__\\w+__', k))]], "
     "ip.user_ns.get('_oh', {}).clear(), "
-    "ip.user_ns.update({'_': '', '__': '', '___': ''})"
-    "))(get_ipython(), __import__('re'));\n"
+    "[setattr(dh, a, '') for a in ('_', '__', '___')], "
+    "ip.push({'_': dh._, '__': dh.__, '___': dh.___}, interactive=False), "
+    "setattr(ip, 'last_execution_result', None)"
+    "] and None)(get_ipython(), __import__('re'), get_ipython().displayhook)\n"
 )
 
 

@@ -79,6 +79,7 @@ class _Worker:
         self.lock = threading.Lock()
         self.dead = False
         self.released = threading.Event()
+        self.files: list[tuple[Any, ...]] = []  # (path, mtime_ns, size) of its own code
         self._answers = os.fdopen(read, "r", encoding="utf-8")
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._drain = threading.Thread(target=self._read_stderr, daemon=True)
@@ -108,6 +109,7 @@ class _Worker:
                     if job is not None:
                         job.finish(doc)
                 elif doc.get("released"):  # parked: it holds no journal open
+                    self.files = [tuple(f) for f in doc.get("files") or []]
                     self.released.set()
                 elif "fatal" in doc:  # the function could not be imported: say why to all
                     self._fail({"error": doc["fatal"]})
@@ -335,7 +337,7 @@ def _warm_key(fn: str, concurrency: int) -> tuple[Any, ...] | None:
 
     try:
         spec = importlib.util.find_spec(fn.partition(":")[0])
-    except (ImportError, ValueError, AttributeError):
+    except Exception:  # noqa: BLE001 (a package whose import fails: no reuse, the run says why)
         return None
     origin = getattr(spec, "origin", None)
     if not origin or not os.path.isfile(origin):
@@ -352,13 +354,26 @@ def _unpark(key: tuple[Any, ...], n: int) -> list[_Worker]:
         kept = _parked.get(key, [])
         while kept and len(out) < n:
             _, worker = kept.pop()
-            if not worker.dead and worker.proc.poll() is None:
+            if not worker.dead and worker.proc.poll() is None and _unchanged(worker.files):
                 out.append(worker)
             else:
                 threading.Thread(target=worker.close, daemon=True).start()
         if not kept:
             _parked.pop(key, None)
     return out
+
+
+def _unchanged(files: list[tuple[Any, ...]]) -> bool:
+    """Whether every module file a kept worker imported is as it was when it was kept (an edit
+    to any of them, not only the fork function's module, gets new workers)."""
+    for path, mtime, size in files:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return False
+        if (st.st_mtime_ns, st.st_size) != (mtime, size):
+            return False
+    return True
 
 
 def _park(key: tuple[Any, ...], workers: list[_Worker]) -> list[_Worker]:
@@ -384,14 +399,16 @@ def _park(key: tuple[Any, ...], workers: list[_Worker]) -> list[_Worker]:
         else:
             rest.append(w)
     with _parked_lock:
-        if _parked and (_reaper is None or not _reaper.is_alive()):
+        if _parked and _reaper is None:
             _reaper = threading.Thread(target=_reap, name="lithify-pool-reaper", daemon=True)
             _reaper.start()
     return rest
 
 
 def _reap() -> None:
-    """Close kept workers idle longer than keep_warm_s(); ends when none is kept."""
+    """Close kept workers idle longer than keep_warm_s(); ends when none is kept (it says so
+    under the lock, so a worker kept meanwhile starts a new one)."""
+    global _reaper
     while True:
         time.sleep(1.0)
         keep = keep_warm_s()
@@ -404,10 +421,11 @@ def _reap() -> None:
                     _parked[key] = fresh
                 else:
                     del _parked[key]
-            done = not _parked
+            if not _parked:
+                _reaper = None
         for w in stale:
             w.close()
-        if done:
+        if _reaper is not threading.current_thread():
             return
 
 
