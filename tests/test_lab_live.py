@@ -147,7 +147,8 @@ def test_a_study_run_in_a_terminal_followed_cancelled_and_resumed_in_the_lab(tmp
             # -- before any trial has a value: the chart says so (chart.json answered 400) ----
             drawn(page, "metric", "text")
             message = panel.locator(".lithify-chart-message")
-            assert message.inner_text() == "no value of loss yet: 2 running"
+            # two trials run, a third is asked ahead and waits for a worker
+            assert message.inner_text() == "no value of loss yet: 2 running, 1 pending"
             # -- a study a terminal runs: running, Cancel applies (through the journal) --------
             buttons_are(page, cancel=True, rerun=False, resume=False)
             assert "running" in panel.locator(".lithify-resume").get_attribute("title")

@@ -996,3 +996,18 @@ def test_the_cli_takes_what_an_optuna_user_gives_a_study(j, tmp_path):
 def _is_worker(cmdline: str) -> bool:
     """A runner's worker process: the pool's or the process runner's."""
     return "workbench.poolworker" in cmdline or "workbench.sweep.worker" in cmdline
+
+
+def test_an_enqueued_point_is_refused_only_for_what_the_space_refuses(caplog):
+    """A space's own warnings (Optuna's "range is not divisible by step") are not refusals; a
+    fixed value out of its range is; and checking prints no line per throwaway study."""
+    from workbench.sweep import options
+
+    def stepped(t: Any) -> None:
+        t.suggest_float("x", 0.0, 1.0, step=0.3)
+
+    with caplog.at_level("INFO", logger="optuna"):
+        options.check_enqueued_by_run(stepped, [{"x": 0.3}])
+    assert not [r for r in caplog.records if "new study created" in r.getMessage()]
+    with pytest.raises(InvalidValue, match="out of range"):
+        options.check_enqueued_by_run(stepped, [{"x": 7.0}])

@@ -179,9 +179,13 @@ def _with_trials(
     from ..sweep import result
 
     study = result(journal, spec.sweep)
+    # a trial asked but waiting for a worker (Optuna's RUNNING: asked) is shown as the fork it
+    # is, pending; the others by their trial state
+    waits = set(frame.filter(pl.col(STATE) == "pending")["branch"].to_list())
     rows = []
     for t in study.trials:
-        row: dict[str, Any] = {"branch": t.branch, ORDER: t.number, STATE: t.state}
+        state = "pending" if t.state == "running" and t.branch in waits else t.state
+        row: dict[str, Any] = {"branch": t.branch, ORDER: t.number, STATE: state}
         for i in range(len(spec.objectives)):
             row[f"_objective_{i}"] = t.values[i] if t.values is not None else None
         rows.append(row)

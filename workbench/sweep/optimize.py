@@ -231,6 +231,9 @@ class StudyHandle:
                 for fut in done:
                     trial, fork = flying.pop(fut)
                     driver.tell(trial, fork.branch, fut.result(), self._reader)
+                if driver.stopped:  # the trial asked ahead does not start (a resume runs it)
+                    for fut in [f for f in flying if f.cancel()]:
+                        self._record(flying.pop(fut)[1].branch, "cancelled")
         finally:
             pool.shutdown(wait=True)
         self._watch.stop()  # before the last write of how: a beat would race with it

@@ -90,29 +90,42 @@ def check_enqueued_by_run(fn: Callable[[Any], Any], points: Sequence[Mapping[str
     """Each enqueued point run through a define-by-run space on a throwaway study, as the
     study will run it: a value outside what the space suggests (out of range, not a choice)
     or a parameter it never suggests is refused here, before anything is written."""
-    import warnings
-
     import optuna
 
-    for point in points:
-        study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
-        study.enqueue_trial(dict(point), skip_if_exists=False)
-        trial = study.ask()
-        try:
-            with warnings.catch_warnings():
-                warnings.simplefilter("error")  # Optuna warns of a fixed value out of range
-                fn(trial)
-        except Exception as e:  # noqa: BLE001 (what the space refused: say it)
-            why = str(e).rstrip(".")
-            raise InvalidValue(
-                f"enqueued trial {dict(point)} does not fit the space function: {why}"
-            ) from None
-        extra = sorted(set(point) - set(trial.params))
-        if extra:
-            raise InvalidValue(
-                f"enqueued trial {dict(point)}: the space function never suggests "
-                f"{', '.join(map(repr, extra))} (it suggests {', '.join(trial.params)})"
-            )
+    verbosity = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.WARNING)  # no line per throwaway study
+    try:
+        for point in points:
+            _check_enqueued_point(optuna, fn, point)
+    finally:
+        optuna.logging.set_verbosity(verbosity)
+
+
+def _check_enqueued_point(optuna: Any, fn: Callable[[Any], Any], point: Mapping[str, Any]) -> None:
+    """One enqueued point through the space function on a throwaway study."""
+    import warnings
+
+    study = optuna.create_study(sampler=optuna.samplers.RandomSampler(seed=0))
+    study.enqueue_trial(dict(point), skip_if_exists=False)
+    trial = study.ask()
+    try:
+        with warnings.catch_warnings():
+            # Optuna only warns of a fixed value outside its distribution: that one is an error
+            # here; the space's other warnings are the study's to show when it runs
+            warnings.simplefilter("ignore")
+            warnings.filterwarnings("error", message=r"Fixed parameter .* out of")
+            fn(trial)
+    except Exception as e:  # noqa: BLE001 (what the space refused: say it)
+        why = str(e).rstrip(".")
+        raise InvalidValue(
+            f"enqueued trial {dict(point)} does not fit the space function: {why}"
+        ) from None
+    extra = sorted(set(point) - set(trial.params))
+    if extra:
+        raise InvalidValue(
+            f"enqueued trial {dict(point)}: the space function never suggests "
+            f"{', '.join(map(repr, extra))} (it suggests {', '.join(trial.params)})"
+        )
 
 
 def constraints_of(given: Any) -> tuple[Constraints | None, Any]:
