@@ -218,9 +218,8 @@ def test_warm_runner_resets_namespace_and_saves_notebooks_on_request(base):
 def test_a_kept_kernel_leaves_no_name_of_an_earlier_fork(tmp_path, runner):
     """One kernel runs three forks in turn: each finds none of the names the one before it
     defined (plain, underscored, an import, a function, an output), and IPython's own work."""
-    from nbformat.v4 import new_code_cell, new_notebook
+    from nbformat.v4 import new_code_cell
 
-    nb = new_notebook()
     params = new_code_cell("budget = 0")
     params.metadata["tags"] = ["parameters"]
     check = new_code_cell(
@@ -235,15 +234,7 @@ def test_a_kept_kernel_leaves_no_name_of_an_earlier_fork(tmp_path, runner):
         "def helper(): return budget\n"
         "budget * 2"
     )
-    nb.cells = [params, check]
-    nb.metadata["kernelspec"] = {
-        "name": "python3",
-        "display_name": "Python 3",
-        "language": "python",
-    }
-    nb.metadata["language_info"] = {"name": "python"}
-    template = tmp_path / "names.ipynb"
-    nbformat.write(nb, str(template))
+    template = _write_template(tmp_path / "names.ipynb", [params, check])
     with Journal.open(tmp_path / "n.db") as j:
         at = j.root().apply({"start": 1})
         p = sweep.plan(j, 0, at, {"budget": [1, 2, 3]}, notebook=str(template))
@@ -514,7 +505,6 @@ def _probe_template(path: Path) -> Path:
     """A template that observes what an earlier fork could have left in its kernel (a
     variable, an environment variable, the working directory) and its kernel's pid, leaves all
     three behind, and with crash=1 kills its kernel."""
-    nb = nbformat.v4.new_notebook()
     params = nbformat.v4.new_code_cell("journal = ''\nbranch = 0\ncrash = 0\nn = 0")
     params.metadata["tags"] = ["parameters"]
     body = nbformat.v4.new_code_cell(
@@ -532,12 +522,19 @@ def _probe_template(path: Path) -> Path:
         "if crash:\n"
         "    os._exit(1)\n"
     )
-    nb.cells = [params, body]
+    return _write_template(path, [params, body])
+
+
+def _write_template(path: Path, cells: list) -> Path:
+    """A notebook of these cells on the python3 kernel (papermill needs its language)."""
+    nb = nbformat.v4.new_notebook()
+    nb.cells = cells
     nb.metadata["kernelspec"] = {
         "name": "python3",
         "display_name": "Python 3",
         "language": "python",
     }
+    nb.metadata["language_info"] = {"name": "python"}
     nbformat.write(nb, str(path))
     return path
 

@@ -199,8 +199,7 @@ def tooltips(
 
     titles = titles or {}
     out = []
-    columns = list(dict.fromkeys(columns))
-    for c in columns:
+    for c in with_notes(frame, list(dict.fromkeys(columns))):
         if c not in frame.columns:
             continue
         title = titles.get(c, c)
@@ -210,8 +209,6 @@ def tooltips(
             out.append(alt.Tooltip(f"{c}:Q", title=title, format=NUMBER))
         else:
             out.append(alt.Tooltip(f"{c}:N", title=title))
-    if NOTES in frame.columns and NOTES not in columns and frame[NOTES].null_count() < frame.height:
-        out.append(alt.Tooltip(f"{NOTES}:N", title=NOTES))  # a branch's notes, where it has any
     return out
 
 
